@@ -1,0 +1,343 @@
+//! Configuration (SPEC §6): wrangler `[vars]` parsed once into typed values.
+//!
+//! A bad value is an error naming the variable, answered as 500
+//! `misconfigured`; it is never replaced by a default.
+
+use super::policy::RecordPolicy;
+use super::scope::ScopeSource;
+
+/// Where records live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consistency {
+    /// The Durable Object decides atomically; KV only holds replay copies.
+    Durable,
+    /// Replay only, from KV: no in-flight reservation, so two concurrent
+    /// duplicates can both run (SPEC §4).
+    Kv,
+}
+
+/// The validated configuration of the layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `ORIGIN_URL`: the proxy target; `None` runs the embedded demo origin.
+    pub origin_url: Option<String>,
+    /// Lease, TTL and release set (`IDEMPOTENCY_LEASE_SECONDS`,
+    /// `IDEMPOTENCY_TTL_SECONDS`, `IDEMPOTENCY_RELEASE_ON`).
+    pub records: RecordPolicy,
+    /// `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, in ms; below the lease. Unset,
+    /// it is 100 s, or one second under a shorter lease (half of a 1 s one).
+    pub origin_timeout_ms: u64,
+    /// `IDEMPOTENCY_METHODS`: covered methods, upper-case.
+    pub methods: Vec<String>,
+    /// `IDEMPOTENCY_REQUIRED`: a covered request without a key is a 400.
+    pub required: bool,
+    /// `IDEMPOTENCY_SCOPE`: where the caller's identity comes from.
+    pub scope: Vec<ScopeSource>,
+    /// `IDEMPOTENCY_MAX_BODY_BYTES`: the largest keyed request body.
+    pub max_body_bytes: usize,
+    /// `IDEMPOTENCY_MAX_RESPONSE_BYTES`: the largest stored response body.
+    pub max_response_bytes: usize,
+    /// `IDEMPOTENCY_CONSISTENCY`.
+    pub consistency: Consistency,
+    /// `IDEMPOTENCY_KV_REPLAY`: copy completed answers to KV, read it first.
+    pub kv_replay: bool,
+    /// `IDEMPOTENCY_STORE_TIMEOUT_MS`.
+    pub store_timeout_ms: u64,
+    /// `IDEMPOTENCY_FAIL_OPEN`: forward unprotected when the store fails.
+    pub fail_open: bool,
+    /// `IDEMPOTENCY_CORS_ORIGINS`: allowed cross-origin callers (`*` allowed).
+    pub cors_origins: Vec<String>,
+}
+
+/// A configuration variable with a bad value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {reason}")]
+pub struct ConfigError {
+    /// The variable's name, such as `IDEMPOTENCY_TTL_SECONDS`.
+    pub variable: &'static str,
+    /// What is wrong with its value.
+    pub reason: String,
+}
+
+/// The largest stored response body: a Durable Object value holds 2 MB.
+pub const MAX_RESPONSE_BYTES_LIMIT: usize = 1_572_864;
+
+impl Default for Config {
+    /// The defaults of SPEC §6.
+    fn default() -> Self {
+        Self::from_vars(|_| None).expect("the defaults are valid")
+    }
+}
+
+impl Config {
+    /// Reads every variable through `var` (unset is `None`) and validates
+    /// them, including the rules that tie two variables together.
+    ///
+    /// ```
+    /// use oncekey::core::Config;
+    /// let err = Config::from_vars(|name| (name == "IDEMPOTENCY_TTL_SECONDS").then(|| "ten".to_string()))
+    ///     .unwrap_err();
+    /// assert_eq!(err.variable, "IDEMPOTENCY_TTL_SECONDS");
+    /// ```
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] found, naming its variable.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let vars = Vars(&var);
+        let lease_ms = vars.int("IDEMPOTENCY_LEASE_SECONDS", 120, 1, 900)? * 1000;
+        // Unset, the origin timeout is 100 s, or just under a shorter lease.
+        let origin_timeout_default = if lease_ms > 1000 { (lease_ms - 1000).min(100_000) } else { lease_ms / 2 };
+        let origin_timeout_ms = match vars.get("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS") {
+            None => origin_timeout_default,
+            Some(_) => vars.int("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", 100, 1, 899)? * 1000,
+        };
+        if origin_timeout_ms >= lease_ms {
+            return Err(ConfigError {
+                variable: "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
+                reason: format!(
+                    "{} must be below IDEMPOTENCY_LEASE_SECONDS ({})",
+                    origin_timeout_ms / 1000,
+                    lease_ms / 1000
+                ),
+            });
+        }
+        Ok(Self {
+            origin_url: vars.origin_url()?,
+            records: RecordPolicy {
+                lease_ms,
+                ttl_ms: vars.int("IDEMPOTENCY_TTL_SECONDS", 86_400, 60, 2_592_000)? * 1000,
+                release_on: vars.statuses("IDEMPOTENCY_RELEASE_ON", "408,425,429,503")?,
+            },
+            origin_timeout_ms,
+            methods: vars.methods()?,
+            required: vars.flag("IDEMPOTENCY_REQUIRED", false)?,
+            scope: vars.scope()?,
+            max_body_bytes: vars.int("IDEMPOTENCY_MAX_BODY_BYTES", 1_048_576, 0, 104_857_600)? as usize,
+            max_response_bytes: vars.int(
+                "IDEMPOTENCY_MAX_RESPONSE_BYTES",
+                1_048_576,
+                0,
+                MAX_RESPONSE_BYTES_LIMIT as u64,
+            )? as usize,
+            consistency: match vars.get("IDEMPOTENCY_CONSISTENCY").as_deref() {
+                None | Some("durable") => Consistency::Durable,
+                Some("kv") => Consistency::Kv,
+                Some(other) => return Err(vars.bad("IDEMPOTENCY_CONSISTENCY", other, "`durable` or `kv`")),
+            },
+            kv_replay: vars.flag("IDEMPOTENCY_KV_REPLAY", true)?,
+            store_timeout_ms: vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?,
+            fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
+            cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
+        })
+    }
+
+    /// Whether requests with this method are protected.
+    pub fn covers(&self, method: &str) -> bool {
+        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
+    }
+
+    /// Whether a cross-origin caller from `origin` is allowed.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        self.cors_origins.iter().any(|o| o == "*" || o == origin)
+    }
+}
+
+/// The raw variables, with one parser per kind of value.
+struct Vars<'a, F>(&'a F);
+
+impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
+    /// A set variable's value, trimmed. An empty value counts as set: an
+    /// empty number is an error, not a default.
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name).map(|v| v.trim().to_owned())
+    }
+
+    fn bad(&self, variable: &'static str, value: &str, expected: &str) -> ConfigError {
+        ConfigError { variable, reason: format!("{value:?} is not {expected}") }
+    }
+
+    fn int(&self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let Some(raw) = self.get(name) else { return Ok(default) };
+        match raw.parse::<u64>() {
+            Ok(v) if (min..=max).contains(&v) => Ok(v),
+            _ => Err(self.bad(name, &raw, &format!("a whole number from {min} to {max}"))),
+        }
+    }
+
+    fn flag(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(name).as_deref() {
+            None => Ok(default),
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            Some(other) => Err(self.bad(name, other, "`true` or `false`")),
+        }
+    }
+
+    fn list(&self, name: &str) -> Vec<String> {
+        self.get(name)
+            .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    fn statuses(&self, name: &'static str, default: &str) -> Result<Vec<u16>, ConfigError> {
+        let raw = self.get(name).unwrap_or_else(|| default.to_owned());
+        raw.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| match s.parse::<u16>() {
+                Ok(code) if (100..=599).contains(&code) => Ok(code),
+                _ => Err(self.bad(name, s, "an HTTP status from 100 to 599")),
+            })
+            .collect()
+    }
+
+    fn methods(&self) -> Result<Vec<String>, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_METHODS";
+        let raw = self.get(NAME).unwrap_or_else(|| "POST,PATCH".to_owned());
+        let methods: Vec<String> = raw.split(',').map(str::trim).map(str::to_ascii_uppercase).collect();
+        match methods.iter().find(|m| m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic())) {
+            Some(m) => Err(self.bad(NAME, m, "a comma-separated list of HTTP methods")),
+            None => Ok(methods),
+        }
+    }
+
+    fn scope(&self) -> Result<Vec<ScopeSource>, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_SCOPE";
+        let raw = self.get(NAME).unwrap_or_else(|| "header:authorization".to_owned());
+        if raw.is_empty() {
+            // An empty scope means "everyone is anonymous": allowed, but explicit.
+            return Ok(Vec::new());
+        }
+        raw.split(',')
+            .map(|entry| entry.parse().map_err(|e: super::scope::ScopeSourceError| ConfigError {
+                variable: NAME,
+                reason: e.to_string(),
+            }))
+            .collect()
+    }
+
+    fn origin_url(&self) -> Result<Option<String>, ConfigError> {
+        const NAME: &str = "ORIGIN_URL";
+        match self.get(NAME) {
+            None => Ok(None),
+            Some(url) if url.is_empty() => Ok(None),
+            Some(url) => {
+                let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+                match rest {
+                    Some(host) if !host.is_empty() && !host.starts_with('/') && !url.contains(char::is_whitespace) => {
+                        Ok(Some(url.trim_end_matches('/').to_owned()))
+                    }
+                    _ => Err(self.bad(NAME, &url, "an http:// or https:// URL")),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_vars(move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let c = Config::default();
+        assert_eq!(c.origin_url, None);
+        assert_eq!(c.records.ttl_ms, 86_400_000);
+        assert_eq!(c.records.lease_ms, 120_000);
+        assert_eq!(c.records.release_on, vec![408, 425, 429, 503]);
+        assert_eq!(c.origin_timeout_ms, 100_000);
+        assert_eq!(c.methods, vec!["POST", "PATCH"]);
+        assert!(!c.required);
+        assert_eq!(c.scope, vec![ScopeSource::Header("authorization".into())]);
+        assert_eq!(c.max_body_bytes, 1_048_576);
+        assert_eq!(c.max_response_bytes, 1_048_576);
+        assert_eq!(c.consistency, Consistency::Durable);
+        assert!(c.kv_replay);
+        assert_eq!(c.store_timeout_ms, 5000);
+        assert!(!c.fail_open);
+        assert!(c.cors_origins.is_empty());
+        assert!(c.covers("post") && c.covers("PATCH") && !c.covers("PUT") && !c.covers("GET"));
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let c = with(&[
+            ("ORIGIN_URL", "https://api.example.com/"),
+            ("IDEMPOTENCY_TTL_SECONDS", "60"),
+            ("IDEMPOTENCY_LEASE_SECONDS", "900"),
+            ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "899"),
+            ("IDEMPOTENCY_METHODS", "post, put ,DELETE"),
+            ("IDEMPOTENCY_REQUIRED", "true"),
+            ("IDEMPOTENCY_SCOPE", "header:X-Api-Key,cookie:session"),
+            ("IDEMPOTENCY_MAX_BODY_BYTES", "10"),
+            ("IDEMPOTENCY_MAX_RESPONSE_BYTES", "1572864"),
+            ("IDEMPOTENCY_RELEASE_ON", "503"),
+            ("IDEMPOTENCY_CONSISTENCY", "kv"),
+            ("IDEMPOTENCY_KV_REPLAY", "false"),
+            ("IDEMPOTENCY_STORE_TIMEOUT_MS", "250"),
+            ("IDEMPOTENCY_FAIL_OPEN", "true"),
+            ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://b.example"),
+        ])
+        .unwrap();
+        assert_eq!(c.origin_url.as_deref(), Some("https://api.example.com"));
+        assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 60_000, release_on: vec![503] });
+        assert_eq!(c.origin_timeout_ms, 899_000);
+        assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
+        assert!(c.required && c.fail_open && !c.kv_replay);
+        assert_eq!(c.scope, vec![ScopeSource::Header("x-api-key".into()), ScopeSource::Cookie("session".into())]);
+        assert_eq!((c.max_body_bytes, c.max_response_bytes), (10, 1_572_864));
+        assert_eq!(c.consistency, Consistency::Kv);
+        assert_eq!(c.store_timeout_ms, 250);
+        assert!(c.allows_origin("https://b.example") && !c.allows_origin("https://c.example"));
+        assert!(with(&[("IDEMPOTENCY_CORS_ORIGINS", "*")]).unwrap().allows_origin("https://any.example"));
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let cases = [
+            ("ORIGIN_URL", "ftp://x"),
+            ("ORIGIN_URL", "https://"),
+            ("IDEMPOTENCY_TTL_SECONDS", "59"),
+            ("IDEMPOTENCY_TTL_SECONDS", "2592001"),
+            ("IDEMPOTENCY_TTL_SECONDS", "1h"),
+            ("IDEMPOTENCY_TTL_SECONDS", ""),
+            ("IDEMPOTENCY_LEASE_SECONDS", "0"),
+            ("IDEMPOTENCY_LEASE_SECONDS", "901"),
+            ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "120"),
+            ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "-1"),
+            ("IDEMPOTENCY_METHODS", "POST,,PATCH"),
+            ("IDEMPOTENCY_METHODS", "PO ST"),
+            ("IDEMPOTENCY_REQUIRED", "yes"),
+            ("IDEMPOTENCY_SCOPE", "authorization"),
+            ("IDEMPOTENCY_MAX_BODY_BYTES", "lots"),
+            ("IDEMPOTENCY_MAX_RESPONSE_BYTES", "1572865"),
+            ("IDEMPOTENCY_RELEASE_ON", "503,abc"),
+            ("IDEMPOTENCY_RELEASE_ON", "99"),
+            ("IDEMPOTENCY_CONSISTENCY", "eventual"),
+            ("IDEMPOTENCY_KV_REPLAY", "1"),
+            ("IDEMPOTENCY_STORE_TIMEOUT_MS", "0"),
+            ("IDEMPOTENCY_FAIL_OPEN", "TRUE "),
+        ];
+        for (variable, value) in cases {
+            let err = with(&[(variable, value)]).expect_err(&format!("{variable}={value:?} must fail"));
+            assert_eq!(err.variable, variable, "{value:?}");
+            assert!(err.to_string().starts_with(variable));
+        }
+    }
+
+    #[test]
+    fn origin_timeout_must_stay_below_the_lease() {
+        assert!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "9")]).is_ok());
+        let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")])
+            .unwrap_err();
+        assert_eq!(err.variable, "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS");
+        // Unset, the timeout follows a short lease down.
+        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().origin_timeout_ms, 9_000);
+        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "1")]).unwrap().origin_timeout_ms, 500);
+    }
+}

@@ -1,0 +1,219 @@
+//! The `Idempotency-Key` header (SPEC §1).
+//!
+//! Two spellings name the same key: a Structured Field string (`"abc"`,
+//! RFC 9651 §3.3.3) and a bare token as Stripe's clients send it (`abc`).
+//! Structured-field parsing is left to the `sfv` crate.
+
+use std::fmt;
+
+use sfv::visitor::ParameterVisitor;
+use sfv::{BareItemFromInput, KeyRef, Parser};
+
+/// The longest key accepted, in characters (all ASCII, so also bytes).
+pub const MAX_KEY_LEN: usize = 255;
+
+/// A validated idempotency key: 1 to 255 visible ASCII characters, unquoted.
+///
+/// ```
+/// use oncekey::core::IdempotencyKey;
+/// let bare = IdempotencyKey::parse("order-42").unwrap();
+/// let quoted = IdempotencyKey::parse("\"order-42\"").unwrap();
+/// assert_eq!(bare, quoted);
+/// assert_eq!(bare.as_str(), "order-42");
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+/// Why a header value is not a key. Every variant is answered with
+/// 400 `invalid-key`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The value is empty, or the quoted string holds nothing.
+    #[error("the key is empty")]
+    Empty,
+    /// More than [`MAX_KEY_LEN`] characters after unquoting.
+    #[error("the key is {0} characters long; at most 255 are allowed")]
+    TooLong(usize),
+    /// A byte outside visible ASCII (0x21–0x7E), such as a control
+    /// character, a space or a non-ASCII byte, at the given index.
+    #[error("the key holds a character outside visible ASCII at byte {0}")]
+    InvalidCharacter(usize),
+    /// The value starts with `"` but is not exactly one Structured Field
+    /// string: a missing closing quote, a bad escape, parameters or
+    /// anything else after it.
+    #[error("the key starts with a quote but is not one well-formed structured-field string")]
+    BrokenQuotes,
+    /// The header was sent more than once: runtimes join repeats with `, `.
+    /// (Two quoted keys joined that way are reported as [`KeyError::BrokenQuotes`].)
+    #[error("the header holds more than one key")]
+    Repeated,
+}
+
+impl IdempotencyKey {
+    /// Parses one `Idempotency-Key` header value.
+    ///
+    /// # Errors
+    /// A [`KeyError`] naming the first rule the value breaks.
+    pub fn parse(value: &str) -> Result<Self, KeyError> {
+        Self::parse_bytes(value.as_bytes())
+    }
+
+    /// Parses raw header bytes, which need not be UTF-8.
+    ///
+    /// # Errors
+    /// A [`KeyError`] naming the first rule the value breaks.
+    pub fn parse_bytes(value: &[u8]) -> Result<Self, KeyError> {
+        let key = if value.first() == Some(&b'"') {
+            parse_sf_string(value)?
+        } else {
+            parse_bare(value)?
+        };
+        validate(&key)?;
+        Ok(Self(key))
+    }
+
+    /// The key's characters, unquoted.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for IdempotencyKey {
+    // Keys are bearer secrets in the anonymous scope: never print them whole.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IdempotencyKey(<{} chars>)", self.0.len())
+    }
+}
+
+fn parse_bare(value: &[u8]) -> Result<String, KeyError> {
+    if value.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    if value.contains(&b',') {
+        // "a, b" is how a runtime presents two headers.
+        return Err(KeyError::Repeated);
+    }
+    if let Some(i) = value.iter().position(|&b| !is_visible(b) || b == b'"' || b == b'\\') {
+        return Err(KeyError::InvalidCharacter(i));
+    }
+    // Only visible ASCII is left, so this cannot fail.
+    Ok(String::from_utf8_lossy(value).into_owned())
+}
+
+fn parse_sf_string(value: &[u8]) -> Result<String, KeyError> {
+    Parser::new(value)
+        .parse_item_with_visitor(|item: BareItemFromInput<'_>| match item {
+            BareItemFromInput::String(s) => Ok(OnlyString(s.as_str().to_owned())),
+            _ => Err(NotAString),
+        })
+        .map_err(|_| KeyError::BrokenQuotes)
+}
+
+fn validate(key: &str) -> Result<(), KeyError> {
+    if key.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    if let Some(i) = key.bytes().position(|b| !is_visible(b)) {
+        return Err(KeyError::InvalidCharacter(i));
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(KeyError::TooLong(key.len()));
+    }
+    Ok(())
+}
+
+fn is_visible(b: u8) -> bool {
+    (0x21..=0x7e).contains(&b)
+}
+
+/// Parameter visitor that accepts a bare string and refuses any parameter.
+struct OnlyString(String);
+
+#[derive(Debug)]
+struct NotAString;
+
+impl fmt::Display for NotAString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a lone string")
+    }
+}
+
+impl std::error::Error for NotAString {}
+
+impl<'de> ParameterVisitor<'de> for OnlyString {
+    type Out = String;
+    type Error = NotAString;
+
+    fn parameter(&mut self, _: &'de KeyRef, _: BareItemFromInput<'de>) -> Result<(), NotAString> {
+        Err(NotAString)
+    }
+
+    fn finish(self) -> Result<String, NotAString> {
+        Ok(self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_spellings_name_the_same_key() {
+        let bare = IdempotencyKey::parse("8e03978e-40d5-43e8-bc93-6894a57f9324").unwrap();
+        let quoted = IdempotencyKey::parse("\"8e03978e-40d5-43e8-bc93-6894a57f9324\"").unwrap();
+        assert_eq!(bare, quoted);
+    }
+
+    #[test]
+    fn accepts_escapes_and_punctuation() {
+        assert_eq!(IdempotencyKey::parse(r#""a\"b\\c""#).unwrap().as_str(), r#"a"b\c"#);
+        assert_eq!(IdempotencyKey::parse("a:b/c+d=e_f~!").unwrap().as_str(), "a:b/c+d=e_f~!");
+        assert_eq!(IdempotencyKey::parse("x").unwrap().as_str(), "x");
+    }
+
+    #[test]
+    fn length_limits() {
+        assert!(IdempotencyKey::parse(&"k".repeat(255)).is_ok());
+        assert_eq!(IdempotencyKey::parse(&"k".repeat(256)), Err(KeyError::TooLong(256)));
+        let quoted = format!("\"{}\"", "k".repeat(256));
+        assert_eq!(IdempotencyKey::parse(&quoted), Err(KeyError::TooLong(256)));
+        assert!(IdempotencyKey::parse(&format!("\"{}\"", "k".repeat(255))).is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        let cases: &[(&[u8], KeyError)] = &[
+            (b"", KeyError::Empty),
+            (b"\"\"", KeyError::Empty),
+            (b"a b", KeyError::InvalidCharacter(1)),
+            (b"\" \"", KeyError::InvalidCharacter(0)),
+            (b"a\x01", KeyError::InvalidCharacter(1)),
+            (b"a\x7f", KeyError::InvalidCharacter(1)),
+            ("cl\u{e9}".as_bytes(), KeyError::InvalidCharacter(2)),
+            (b"ab\"c", KeyError::InvalidCharacter(2)),
+            (b"ab\\c", KeyError::InvalidCharacter(2)),
+            (b"a, b", KeyError::Repeated),
+            (b"a,b", KeyError::Repeated),
+            (b"\"a\", \"b\"", KeyError::BrokenQuotes),
+            (b"\"abc", KeyError::BrokenQuotes),
+            (b"\"a\"b\"", KeyError::BrokenQuotes),
+            (b"\"a\\x\"", KeyError::BrokenQuotes),
+            (b"\"a\";p=1", KeyError::BrokenQuotes),
+            (b"\"\t\"", KeyError::BrokenQuotes),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                IdempotencyKey::parse_bytes(input).as_ref().map(IdempotencyKey::as_str),
+                Err(want),
+                "input {:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn debug_never_prints_the_key() {
+        let key = IdempotencyKey::parse("secret-key").unwrap();
+        assert!(!format!("{key:?}").contains("secret"));
+    }
+}

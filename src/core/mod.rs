@@ -1,0 +1,58 @@
+//! The sans-IO core: every decision, no I/O.
+//!
+//! Inputs are values (the clock reading, request parts, the record found,
+//! random bytes); outputs are values ([`Decision`], [`Finished`], [`Next`],
+//! a UUID). No clock, randomness, `await` on I/O or `wasm-bindgen` here; the
+//! same code and tests run natively and compiled to wasm.
+//!
+//! A request with a key, end to end, against the in-memory store:
+//!
+//! ```
+//! # futures_lite_block_on(async {
+//! use oncekey::core::*;
+//! let store = MemoryStore::new(RecordPolicy::default());
+//! let key = IdempotencyKey::parse("\"order-1\"").unwrap();
+//! let name = RecordName::new("shop.example", &[], |_| None, &key);
+//! let fp = Fingerprint::of("POST", "/api/orders", Some("application/json"), b"{}");
+//!
+//! assert_eq!(store.begin(&name, fp, 0).await.unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
+//! assert_eq!(store.begin(&name, fp, 10).await.unwrap(), Decision::InFlight { retry_after_secs: 1 });
+//! let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
+//! store.finish(&name, 1, Outcome::Answered(answer), 20).await.unwrap();
+//! assert!(matches!(store.begin(&name, fp, 30).await.unwrap(), Decision::Replay(_)));
+//! # });
+//! # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     let mut f = std::pin::pin!(f);
+//! #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+//! #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+//! # }
+//! ```
+
+mod config;
+mod decision;
+mod digest;
+mod fingerprint;
+mod key;
+mod policy;
+mod problem;
+mod record;
+mod response;
+mod retry;
+mod retry_after;
+mod scope;
+mod store;
+mod uuid7;
+
+pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT};
+pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
+pub use fingerprint::Fingerprint;
+pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
+pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
+pub use record::{Completed, DecodeError, InFlight, Record, Released};
+pub use response::StoredResponse;
+pub use retry::{AttemptResult, DEFAULT_RETRY_STATUS_CODES, Next, RetryPolicy, RetryState};
+pub use retry_after::{RetryAfterError, parse_retry_after};
+pub use scope::{RecordName, ScopeSource, ScopeSourceError};
+pub use store::{MemoryStore, Store};
+pub use uuid7::Uuid7Generator;

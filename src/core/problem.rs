@@ -1,0 +1,147 @@
+//! The layer's own errors as RFC 9457 problem details (SPEC §5): one table,
+//! in one place.
+
+use serde_json::json;
+
+/// Media type of every error the layer returns.
+pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
+
+/// Every error the layer itself answers with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// 400: a covered request without a key while keys are required.
+    MissingKey,
+    /// 400: the `Idempotency-Key` header is malformed.
+    InvalidKey(String),
+    /// 409: another attempt with this key is running; retry after a second.
+    KeyInFlight,
+    /// 413: the keyed request body is over `IDEMPOTENCY_MAX_BODY_BYTES`.
+    BodyTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// 422: the key was already used with a different request.
+    KeyReused,
+    /// 502: the origin could not be reached or gave no answer.
+    OriginUnreachable,
+    /// 503: the idempotency store failed or did not answer in time.
+    StoreUnavailable,
+    /// 500: a configuration variable has a bad value.
+    Misconfigured(String),
+}
+
+impl Problem {
+    /// The problem's code, the last part of its `type` URN.
+    pub fn code(&self) -> &'static str {
+        self.row().0
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> u16 {
+        self.row().1
+    }
+
+    /// The short, fixed `title`.
+    pub fn title(&self) -> &'static str {
+        self.row().2
+    }
+
+    /// `urn:oncekey:problem:<code>`.
+    pub fn type_uri(&self) -> String {
+        format!("urn:oncekey:problem:{}", self.code())
+    }
+
+    /// Seconds for a `Retry-After` header, for the problems that have one.
+    pub fn retry_after_secs(&self) -> Option<u32> {
+        match self {
+            Self::KeyInFlight | Self::StoreUnavailable => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The `detail`: what happened to this request.
+    pub fn detail(&self) -> String {
+        match self {
+            Self::MissingKey => "This endpoint requires an Idempotency-Key header on this method.".into(),
+            Self::InvalidKey(why) => format!("The Idempotency-Key header is not valid: {why}."),
+            Self::KeyInFlight => {
+                "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.".into()
+            }
+            Self::BodyTooLarge { limit } => format!("The request body is larger than {limit} bytes."),
+            Self::KeyReused => "This Idempotency-Key was already used with a different request.".into(),
+            Self::OriginUnreachable => {
+                "The origin did not answer; the outcome is unknown. Retry with the same key.".into()
+            }
+            Self::StoreUnavailable => {
+                "The idempotency store is unavailable; the request was not forwarded. Retry with the same key.".into()
+            }
+            Self::Misconfigured(why) => format!("The idempotency layer is misconfigured: {why}."),
+        }
+    }
+
+    /// The `application/problem+json` body.
+    ///
+    /// ```
+    /// use oncekey::core::Problem;
+    /// let body: serde_json::Value = serde_json::from_str(&Problem::KeyReused.to_json()).unwrap();
+    /// assert_eq!(body["type"], "urn:oncekey:problem:key-reused");
+    /// assert_eq!(body["status"], 422);
+    /// ```
+    pub fn to_json(&self) -> String {
+        json!({
+            "type": self.type_uri(),
+            "title": self.title(),
+            "status": self.status(),
+            "detail": self.detail(),
+        })
+        .to_string()
+    }
+
+    /// Code, status and title: the table of SPEC §5.
+    fn row(&self) -> (&'static str, u16, &'static str) {
+        match self {
+            Self::MissingKey => ("missing-key", 400, "Idempotency-Key is missing"),
+            Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
+            Self::KeyInFlight => ("key-in-flight", 409, "A request with this key is in flight"),
+            Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
+            Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
+            Self::OriginUnreachable => ("origin-unreachable", 502, "Origin unreachable"),
+            Self::StoreUnavailable => ("store-unavailable", 503, "Idempotency store unavailable"),
+            Self::Misconfigured(_) => ("misconfigured", 500, "Idempotency layer misconfigured"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_of_spec_5() {
+        let table = [
+            (Problem::MissingKey, "missing-key", 400, None),
+            (Problem::InvalidKey("empty".into()), "invalid-key", 400, None),
+            (Problem::KeyInFlight, "key-in-flight", 409, Some(1)),
+            (Problem::BodyTooLarge { limit: 5 }, "body-too-large", 413, None),
+            (Problem::KeyReused, "key-reused", 422, None),
+            (Problem::OriginUnreachable, "origin-unreachable", 502, None),
+            (Problem::StoreUnavailable, "store-unavailable", 503, Some(1)),
+            (Problem::Misconfigured("IDEMPOTENCY_TTL_SECONDS: bad".into()), "misconfigured", 500, None),
+        ];
+        for (problem, code, status, retry_after) in table {
+            assert_eq!((problem.code(), problem.status(), problem.retry_after_secs()), (code, status, retry_after));
+            let body: serde_json::Value = serde_json::from_str(&problem.to_json()).unwrap();
+            assert_eq!(body["type"], format!("urn:oncekey:problem:{code}"));
+            assert_eq!(body["status"], status);
+            assert!(!body["title"].as_str().unwrap().is_empty());
+            assert_eq!(body["detail"], problem.detail());
+        }
+    }
+
+    #[test]
+    fn misconfigured_names_the_variable_and_escapes() {
+        let p = Problem::Misconfigured("IDEMPOTENCY_TTL_SECONDS: \"x\" is not a number".into());
+        let body: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        assert!(body["detail"].as_str().unwrap().contains("IDEMPOTENCY_TTL_SECONDS"));
+    }
+}

@@ -1,0 +1,110 @@
+//! The origin's answer as it is stored and replayed (SPEC §3).
+
+/// Headers that are never stored: hop-by-hop headers (RFC 9110 §7.6.1),
+/// `set-cookie` (a replay must not hand one caller's session to a retry)
+/// and the framing headers the runtime recomputes.
+const NOT_STORED: &[&str] = &[
+    "connection",
+    "content-length",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "set-cookie",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// A response as kept in a `Completed` record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// The origin's status code.
+    pub status: u16,
+    /// Headers in the origin's order, names lower-case, without the ones
+    /// that are never stored.
+    pub headers: Vec<(String, String)>,
+    /// The body, or `None` when it was over the size limit (a replay then
+    /// carries `Idempotent-Body-Omitted: true` and an empty body).
+    pub body: Option<Vec<u8>>,
+}
+
+impl StoredResponse {
+    /// Captures an origin answer for storage: drops the headers that are
+    /// never stored (and any named in `Connection`), and keeps the body only
+    /// if it is at most `max_body_bytes` long.
+    ///
+    /// ```
+    /// use oncekey::core::StoredResponse;
+    /// let r = StoredResponse::capture(
+    ///     201,
+    ///     vec![("Content-Type".into(), "application/json".into()), ("Set-Cookie".into(), "s=1".into())],
+    ///     b"{}".to_vec(),
+    ///     1024,
+    /// );
+    /// assert_eq!(r.headers, vec![("content-type".to_string(), "application/json".to_string())]);
+    /// assert_eq!(r.body.as_deref(), Some(&b"{}"[..]));
+    /// ```
+    pub fn capture(status: u16, headers: Vec<(String, String)>, body: Vec<u8>, max_body_bytes: usize) -> Self {
+        let named_in_connection: Vec<String> = headers
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
+            .flat_map(|(_, value)| value.split(',').map(|n| n.trim().to_ascii_lowercase()))
+            .collect();
+        let headers = headers
+            .into_iter()
+            .map(|(name, value)| (name.to_ascii_lowercase(), value))
+            .filter(|(name, _)| !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name))
+            .collect();
+        let body = (body.len() <= max_body_bytes).then_some(body);
+        Self { status, headers, body }
+    }
+
+    /// Whether the body was too large to keep.
+    pub fn body_omitted(&self) -> bool {
+        self.body.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn drops_headers_never_stored() {
+        let r = StoredResponse::capture(
+            200,
+            h(&[
+                ("Content-Type", "text/plain"),
+                ("Connection", "keep-alive, X-Hop"),
+                ("X-Hop", "1"),
+                ("Keep-Alive", "timeout=5"),
+                ("Transfer-Encoding", "chunked"),
+                ("Content-Length", "2"),
+                ("Set-Cookie", "a=1"),
+                ("set-cookie", "b=2"),
+                ("Upgrade", "h2c"),
+                ("TE", "trailers"),
+                ("Trailer", "x"),
+                ("Proxy-Authenticate", "Basic"),
+                ("Location", "/orders/1"),
+            ]),
+            b"ok".to_vec(),
+            10,
+        );
+        assert_eq!(r.headers, h(&[("content-type", "text/plain"), ("location", "/orders/1")]));
+    }
+
+    #[test]
+    fn body_limit_is_inclusive() {
+        assert_eq!(StoredResponse::capture(200, vec![], vec![0; 10], 10).body, Some(vec![0; 10]));
+        let big = StoredResponse::capture(200, vec![], vec![0; 11], 10);
+        assert!(big.body_omitted());
+        assert_eq!(big.status, 200);
+    }
+}

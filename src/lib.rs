@@ -1,0 +1,20 @@
+//! # oncekey — exactly-once mutations for the web
+//!
+//! A request carrying an `Idempotency-Key` runs at most once; retries get
+//! the stored answer; a duplicate that arrives while the first is still
+//! running gets a 409 and waits. Three parts share this crate:
+//!
+//! - [`core`]: the sans-IO state machine (always built);
+//! - `edge`: the Cloudflare Worker adapter (feature `edge`);
+//! - `browser`: the wasm-bindgen client (feature `browser`).
+//!
+//! ```
+//! use oncekey::core::{begin, Decision, Fingerprint, RecordPolicy};
+//! let fp = Fingerprint::of("POST", "/api/orders", Some("application/json"), br#"{"item":"tea"}"#);
+//! let first = begin(None, fp, 0, &RecordPolicy::default());
+//! assert_eq!(first.answer, Decision::Execute { attempt: 1, reclaimed: false });
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod core;
