@@ -155,3 +155,184 @@ pub fn finish(found: Option<Record>, attempt: u32, outcome: Outcome, now_ms: u64
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FP: Fingerprint = Fingerprint([1; 32]);
+    const OTHER: Fingerprint = Fingerprint([2; 32]);
+    const NOW: u64 = 1_000_000;
+
+    fn policy() -> RecordPolicy {
+        RecordPolicy { lease_ms: 10_000, ttl_ms: 60_000, release_on: vec![408, 425, 429, 503] }
+    }
+
+    fn in_flight(fingerprint: Fingerprint, attempt: u32, lease_expires_at: u64) -> Record {
+        Record::InFlight(InFlight { fingerprint, attempt, lease_expires_at, expires_at: lease_expires_at + 60_000 })
+    }
+
+    fn answer(status: u16) -> StoredResponse {
+        StoredResponse { status, headers: vec![("content-type".into(), "application/json".into())], body: Some(b"{}".to_vec()) }
+    }
+
+    fn completed(fingerprint: Fingerprint, expires_at: u64) -> Completed {
+        Completed { fingerprint, attempt: 2, response: answer(201), expires_at }
+    }
+
+    fn reserved(attempt: u32) -> Write {
+        Write::Put(in_flight(FP, attempt, NOW + 10_000))
+    }
+
+    #[test]
+    fn begin_follows_the_spec_table() {
+        let execute = |attempt, reclaimed| Decision::Execute { attempt, reclaimed };
+        let rows: Vec<(&str, Option<Record>, Decision, Write)> = vec![
+            ("none", None, execute(1, false), reserved(1)),
+            (
+                "released",
+                Some(Record::Released(Released { last_attempt: 4, expires_at: NOW + 1 })),
+                execute(5, false),
+                reserved(5),
+            ),
+            (
+                "in flight, other fingerprint",
+                Some(in_flight(OTHER, 1, NOW + 5_000)),
+                Decision::Mismatch,
+                Write::Keep,
+            ),
+            (
+                "in flight, other fingerprint, lease expired",
+                Some(in_flight(OTHER, 1, NOW - 1)),
+                Decision::Mismatch,
+                Write::Keep,
+            ),
+            (
+                "in flight, lease live",
+                Some(in_flight(FP, 1, NOW + 1)),
+                Decision::InFlight { retry_after_secs: 1 },
+                Write::Keep,
+            ),
+            ("in flight, lease expired", Some(in_flight(FP, 3, NOW)), execute(4, true), reserved(4)),
+            (
+                "completed, other fingerprint",
+                Some(Record::Completed(completed(OTHER, NOW + 1))),
+                Decision::Mismatch,
+                Write::Keep,
+            ),
+            (
+                "completed, same fingerprint",
+                Some(Record::Completed(completed(FP, NOW + 1))),
+                Decision::Replay(completed(FP, NOW + 1)),
+                Write::Keep,
+            ),
+            // Expired records read as absent, whatever their kind.
+            ("expired completed", Some(Record::Completed(completed(FP, NOW))), execute(1, false), reserved(1)),
+            (
+                "expired completed, other fingerprint",
+                Some(Record::Completed(completed(OTHER, NOW - 5))),
+                execute(1, false),
+                reserved(1),
+            ),
+            (
+                "expired released",
+                Some(Record::Released(Released { last_attempt: 9, expires_at: NOW })),
+                execute(1, false),
+                reserved(1),
+            ),
+            (
+                "expired in flight",
+                Some(Record::InFlight(InFlight { fingerprint: OTHER, attempt: 7, lease_expires_at: NOW - 10, expires_at: NOW })),
+                execute(1, false),
+                reserved(1),
+            ),
+        ];
+        for (name, found, want, write) in rows {
+            let step = begin(found, FP, NOW, &policy());
+            assert_eq!(step.answer, want, "{name}");
+            assert_eq!(step.write, write, "{name}");
+        }
+    }
+
+    #[test]
+    fn reserved_record_lives_past_its_lease() {
+        let Write::Put(record) = begin(None, FP, NOW, &policy()).write else { panic!("no write") };
+        assert_eq!(record.expires_at(), NOW + 10_000 + 60_000);
+    }
+
+    #[test]
+    fn attempt_numbers_saturate_instead_of_wrapping() {
+        let found = Record::Released(Released { last_attempt: u32::MAX, expires_at: NOW + 1 });
+        assert_eq!(begin(Some(found), FP, NOW, &policy()).answer, Decision::Execute { attempt: u32::MAX, reclaimed: false });
+    }
+
+    fn finish_live(attempt: u32, outcome: Outcome) -> Step<Finished> {
+        finish(Some(in_flight(FP, 2, NOW + 1)), attempt, outcome, NOW, &policy())
+    }
+
+    fn released(last_attempt: u32) -> Write {
+        Write::Put(Record::Released(Released { last_attempt, expires_at: NOW + 60_000 }))
+    }
+
+    #[test]
+    fn finish_stores_any_other_answer_5xx_included() {
+        for status in [200, 201, 204, 302, 400, 404, 409, 422, 500, 502, 504] {
+            let step = finish_live(2, Outcome::Answered(answer(status)));
+            let want = Completed { fingerprint: FP, attempt: 2, response: answer(status), expires_at: NOW + 60_000 };
+            assert_eq!(step.answer, Finished::Stored(want.clone()), "{status}");
+            assert_eq!(step.write, Write::Put(Record::Completed(want)), "{status}");
+        }
+    }
+
+    #[test]
+    fn finish_keeps_an_omitted_body_omitted() {
+        let big = StoredResponse { status: 200, headers: vec![], body: None };
+        let step = finish_live(2, Outcome::Answered(big.clone()));
+        let Finished::Stored(done) = step.answer else { panic!("not stored") };
+        assert_eq!(done.response, big);
+    }
+
+    #[test]
+    fn finish_releases_on_the_release_set_and_on_unsent_requests() {
+        for status in [408, 425, 429, 503] {
+            let step = finish_live(2, Outcome::Answered(answer(status)));
+            assert_eq!((step.answer, step.write), (Finished::Released, released(2)), "{status}");
+        }
+        let step = finish_live(2, Outcome::NotSent);
+        assert_eq!((step.answer, step.write), (Finished::Released, released(2)));
+        let custom = RecordPolicy { release_on: vec![500], ..policy() };
+        let step = finish(Some(in_flight(FP, 2, NOW + 1)), 2, Outcome::Answered(answer(500)), NOW, &custom);
+        assert_eq!(step.answer, Finished::Released);
+        let step = finish(Some(in_flight(FP, 2, NOW + 1)), 2, Outcome::Answered(answer(503)), NOW, &custom);
+        assert!(matches!(step.answer, Finished::Stored(_)));
+    }
+
+    #[test]
+    fn finish_with_unknown_outcome_keeps_the_lease() {
+        let step = finish_live(2, Outcome::Unknown);
+        assert_eq!((step.answer, step.write), (Finished::LeaseKept, Write::Keep));
+    }
+
+    #[test]
+    fn stale_finishes_write_nothing() {
+        let outcomes = [Outcome::Answered(answer(201)), Outcome::Answered(answer(503)), Outcome::NotSent, Outcome::Unknown];
+        let cases: Vec<(&str, Option<Record>)> = vec![
+            ("gone", None),
+            ("reclaimed by a later attempt", Some(in_flight(FP, 3, NOW + 1))),
+            ("older attempt number", Some(in_flight(FP, 1, NOW + 1))),
+            ("lease ended", Some(in_flight(FP, 2, NOW))),
+            ("completed", Some(Record::Completed(completed(FP, NOW + 1)))),
+            ("released", Some(Record::Released(Released { last_attempt: 2, expires_at: NOW + 1 }))),
+            (
+                "record expired",
+                Some(Record::InFlight(InFlight { fingerprint: FP, attempt: 2, lease_expires_at: NOW + 1, expires_at: NOW })),
+            ),
+        ];
+        for (name, found) in cases {
+            for outcome in outcomes.clone() {
+                let step = finish(found.clone(), 2, outcome, NOW, &policy());
+                assert_eq!((step.answer, step.write), (Finished::Stale, Write::Keep), "{name}");
+            }
+        }
+    }
+}

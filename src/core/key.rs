@@ -211,6 +211,33 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn prop_any_bytes_give_a_key_or_a_typed_error(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            match IdempotencyKey::parse_bytes(&bytes) {
+                Ok(key) => {
+                    proptest::prop_assert!((1..=MAX_KEY_LEN).contains(&key.as_str().len()));
+                    proptest::prop_assert!(key.as_str().bytes().all(is_visible));
+                }
+                Err(KeyError::Empty | KeyError::TooLong(_) | KeyError::InvalidCharacter(_)
+                    | KeyError::BrokenQuotes | KeyError::Repeated) => {}
+            }
+        }
+
+        #[test]
+        fn prop_any_text_never_panics(text in "\\PC{0,300}") {
+            let _ = IdempotencyKey::parse(&text);
+        }
+
+        #[test]
+        fn prop_valid_keys_parse_in_both_spellings(key in "[!#-+\\--\\[\\]-~]{1,255}") {
+            let bare = IdempotencyKey::parse(&key).unwrap();
+            let quoted = IdempotencyKey::parse(&format!("\"{key}\"")).unwrap();
+            proptest::prop_assert_eq!(bare.as_str(), key.as_str());
+            proptest::prop_assert_eq!(bare, quoted);
+        }
+    }
+
     #[test]
     fn debug_never_prints_the_key() {
         let key = IdempotencyKey::parse("secret-key").unwrap();
