@@ -237,6 +237,8 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

@@ -159,6 +159,8 @@ pub fn finish(found: Option<Record>, attempt: u32, outcome: Outcome, now_ms: u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     const FP: Fingerprint = Fingerprint([1; 32]);
     const OTHER: Fingerprint = Fingerprint([2; 32]);

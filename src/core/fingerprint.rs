@@ -45,6 +45,8 @@ fn media_type(content_type: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn fp(method: &str, target: &str, ct: Option<&str>, body: &[u8]) -> Fingerprint {
         Fingerprint::of(method, target, ct, body)

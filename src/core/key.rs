@@ -156,6 +156,8 @@ impl<'de> ParameterVisitor<'de> for OnlyString {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn both_spellings_name_the_same_key() {
@@ -211,6 +213,7 @@ mod tests {
         }
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         #[test]
         fn prop_any_bytes_give_a_key_or_a_typed_error(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {

@@ -73,6 +73,27 @@ pub struct RetryState {
     pub in_flight_waited_ms: u64,
 }
 
+impl RetryState {
+    /// The state after `next` was acted on: a counted retry spends one of
+    /// the limit, a `key-in-flight` poll spends its wait.
+    ///
+    /// ```
+    /// use oncekey::core::{Next, RetryState};
+    /// let s = RetryState::default().after(Next::Retry { delay_ms: 300, counted: true });
+    /// let s = s.after(Next::Retry { delay_ms: 1000, counted: false });
+    /// assert_eq!(s, RetryState { retries: 1, in_flight_waited_ms: 1000 });
+    /// ```
+    pub fn after(self, next: Next) -> Self {
+        match next {
+            Next::Retry { counted: true, .. } => Self { retries: self.retries.saturating_add(1), ..self },
+            Next::Retry { delay_ms, counted: false } => {
+                Self { in_flight_waited_ms: self.in_flight_waited_ms.saturating_add(delay_ms), ..self }
+            }
+            Next::Stop => self,
+        }
+    }
+}
+
 /// What the client does after an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -129,6 +150,28 @@ impl RetryPolicy {
         Next::Retry { delay_ms, counted: true }
     }
 
+    /// Whether `result` is the request's final answer whatever the budget
+    /// left: a replay, or a status this policy never retries. A form keeps
+    /// its key after anything else (a network error, `key-in-flight`, a
+    /// retryable status once the retries ran out), since sending the same
+    /// request again is still safe and may still be needed.
+    ///
+    /// ```
+    /// use oncekey::core::{AttemptResult, RetryPolicy};
+    /// let p = RetryPolicy::default();
+    /// let created = AttemptResult::Response { status: 201, retry_after: None, replayed: false, key_in_flight: false };
+    /// assert!(p.is_settled(&created));
+    /// assert!(!p.is_settled(&AttemptResult::NetworkError));
+    /// ```
+    pub fn is_settled(&self, result: &AttemptResult<'_>) -> bool {
+        match *result {
+            AttemptResult::NetworkError => false,
+            AttemptResult::Response { replayed: true, .. } => true,
+            AttemptResult::Response { key_in_flight: true, .. } => false,
+            AttemptResult::Response { status, .. } => !self.status_codes.contains(&status),
+        }
+    }
+
     /// `delay · 2^(n-1)`, capped by `backoff_limit_ms`, then full jitter.
     fn backoff(&self, retry_number: u32, random: f64) -> u64 {
         let exp = self.delay_ms.saturating_mul(1u64.checked_shl(retry_number - 1).unwrap_or(u64::MAX));
@@ -149,6 +192,8 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn response(status: u16) -> AttemptResult<'static> {
         AttemptResult::Response { status, retry_after: None, replayed: false, key_in_flight: false }
@@ -210,6 +255,45 @@ mod tests {
         assert_eq!(p.next(at(0), &with("soon"), 0, 0.5), Next::Retry { delay_ms: 150, counted: true });
         let capped = RetryPolicy { max_retry_after_ms: Some(1500), ..p };
         assert_eq!(capped.next(at(0), &with("60"), 0, 0.5), Next::Retry { delay_ms: 1500, counted: true });
+    }
+
+    #[test]
+    fn state_follows_the_decisions() {
+        let p = RetryPolicy { limit: 1, max_in_flight_wait_ms: 2000, jitter: false, ..RetryPolicy::default() };
+        let busy = AttemptResult::Response { status: 409, retry_after: Some("1"), replayed: false, key_in_flight: true };
+        let mut state = RetryState::default();
+        let mut polls = 0;
+        loop {
+            match p.next(state, &busy, 0, 0.0) {
+                Next::Stop => break,
+                next => {
+                    polls += 1;
+                    state = state.after(next);
+                }
+            }
+        }
+        assert_eq!((polls, state), (2, RetryState { retries: 0, in_flight_waited_ms: 2000 }));
+        let next = p.next(state, &AttemptResult::NetworkError, 0, 0.0);
+        state = state.after(next);
+        assert_eq!(state.retries, 1);
+        assert_eq!(p.next(state, &AttemptResult::NetworkError, 0, 0.0), Next::Stop);
+        assert_eq!(state.after(Next::Stop), state);
+    }
+
+    #[test]
+    fn settled_answers() {
+        let p = RetryPolicy::default();
+        for status in [200, 201, 204, 400, 404, 409, 422, 501] {
+            assert!(p.is_settled(&response(status)), "{status}");
+        }
+        for status in [408, 425, 429, 500, 502, 503, 504] {
+            assert!(!p.is_settled(&response(status)), "{status}");
+        }
+        let replayed_503 = AttemptResult::Response { status: 503, retry_after: None, replayed: true, key_in_flight: false };
+        assert!(p.is_settled(&replayed_503));
+        let busy = AttemptResult::Response { status: 409, retry_after: None, replayed: false, key_in_flight: true };
+        assert!(!p.is_settled(&busy));
+        assert!(!p.is_settled(&AttemptResult::NetworkError));
     }
 
     #[test]

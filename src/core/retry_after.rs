@@ -46,6 +46,9 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Result<u64, RetryAfterErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+    #[cfg(not(target_arch = "wasm32"))]
     use proptest::prelude::*;
 
     #[test]
@@ -69,9 +72,10 @@ mod tests {
         }
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     proptest! {
         #[test]
-        fn never_panics(value in ".{0,64}", now in any::<u64>()) {
+        fn prop_never_panics(value in ".{0,64}", now in any::<u64>()) {
             match parse_retry_after(&value, now) {
                 Ok(ms) => prop_assert!(ms <= MAX_DELAY_MS),
                 Err(RetryAfterError::Empty | RetryAfterError::Malformed) => {}
@@ -79,7 +83,7 @@ mod tests {
         }
 
         #[test]
-        fn any_seconds_value_round_trips(secs in 0u64..10_000_000) {
+        fn prop_any_seconds_value_round_trips(secs in 0u64..10_000_000) {
             prop_assert_eq!(parse_retry_after(&secs.to_string(), 0), Ok(secs * 1000));
         }
     }

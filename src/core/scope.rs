@@ -124,6 +124,8 @@ impl fmt::Debug for RecordName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn key(k: &str) -> IdempotencyKey {
         IdempotencyKey::parse(k).unwrap()
