@@ -167,6 +167,14 @@ mod tests {
     }
 
     #[test]
+    fn known_value_is_stable() {
+        // Checked with Python's hashlib over the same length-prefixed parts.
+        let sources = [ScopeSource::Header("authorization".into())];
+        let name = RecordName::new("shop.example", &sources, |_| Some("Bearer alice"), &key("k1"));
+        assert_eq!(name.to_hex(), "1248b6522e56491cacf51939e0318971cfeaf9ffd049bc70db7e51679451bf03");
+    }
+
+    #[test]
     fn name_never_holds_the_raw_key() {
         let n = RecordName::new("h", &[], |_| None, &key("abcdef"));
         assert!(!n.to_hex().contains("abcdef"));
