@@ -30,7 +30,10 @@ install:
 ## The core: native unit, property and doc tests, then the same unit tests
 ## compiled to wasm32 under Node.
 test-core:
-	cargo test --lib --tests --doc
+	cargo test
+	@# The core alone must never pull in the adapters' runtime crates.
+	@if cargo tree -e normal --prefix none | grep -E '^(worker|wasm-bindgen|js-sys|web-sys) '; then \
+	  echo "the core's native dependency tree holds an adapter crate" >&2; exit 1; fi
 
 test-core-wasm: install
 	scripts/test-core-wasm.sh
