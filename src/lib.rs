@@ -18,3 +18,6 @@
 #![deny(missing_docs)]
 
 pub mod core;
+
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub mod browser;

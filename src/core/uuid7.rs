@@ -56,14 +56,28 @@ impl Uuid7Generator {
 
     /// The canonical lower-case `8-4-4-4-12` text form.
     pub fn format(bytes: &[u8; 16]) -> String {
+        Self::text(bytes).iter().map(|&b| char::from(b)).collect()
+    }
+
+    /// The canonical text form as 36 ASCII bytes, for callers that write
+    /// many keys into one buffer.
+    ///
+    /// ```
+    /// use oncekey::core::Uuid7Generator;
+    /// let id = Uuid7Generator::default().next(1, [0; 10]);
+    /// assert_eq!(&Uuid7Generator::text(&id)[..], Uuid7Generator::format(&id).as_bytes());
+    /// ```
+    pub fn text(bytes: &[u8; 16]) -> [u8; 36] {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = String::with_capacity(36);
+        let mut out = [b'-'; 36];
+        let mut at = 0;
         for (i, &b) in bytes.iter().enumerate() {
             if matches!(i, 4 | 6 | 8 | 10) {
-                out.push('-');
+                at += 1;
             }
-            out.push(DIGITS[usize::from(b >> 4)] as char);
-            out.push(DIGITS[usize::from(b & 0xf)] as char);
+            out[at] = DIGITS[usize::from(b >> 4)];
+            out[at + 1] = DIGITS[usize::from(b & 0xf)];
+            at += 2;
         }
         out
     }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/dist/ from the crate (feature `browser`),
+# offline: cargo → wasm-bindgen (.tools) → wasm-opt (npm binaryen) → esbuild.
+#
+#   pkg/dist/oncekey.js        browsers and bundlers (fetches the wasm beside it)
+#   pkg/dist/oncekey.node.js   Node >= 20 (reads the wasm beside it)
+#   pkg/dist/oncekey_bg.wasm   the core and its bindings
+#   pkg/dist/oncekey.d.ts      the types
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS=${TOOLS:-$PWD/.tools}
+BIN=node_modules/.bin
+OUT=pkg/dist
+
+# Own target dir: the edge build writes a different oncekey.wasm into target/.
+# The compact SHA-256 and unstripped output (wasm-bindgen needs the
+# target_features section; it strips names itself) keep the module small.
+export CARGO_TARGET_DIR=$PWD/target/browser
+export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
+export CARGO_PROFILE_RELEASE_STRIP=false
+cargo build --quiet --release --lib --target wasm32-unknown-unknown --features browser
+
+rm -rf "$OUT"
+"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
+  --remove-name-section --remove-producers-section \
+  --out-dir "$OUT/bindgen" --out-name oncekey_wasm \
+  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey.wasm"
+"$BIN/wasm-opt" -Oz "$OUT/bindgen/oncekey_wasm_bg.wasm" -o "$OUT/oncekey_bg.wasm"
+
+common=(--bundle --format=esm --minify --target=es2022 --legal-comments=none --log-level=warning)
+"$BIN/esbuild" pkg/src/browser.js "${common[@]}" --platform=browser --outfile="$OUT/oncekey.js"
+"$BIN/esbuild" pkg/src/node.js "${common[@]}" --platform=node --outfile="$OUT/oncekey.node.js"
+cp pkg/src/oncekey.d.ts "$OUT/oncekey.d.ts"
+rm -rf "$OUT/bindgen"
+echo "built $OUT: $(cd "$OUT" && cat oncekey.js oncekey_bg.wasm | gzip -9 | wc -c) bytes gzip (browser JS + wasm)"

@@ -1,0 +1,22 @@
+//! The browser client's bindings (feature `browser`, wasm32 only).
+//!
+//! Thin wasm-bindgen wrappers over the core: they turn JavaScript values
+//! into core inputs and back, and decide nothing themselves. The npm
+//! package in `pkg/` is JavaScript glue around these exports: it reads the
+//! clock and performs `fetch`; the key layout, retry policy, backoff,
+//! `Retry-After` parsing and payload fingerprint all come from here.
+//!
+//! Export names are camelCase and prefixed as the glue expects; they are
+//! not the package's public API (SPEC §8 is, in `pkg/src/`).
+
+mod fingerprint;
+mod key;
+mod retry;
+
+pub use fingerprint::payload_fingerprint;
+pub use key::KeySource;
+pub use retry::{RetryPlan, retry_after_ms};
+
+#[global_allocator]
+static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
+    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };

@@ -1,0 +1,107 @@
+//! The retry decision for one request: the core's [`RetryPolicy`] and the
+//! [`RetryState`] it has spent, behind one JavaScript object.
+
+use wasm_bindgen::prelude::*;
+
+use crate::core::{AttemptResult, Next, RetryPolicy, RetryState, parse_retry_after};
+
+/// The retry policy and state of one `idempotentFetch` call.
+#[wasm_bindgen]
+pub struct RetryPlan {
+    policy: RetryPolicy,
+    state: RetryState,
+}
+
+/// A non-negative number of ms (or count); `Infinity` means no bound.
+fn bound(value: f64, name: &str) -> Result<Option<u64>, JsError> {
+    if value.is_nan() || value < 0.0 {
+        return Err(JsError::new(name));
+    }
+    Ok(value.is_finite().then_some(value as u64))
+}
+
+#[wasm_bindgen]
+impl RetryPlan {
+    /// A plan from the ky-named `retry` options; `undefined` takes the
+    /// core's default for that option.
+    ///
+    /// # Errors
+    /// A negative or NaN number: the error's message is the option's name.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        limit: Option<f64>,
+        status_codes: Option<Vec<u16>>,
+        delay: Option<f64>,
+        backoff_limit: Option<f64>,
+        jitter: Option<bool>,
+        max_retry_after: Option<f64>,
+        max_in_flight_wait: Option<f64>,
+    ) -> Result<RetryPlan, JsError> {
+        let mut policy = RetryPolicy::default();
+        if let Some(v) = limit {
+            policy.limit = bound(v, "limit")?.map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32);
+        }
+        if let Some(codes) = status_codes {
+            policy.status_codes = codes;
+        }
+        if let Some(v) = delay {
+            policy.delay_ms = bound(v, "delay")?.unwrap_or(u64::MAX);
+        }
+        if let Some(v) = backoff_limit {
+            policy.backoff_limit_ms = bound(v, "backoffLimit")?;
+        }
+        if let Some(v) = jitter {
+            policy.jitter = v;
+        }
+        if let Some(v) = max_retry_after {
+            policy.max_retry_after_ms = bound(v, "maxRetryAfter")?;
+        }
+        if let Some(v) = max_in_flight_wait {
+            policy.max_in_flight_wait_ms = bound(v, "maxInFlightWait")?.unwrap_or(u64::MAX);
+        }
+        Ok(RetryPlan { policy, state: RetryState::default() })
+    }
+
+    /// Decides what follows an attempt and records it: the wait in ms
+    /// before sending again with the same key, or -1 to stop. `status` 0
+    /// means no HTTP answer (a network error).
+    pub fn next(
+        &mut self,
+        status: u16,
+        retry_after: Option<String>,
+        replayed: bool,
+        key_in_flight: bool,
+        now_ms: f64,
+        random: f64,
+    ) -> f64 {
+        let result = attempt(status, retry_after.as_deref(), replayed, key_in_flight);
+        let next = self.policy.next(self.state, &result, now_ms as u64, random);
+        self.state = self.state.after(next);
+        match next {
+            Next::Retry { delay_ms, .. } => delay_ms as f64,
+            Next::Stop => -1.0,
+        }
+    }
+
+    /// Whether an answer is final whatever the budget left (see
+    /// [`RetryPolicy::is_settled`]): after it, a form's next submit is a
+    /// new submission.
+    #[wasm_bindgen(js_name = isSettled)]
+    pub fn is_settled(&self, status: u16, replayed: bool, key_in_flight: bool) -> bool {
+        self.policy.is_settled(&attempt(status, None, replayed, key_in_flight))
+    }
+}
+
+fn attempt(status: u16, retry_after: Option<&str>, replayed: bool, key_in_flight: bool) -> AttemptResult<'_> {
+    match status {
+        0 => AttemptResult::NetworkError,
+        status => AttemptResult::Response { status, retry_after, replayed, key_in_flight },
+    }
+}
+
+/// A `Retry-After` value as a delay in ms from `now_ms`, or `undefined`
+/// when it is neither seconds nor an HTTP date.
+#[wasm_bindgen(js_name = retryAfterMs)]
+pub fn retry_after_ms(value: &str, now_ms: f64) -> Option<f64> {
+    parse_retry_after(value, now_ms as u64).ok().map(|ms| ms as f64)
+}
