@@ -333,6 +333,12 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_origin_url_means_the_demo_origin() {
+        assert_eq!(with(&[("ORIGIN_URL", "")]).unwrap().origin_url, None);
+        assert_eq!(with(&[("ORIGIN_URL", "http://127.0.0.1:9000")]).unwrap().origin_url.as_deref(), Some("http://127.0.0.1:9000"));
+    }
+
+    #[test]
     fn origin_timeout_must_stay_below_the_lease() {
         assert!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "9")]).is_ok());
         let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")])

@@ -244,6 +244,6 @@ mod tests {
     #[test]
     fn debug_never_prints_the_key() {
         let key = IdempotencyKey::parse("secret-key").unwrap();
-        assert!(!format!("{key:?}").contains("secret"));
+        assert_eq!(format!("{key:?}"), "IdempotencyKey(<10 chars>)");
     }
 }
