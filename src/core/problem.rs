@@ -135,9 +135,27 @@ mod tests {
             let body: serde_json::Value = serde_json::from_str(&problem.to_json()).unwrap();
             assert_eq!(body["type"], format!("urn:oncekey:problem:{code}"));
             assert_eq!(body["status"], status);
-            assert!(!body["title"].as_str().unwrap().is_empty());
+            assert_eq!(body["title"], problem.title());
+            assert!(problem.title().len() > 10 && problem.title().is_ascii());
             assert_eq!(body["detail"], problem.detail());
         }
+    }
+
+    #[test]
+    fn titles_are_distinct() {
+        let all = [
+            Problem::MissingKey,
+            Problem::InvalidKey(String::new()),
+            Problem::KeyInFlight,
+            Problem::BodyTooLarge { limit: 1 },
+            Problem::KeyReused,
+            Problem::OriginUnreachable,
+            Problem::StoreUnavailable,
+            Problem::Misconfigured(String::new()),
+        ];
+        let titles: std::collections::HashSet<_> = all.iter().map(Problem::title).collect();
+        assert_eq!(titles.len(), all.len());
+        assert_eq!(Problem::KeyReused.title(), "Idempotency-Key reused with a different request");
     }
 
     #[test]
