@@ -38,4 +38,48 @@ test-core:
 test-core-wasm: install
 	scripts/test-core-wasm.sh
 
-test: install test-core test-core-wasm
+## ---- The edge worker ------------------------------------------------------
+## build-worker: the deployable worker (feature `demo`) into build/, rebuilt
+## only when a Rust source or the manifest changed. wrangler's [build] runs
+## it too. dev: build first, then wrangler from a config without [build] so
+## it starts in seconds. deploy-dry-run: the bundle wrangler would upload.
+EDGE_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
+WORKER_BUILD_FLAGS ?= --release --features demo
+
+.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge
+
+build-worker: build/index.js
+
+build/index.js: $(EDGE_SOURCES)
+	worker-build $(WORKER_BUILD_FLAGS)
+	@touch $@
+
+build/wrangler.dev.toml: wrangler.toml
+	@mkdir -p build
+	@# Same settings, paths relative to build/, no [build] step.
+	sed -e '/^\[build\]/,/^command/d' -e 's|^main = "build/|main = "|' -e 's|^directory = "www"|directory = "../www"|' \
+	  wrangler.toml > $@
+
+dev: install build-worker build/wrangler.dev.toml
+	wrangler dev --config build/wrangler.dev.toml --ip 127.0.0.1 --port $(PORT) \
+	  --persist-to $(CURDIR)/.wrangler/state --show-interactive-dev-session=false
+
+deploy-dry-run: install build-worker
+	rm -rf build/deploy
+	wrangler deploy --dry-run --outdir build/deploy
+	@echo "bundle: $$(cat build/deploy/*.wasm build/deploy/*.js | gzip -9 | wc -c) bytes gzip (wasm + js)"
+
+## The edge tests run the built worker in workerd (Miniflare) with real
+## local KV and Durable Object bindings.
+test-edge: install build-worker
+	@mkdir -p build
+	node --test --test-concurrency=1 --test-reporter=tap tests/edge/ | tee build/test-edge.tap | sed '/^# {/d'
+	@# A run in which no test ran is a failure, not a pass.
+	@pass=$$(sed -n 's/^# pass //p' build/test-edge.tap); [ "$${pass:-0}" -gt 0 ] || { echo "test-edge: no test ran" >&2; exit 1; }
+
+bench-edge: install build-worker
+	node bench/edge.mjs
+
+bench: bench-edge
+
+test: install test-core test-core-wasm test-edge

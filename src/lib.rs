@@ -18,6 +18,8 @@
 #![deny(missing_docs)]
 
 pub mod core;
+#[cfg(feature = "edge")]
+pub mod edge;
 
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;

@@ -42,6 +42,7 @@ mod retry_after;
 mod scope;
 mod store;
 mod uuid7;
+mod wire;
 
 pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
@@ -56,3 +57,4 @@ pub use retry_after::{RetryAfterError, parse_retry_after};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};
 pub use store::{MemoryStore, Store};
 pub use uuid7::Uuid7Generator;
+pub use wire::{StoreCall, decode_decision, decode_finished, encode_decision, encode_finished};

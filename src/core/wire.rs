@@ -1,0 +1,285 @@
+//! The store's two calls as bytes, for a store that lives across a round
+//! trip (the edge's Durable Object).
+//!
+//! A [`StoreCall`] carries the record policy and one call; the store runs it
+//! on the record it holds with [`StoreCall::run`], which is pure: it returns
+//! the encoded reply and the write to apply, in the same atomic section as
+//! the read. Integers are big-endian; nested records and responses reuse the
+//! record encoding.
+
+use super::decision::{self, Decision, Finished, Outcome, Step};
+use super::fingerprint::Fingerprint;
+use super::policy::RecordPolicy;
+use super::record::{Completed, DecodeError, Reader, Record, Writer};
+use super::response::StoredResponse;
+
+const BEGIN: u8 = 1;
+const FINISH: u8 = 2;
+
+/// One call to a remote store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreCall {
+    /// [`decision::begin`] for a request with this fingerprint.
+    Begin {
+        /// Lease, TTL and release set to apply.
+        policy: RecordPolicy,
+        /// The request's fingerprint.
+        fingerprint: Fingerprint,
+    },
+    /// [`decision::finish`] for attempt `attempt`.
+    Finish {
+        /// Lease, TTL and release set to apply.
+        policy: RecordPolicy,
+        /// The attempt that ended.
+        attempt: u32,
+        /// How it ended.
+        outcome: Outcome,
+    },
+}
+
+impl StoreCall {
+    /// Runs the call on the record found, at the store's clock `now_ms`:
+    /// the encoded reply (decode it with [`decode_decision`] or
+    /// [`decode_finished`]) and the write to apply before replying.
+    ///
+    /// ```
+    /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
+    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]) };
+    /// let step = StoreCall::decode(&call.encode()).unwrap().run(None, 0);
+    /// assert_eq!(decode_decision(&step.answer).unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
+    /// assert!(matches!(step.write, Write::Put(_)));
+    /// ```
+    pub fn run(self, found: Option<Record>, now_ms: u64) -> Step<Vec<u8>> {
+        match self {
+            Self::Begin { policy, fingerprint } => {
+                let step = decision::begin(found, fingerprint, now_ms, &policy);
+                Step { answer: encode_decision(&step.answer), write: step.write }
+            }
+            Self::Finish { policy, attempt, outcome } => {
+                let step = decision::finish(found, attempt, outcome, now_ms, &policy);
+                Step { answer: encode_finished(&step.answer), write: step.write }
+            }
+        }
+    }
+
+    /// Encodes the call.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Writer(Vec::with_capacity(96));
+        let policy = match self {
+            Self::Begin { policy, .. } | Self::Finish { policy, .. } => policy,
+        };
+        out.0.push(match self {
+            Self::Begin { .. } => BEGIN,
+            Self::Finish { .. } => FINISH,
+        });
+        out.u64(policy.lease_ms);
+        out.u64(policy.ttl_ms);
+        out.u32(policy.release_on.len() as u32);
+        for status in &policy.release_on {
+            out.0.extend_from_slice(&status.to_be_bytes());
+        }
+        match self {
+            Self::Begin { fingerprint, .. } => out.0.extend_from_slice(&fingerprint.0),
+            Self::Finish { attempt, outcome, .. } => {
+                out.u32(*attempt);
+                match outcome {
+                    Outcome::NotSent => out.0.push(0),
+                    Outcome::Unknown => out.0.push(1),
+                    Outcome::Answered(response) => {
+                        out.0.push(2);
+                        out.bytes(&response_bytes(response));
+                    }
+                }
+            }
+        }
+        out.0
+    }
+
+    /// Decodes a call written by [`StoreCall::encode`].
+    ///
+    /// # Errors
+    /// A [`DecodeError`] for anything else. Never panics.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader(bytes);
+        let kind = r.u8()?;
+        let lease_ms = r.u64()?;
+        let ttl_ms = r.u64()?;
+        let count = r.u32()? as usize;
+        let mut release_on = Vec::with_capacity(count.min(64));
+        for _ in 0..count {
+            release_on.push(u16::from_be_bytes(r.array()?));
+        }
+        let policy = RecordPolicy { lease_ms, ttl_ms, release_on };
+        let call = match kind {
+            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()? },
+            FINISH => {
+                let attempt = r.u32()?;
+                let outcome = match r.u8()? {
+                    0 => Outcome::NotSent,
+                    1 => Outcome::Unknown,
+                    2 => Outcome::Answered(response_from(r.bytes()?)?),
+                    other => return Err(DecodeError::UnknownKind(other)),
+                };
+                Self::Finish { policy, attempt, outcome }
+            }
+            other => return Err(DecodeError::UnknownKind(other)),
+        };
+        finished_reading(r, call)
+    }
+}
+
+/// Encodes a [`Decision`] as a store reply.
+pub fn encode_decision(decision: &Decision) -> Vec<u8> {
+    let mut out = Writer(Vec::with_capacity(16));
+    match decision {
+        Decision::Execute { attempt, reclaimed } => {
+            out.0.push(1);
+            out.u32(*attempt);
+            out.0.push(u8::from(*reclaimed));
+        }
+        Decision::InFlight { retry_after_secs } => {
+            out.0.push(2);
+            out.u32(*retry_after_secs);
+        }
+        Decision::Mismatch => out.0.push(3),
+        Decision::Replay(completed) => {
+            out.0.push(4);
+            out.0.extend_from_slice(&Record::Completed(completed.clone()).encode());
+        }
+    }
+    out.0
+}
+
+/// Decodes a reply written by [`encode_decision`].
+///
+/// # Errors
+/// A [`DecodeError`] for anything else.
+pub fn decode_decision(bytes: &[u8]) -> Result<Decision, DecodeError> {
+    let mut r = Reader(bytes);
+    let decision = match r.u8()? {
+        1 => Decision::Execute { attempt: r.u32()?, reclaimed: r.u8()? != 0 },
+        2 => Decision::InFlight { retry_after_secs: r.u32()? },
+        3 => Decision::Mismatch,
+        4 => return Ok(Decision::Replay(completed_from(r.0)?)),
+        other => return Err(DecodeError::UnknownKind(other)),
+    };
+    finished_reading(r, decision)
+}
+
+/// Encodes a [`Finished`] as a store reply.
+pub fn encode_finished(finished: &Finished) -> Vec<u8> {
+    match finished {
+        Finished::Stored(completed) => {
+            let mut out = vec![1];
+            out.extend_from_slice(&Record::Completed(completed.clone()).encode());
+            out
+        }
+        Finished::Released => vec![2],
+        Finished::LeaseKept => vec![3],
+        Finished::Stale => vec![4],
+    }
+}
+
+/// Decodes a reply written by [`encode_finished`].
+///
+/// # Errors
+/// A [`DecodeError`] for anything else.
+pub fn decode_finished(bytes: &[u8]) -> Result<Finished, DecodeError> {
+    match bytes {
+        [1, rest @ ..] => Ok(Finished::Stored(completed_from(rest)?)),
+        [2] => Ok(Finished::Released),
+        [3] => Ok(Finished::LeaseKept),
+        [4] => Ok(Finished::Stale),
+        [] => Err(DecodeError::Truncated),
+        [kind, ..] => Err(DecodeError::UnknownKind(*kind)),
+    }
+}
+
+/// A response travels as a `Completed` record holding only it.
+fn response_bytes(response: &StoredResponse) -> Vec<u8> {
+    Record::Completed(Completed { fingerprint: Fingerprint([0; 32]), attempt: 0, response: response.clone(), expires_at: 0 })
+        .encode()
+}
+
+fn response_from(bytes: &[u8]) -> Result<StoredResponse, DecodeError> {
+    completed_from(bytes).map(|c| c.response)
+}
+
+fn completed_from(bytes: &[u8]) -> Result<Completed, DecodeError> {
+    match Record::decode(bytes)? {
+        Record::Completed(completed) => Ok(completed),
+        Record::InFlight(_) => Err(DecodeError::UnknownKind(1)),
+        Record::Released(_) => Err(DecodeError::UnknownKind(3)),
+    }
+}
+
+fn finished_reading<T>(r: Reader<'_>, value: T) -> Result<T, DecodeError> {
+    match r.0.len() {
+        0 => Ok(value),
+        n => Err(DecodeError::TrailingBytes(n)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn answer(status: u16, body: Option<Vec<u8>>) -> StoredResponse {
+        StoredResponse { status, headers: vec![("content-type".into(), "text/plain".into())], body }
+    }
+
+    #[test]
+    fn calls_round_trip() {
+        let policy = RecordPolicy { lease_ms: 5, ttl_ms: 60_000, release_on: vec![503, 429] };
+        let calls = [
+            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]) },
+            StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
+            StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
+            StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
+            StoreCall::Finish { policy, attempt: 2, outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))) },
+        ];
+        for call in calls {
+            assert_eq!(StoreCall::decode(&call.encode()), Ok(call.clone()));
+            let bytes = call.encode();
+            for cut in 0..bytes.len() {
+                assert!(StoreCall::decode(&bytes[..cut]).is_err(), "{call:?} cut at {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert_eq!(StoreCall::decode(&longer), Err(DecodeError::TrailingBytes(1)));
+        }
+    }
+
+    #[test]
+    fn replies_round_trip() {
+        let completed = Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
+        for d in [
+            Decision::Execute { attempt: 3, reclaimed: true },
+            Decision::InFlight { retry_after_secs: 1 },
+            Decision::Mismatch,
+            Decision::Replay(completed.clone()),
+        ] {
+            assert_eq!(decode_decision(&encode_decision(&d)), Ok(d));
+        }
+        for f in [Finished::Stored(completed), Finished::Released, Finished::LeaseKept, Finished::Stale] {
+            assert_eq!(decode_finished(&encode_finished(&f)), Ok(f));
+        }
+        assert!(decode_decision(&[]).is_err() && decode_finished(&[9]).is_err());
+    }
+
+    #[test]
+    fn run_applies_the_pure_steps() {
+        let policy = RecordPolicy::default();
+        let fp = Fingerprint([1; 32]);
+        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(None, 0);
+        let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
+        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(Some(record.clone()), 1);
+        assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1 }));
+        let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
+            .run(Some(record), 2);
+        assert!(matches!(decode_finished(&done.answer), Ok(Finished::Stored(_))));
+        assert!(matches!(done.write, decision::Write::Put(Record::Completed(_))));
+    }
+}

@@ -1,0 +1,35 @@
+//! The deployable worker (feature `demo`): the layer in front of
+//! `ORIGIN_URL`, or in front of the embedded demo origin of SPEC §7 when it
+//! is unset. The page in `www/` is served by Workers static assets before
+//! this code runs.
+//!
+//! A later queue consumer (loyalty points) belongs next to [`shop`]: the
+//! order handler is the one place that knows an order was created.
+
+mod orders;
+mod shop;
+
+pub use orders::Orders;
+
+use worker::{Context, Env, Request, Response, Result, event};
+
+use super::{Idempotency, problem_response, proxy};
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    let layer = match Idempotency::from_env(&env) {
+        Ok(layer) => layer,
+        Err(problem) => {
+            let line = serde_json::json!({ "oncekey": "misconfigured", "status": 500, "error": problem.detail() });
+            worker::console_error!("{line}");
+            return problem_response(&problem);
+        }
+    };
+    match layer.config().origin_url.clone() {
+        Some(origin) => layer.handle(req, &env, &ctx, move |req| proxy(origin, req)).await,
+        None => {
+            let origin_env = env.clone();
+            layer.handle(req, &env, &ctx, move |req| shop::serve(req, origin_env)).await
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Workers KV: the replay tier in front of the Durable Object, and the
+//! only store in `IDEMPOTENCY_CONSISTENCY=kv` mode.
+//!
+//! A copy is only ever trusted to say "here is the answer": a miss, an
+//! expired or undecodable copy, or a KV error sends the request on to the
+//! object (KV is eventually consistent and caches misses).
+
+use worker::{KvError, KvStore};
+
+use crate::core::{Completed, Record, RecordName};
+
+/// KV's smallest `expirationTtl`, in seconds.
+const KV_MIN_TTL_SECS: u64 = 60;
+
+/// The namespace bound as `IDEMPOTENCY_KV`, keyed by record name (hex).
+#[derive(Clone, Debug)]
+pub struct KvReplay {
+    kv: KvStore,
+}
+
+impl KvReplay {
+    /// The tier over `kv`.
+    pub fn new(kv: KvStore) -> Self {
+        Self { kv }
+    }
+
+    /// The record copy stored under `name` and still live at `now_ms`.
+    /// Bytes that are not a record read as absent.
+    ///
+    /// # Errors
+    /// KV failed; the caller treats that as "unknown", never as "absent".
+    pub async fn read(&self, name: &RecordName, now_ms: u64) -> Result<Option<Record>, KvError> {
+        let bytes = self.kv.get(&name.to_hex()).bytes().await?;
+        Ok(bytes.and_then(|b| Record::decode(&b).ok()).and_then(|r| r.live(now_ms)))
+    }
+
+    /// Copies a completed record, expiring with it (never under KV's 60 s
+    /// floor; reads check `expires_at` themselves).
+    ///
+    /// # Errors
+    /// KV failed; the object still holds the record.
+    pub async fn write(&self, name: &RecordName, completed: &Completed, now_ms: u64) -> Result<(), KvError> {
+        let ttl = completed.expires_at.saturating_sub(now_ms).div_ceil(1000).max(KV_MIN_TTL_SECS);
+        let bytes = Record::Completed(completed.clone()).encode();
+        self.kv.put_bytes(&name.to_hex(), &bytes)?.expiration_ttl(ttl).execute().await
+    }
+}

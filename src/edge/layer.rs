@@ -1,0 +1,503 @@
+//! The library API: [`Idempotency`] wraps any async handler with the
+//! protection of SPEC §1–5. The decisions come from the core; this file
+//! only moves values between the request, the stores and the origin.
+
+use std::future::Future;
+use std::rc::Rc;
+
+use futures_channel::oneshot;
+use worker::{Context, Env, Headers, Method, Request, RequestInit, Response, ResponseBuilder, Result};
+
+use crate::core::{
+    Completed, Config, ConfigError, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, Outcome, Problem,
+    RecordName, Step, Store, StoredResponse, Write, begin, finish,
+};
+
+use super::durable_store::{DurableStore, StoreError};
+use super::http::{self, Timing, now_ms};
+use super::kv_replay::KvReplay;
+use super::log::DecisionLog;
+use super::origin::{OriginError, with_timeout};
+
+/// Binding name of the coordinator Durable Object namespace.
+pub const COORDINATOR_BINDING: &str = "IDEMPOTENCY_DO";
+/// Binding name of the KV namespace.
+pub const KV_BINDING: &str = "IDEMPOTENCY_KV";
+/// Every variable [`Idempotency::from_env`] reads.
+pub const VARIABLES: [&str; 15] = [
+    "ORIGIN_URL",
+    "IDEMPOTENCY_TTL_SECONDS",
+    "IDEMPOTENCY_LEASE_SECONDS",
+    "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
+    "IDEMPOTENCY_METHODS",
+    "IDEMPOTENCY_REQUIRED",
+    "IDEMPOTENCY_SCOPE",
+    "IDEMPOTENCY_MAX_BODY_BYTES",
+    "IDEMPOTENCY_MAX_RESPONSE_BYTES",
+    "IDEMPOTENCY_RELEASE_ON",
+    "IDEMPOTENCY_CONSISTENCY",
+    "IDEMPOTENCY_KV_REPLAY",
+    "IDEMPOTENCY_STORE_TIMEOUT_MS",
+    "IDEMPOTENCY_FAIL_OPEN",
+    "IDEMPOTENCY_CORS_ORIGINS",
+];
+
+/// The idempotency layer, configured once.
+///
+/// ```ignore
+/// use oncekey::edge::{Idempotency, OriginError};
+/// use worker::*;
+///
+/// #[event(fetch)]
+/// async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+///     let layer = match Idempotency::from_env(&env) {
+///         Ok(layer) => layer,
+///         Err(problem) => return oncekey::edge::problem_response(&problem),
+///     };
+///     layer.handle(req, &env, &ctx, |req| async move { my_handler(req).await }).await
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Idempotency {
+    config: Rc<Config>,
+}
+
+impl Idempotency {
+    /// A layer with a configuration built in code.
+    pub fn new(config: Config) -> Self {
+        Self { config: Rc::new(config) }
+    }
+
+    /// A layer configured from the worker's variables (SPEC §6).
+    ///
+    /// # Errors
+    /// [`Problem::Misconfigured`] naming the first variable with a bad value.
+    pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
+        let config = Config::from_vars(|name| env.var(name).ok().map(|v| v.to_string()))
+            .map_err(|e: ConfigError| Problem::Misconfigured(e.to_string()))?;
+        Ok(Self::new(config))
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Protects one request: `origin` is called at most once per key while
+    /// the key is remembered, under `waitUntil` so a client that goes away
+    /// does not leave the key in flight.
+    ///
+    /// # Errors
+    /// Only for failures of the runtime itself (building a response); every
+    /// failure of the protocol is answered as problem+json.
+    pub async fn handle<F, Fut>(&self, req: Request, env: &Env, ctx: &Context, origin: F) -> Result<Response>
+    where
+        F: FnOnce(Request) -> Fut + 'static,
+        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+    {
+        let config = &self.config;
+        let cors = http::cors_origin(&req, config);
+        let mut log = DecisionLog { tier: "layer", ..DecisionLog::default() };
+        let mut timing = Timing::default();
+
+        if let Some(allowed) = cors.as_deref().filter(|_| http::is_preflight_for_covered(&req, config)) {
+            log.outcome = "preflight";
+            log.status = 204;
+            log.emit(&timing);
+            return http::preflight_response(&req, config, allowed);
+        }
+        let method = req.method();
+        let key_header = req.headers().get("Idempotency-Key")?;
+        let key = match key_header {
+            _ if !config.covers(method.as_ref()) => None,
+            None if config.required => Some(Err(Problem::MissingKey)),
+            None => None,
+            Some(raw) => Some(IdempotencyKey::parse_bytes(raw.as_bytes()).map_err(|e| Problem::InvalidKey(e.to_string()))),
+        };
+        let key = match key {
+            None => return self.pass_through(req, origin, timing, cors, "pass-through", None).await,
+            Some(Err(problem)) => return self.refuse(problem, &mut log, timing, cors.as_deref()),
+            Some(Ok(key)) => key,
+        };
+
+        let body = match http::read_body(&req, config.max_body_bytes).await? {
+            Ok(body) => body,
+            Err(problem) => return self.refuse(problem, &mut log, timing, cors.as_deref()),
+        };
+        let url = req.url()?;
+        let path_and_query = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let headers = http::header_pairs(req.headers());
+        let lookup = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        let fingerprint = Fingerprint::of(method.as_ref(), &path_and_query, lookup("content-type"), &body);
+        let name = RecordName::new(url.host_str().unwrap_or(""), &config.scope, lookup, &key);
+        log.record = Some(name.to_hex()[..16].to_owned());
+
+        let kv = if config.kv_replay || config.consistency == Consistency::Kv {
+            env.kv(super::layer::KV_BINDING).ok().map(KvReplay::new)
+        } else {
+            None
+        };
+        let forward = Forward { url: url.to_string(), method, headers: req.headers().clone(), key, body };
+        let attempt_ctx = AttemptContext { config: self.config.clone(), name, kv: kv.clone(), cors: cors.clone() };
+
+        if config.consistency == Consistency::Kv {
+            return self.handle_kv_only(forward, fingerprint, attempt_ctx, ctx, origin, log, timing).await;
+        }
+
+        // The KV replay tier: only a live, matching copy is trusted.
+        if let Some(kv) = kv.as_ref().filter(|_| config.kv_replay) {
+            let started = now_ms();
+            let copy = kv.read(&name, started).await;
+            Timing::add(&mut timing.kv, now_ms() - started);
+            match copy {
+                Ok(Some(crate::core::Record::Completed(c))) if c.fingerprint == fingerprint => {
+                    log.outcome = "replay";
+                    log.tier = "kv";
+                    return finish_replay(&c, &mut log, timing, cors.as_deref());
+                }
+                Ok(_) => {}
+                Err(e) => log.error = Some(format!("kv read: {e}")),
+            }
+        }
+
+        let store = match env.durable_object(COORDINATOR_BINDING) {
+            Ok(ns) => DurableStore::new(ns, config.records.clone(), config.store_timeout_ms),
+            Err(e) => return self.store_failed(StoreError::Failed(e.to_string()), forward, origin, log, timing, cors).await,
+        };
+        let started = now_ms();
+        let decision = store.begin(&name, fingerprint, started).await;
+        Timing::add(&mut timing.durable, now_ms() - started);
+        log.tier = "do";
+        match decision {
+            Err(e) => self.store_failed(e, forward, origin, log, timing, cors).await,
+            Ok(Decision::InFlight { .. }) => {
+                log.outcome = "in-flight";
+                self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref())
+            }
+            Ok(Decision::Mismatch) => {
+                log.outcome = "key-reused";
+                self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref())
+            }
+            Ok(Decision::Replay(completed)) => {
+                // The KV copy may be missing (written late, or evicted): put it back.
+                if let Some(kv) = kv.filter(|_| config.kv_replay) {
+                    let copy = completed.clone();
+                    ctx.wait_until(async move {
+                        let _ = kv.write(&name, &copy, now_ms()).await;
+                    });
+                }
+                log.outcome = "replay";
+                finish_replay(&completed, &mut log, timing, cors.as_deref())
+            }
+            Ok(Decision::Execute { attempt, reclaimed }) => {
+                log.outcome = if reclaimed { "execute-reclaimed" } else { "execute" };
+                log.attempt = Some(attempt);
+                let finisher = Finisher::Durable(store);
+                execute(forward, attempt, finisher, attempt_ctx, ctx, origin, log, timing).await
+            }
+        }
+    }
+
+    /// `IDEMPOTENCY_CONSISTENCY=kv`: replay only. The core decides on the
+    /// copy KV returns; nothing marks the key in flight, so two concurrent
+    /// duplicates can both run.
+    #[allow(clippy::too_many_arguments)]
+    async fn handle_kv_only<F, Fut>(
+        &self,
+        forward: Forward,
+        fingerprint: Fingerprint,
+        attempt_ctx: AttemptContext,
+        ctx: &Context,
+        origin: F,
+        mut log: DecisionLog,
+        mut timing: Timing,
+    ) -> Result<Response>
+    where
+        F: FnOnce(Request) -> Fut + 'static,
+        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+    {
+        let cors = attempt_ctx.cors.clone();
+        log.tier = "kv";
+        let Some(kv) = attempt_ctx.kv.clone() else {
+            let e = StoreError::Failed(format!("no KV namespace bound as {KV_BINDING}"));
+            return self.store_failed(e, forward, origin, log, timing, cors).await;
+        };
+        let started = now_ms();
+        let found = kv.read(&attempt_ctx.name, started).await;
+        Timing::add(&mut timing.kv, now_ms() - started);
+        let found = match found {
+            Ok(found) => found,
+            Err(e) => return self.store_failed(StoreError::Failed(e.to_string()), forward, origin, log, timing, cors).await,
+        };
+        let Step { answer, write } = begin(found, fingerprint, now_ms(), &self.config.records);
+        match answer {
+            Decision::Replay(completed) => {
+                log.outcome = "replay";
+                finish_replay(&completed, &mut log, timing, cors.as_deref())
+            }
+            Decision::Mismatch => {
+                log.outcome = "key-reused";
+                self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref())
+            }
+            Decision::InFlight { .. } => {
+                log.outcome = "in-flight";
+                self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref())
+            }
+            Decision::Execute { attempt, .. } => {
+                let Write::Put(reserved) = write else { unreachable!("begin reserves on Execute") };
+                log.outcome = "execute";
+                log.attempt = Some(attempt);
+                let finisher = Finisher::Local { reserved, policy: self.config.records.clone() };
+                execute(forward, attempt, finisher, attempt_ctx, ctx, origin, log, timing).await
+            }
+        }
+    }
+
+    /// The store failed: 503, or the request forwarded unprotected when
+    /// failing open.
+    async fn store_failed<F, Fut>(
+        &self,
+        error: StoreError,
+        forward: Forward,
+        origin: F,
+        mut log: DecisionLog,
+        timing: Timing,
+        cors: Option<String>,
+    ) -> Result<Response>
+    where
+        F: FnOnce(Request) -> Fut + 'static,
+        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+    {
+        let error = error.to_string();
+        if self.config.fail_open {
+            let req = forward.request(None)?;
+            return self.pass_through(req, origin, timing, cors, "fail-open", Some(error)).await;
+        }
+        log.outcome = "store-unavailable";
+        log.error = Some(error);
+        self.refuse(Problem::StoreUnavailable, &mut log, timing, cors.as_deref())
+    }
+
+    /// A request the layer does not protect: forwarded as it is, minus any
+    /// client-sent `Idempotency-Attempt`.
+    async fn pass_through<F, Fut>(
+        &self,
+        req: Request,
+        origin: F,
+        mut timing: Timing,
+        cors: Option<String>,
+        outcome: &'static str,
+        error: Option<String>,
+    ) -> Result<Response>
+    where
+        F: FnOnce(Request) -> Fut + 'static,
+        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+    {
+        let req = if req.headers().has("Idempotency-Attempt")? { without_attempt(req)? } else { req };
+        let started = now_ms();
+        let answer = with_timeout(origin(req), self.config.origin_timeout_ms).await;
+        Timing::add(&mut timing.origin, now_ms() - started);
+        let mut log = DecisionLog { outcome, tier: "origin", error, ..DecisionLog::default() };
+        let response = match answer {
+            Ok(response) => {
+                let headers = http::copy_headers(response.headers())?;
+                http::decorate(&headers, &timing, cors.as_deref())?;
+                response.with_headers(headers)
+            }
+            Err(e) => {
+                log.error = Some(e.to_string());
+                let response = http::problem_response(&Problem::OriginUnreachable)?;
+                http::decorate(response.headers(), &timing, cors.as_deref())?;
+                response
+            }
+        };
+        log.status = response.status_code();
+        // The baseline path logs only failures and fail-open forwards.
+        if outcome != "pass-through" || log.error.is_some() {
+            log.emit(&timing);
+        }
+        Ok(response)
+    }
+
+    /// One of the layer's own errors.
+    fn refuse(&self, problem: Problem, log: &mut DecisionLog, timing: Timing, cors: Option<&str>) -> Result<Response> {
+        if log.outcome.is_empty() {
+            log.outcome = problem.code();
+        }
+        log.status = problem.status();
+        log.emit(&timing);
+        let response = http::problem_response(&problem)?;
+        http::decorate(response.headers(), &timing, cors)?;
+        Ok(response)
+    }
+}
+
+/// The replay answer, logged.
+fn finish_replay(completed: &Completed, log: &mut DecisionLog, timing: Timing, cors: Option<&str>) -> Result<Response> {
+    log.attempt = Some(completed.attempt);
+    log.status = completed.response.status;
+    log.emit(&timing);
+    let response = http::replay_response(completed)?;
+    http::decorate(response.headers(), &timing, cors)?;
+    Ok(response)
+}
+
+/// The parts of the keyed request kept to build the origin's request.
+struct Forward {
+    url: String,
+    method: Method,
+    headers: Headers,
+    key: IdempotencyKey,
+    body: Vec<u8>,
+}
+
+impl Forward {
+    /// The origin's request: the client's, without its `Idempotency-Attempt`;
+    /// with the unquoted key and our attempt number when protected.
+    fn request(self, attempt: Option<u32>) -> Result<Request> {
+        let headers = http::copy_headers(&self.headers)?;
+        headers.delete("Idempotency-Attempt")?;
+        if let Some(attempt) = attempt {
+            headers.set("Idempotency-Key", self.key.as_str())?;
+            headers.set("Idempotency-Attempt", &attempt.to_string())?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(self.method).with_headers(headers);
+        if !self.body.is_empty() {
+            init.with_body(Some(worker::js_sys::Uint8Array::from(self.body.as_slice()).into()));
+        }
+        Request::new_with_init(&self.url, &init)
+    }
+}
+
+/// A copy of `req` without the `Idempotency-Attempt` header.
+fn without_attempt(req: Request) -> Result<Request> {
+    let headers = http::copy_headers(req.headers())?;
+    headers.delete("Idempotency-Attempt")?;
+    let mut init = RequestInit::new();
+    init.with_method(req.method()).with_headers(headers).with_body(req.inner().body().map(Into::into));
+    Request::new_with_init(&req.url()?.to_string(), &init)
+}
+
+/// What an attempt needs after the origin answers.
+struct AttemptContext {
+    config: Rc<Config>,
+    name: RecordName,
+    kv: Option<KvReplay>,
+    cors: Option<String>,
+}
+
+/// Where an attempt's outcome is recorded.
+enum Finisher {
+    /// In the coordinator object, atomically.
+    Durable(DurableStore),
+    /// KV-only mode: the core's `finish` on the reservation made locally.
+    Local { reserved: crate::core::Record, policy: crate::core::RecordPolicy },
+}
+
+/// Calls the origin and finishes the attempt under `waitUntil`; the caller
+/// gets the origin's answer once the outcome is recorded.
+#[allow(clippy::too_many_arguments)]
+async fn execute<F, Fut>(
+    forward: Forward,
+    attempt: u32,
+    finisher: Finisher,
+    attempt_ctx: AttemptContext,
+    ctx: &Context,
+    origin: F,
+    mut log: DecisionLog,
+    mut timing: Timing,
+) -> Result<Response>
+where
+    F: FnOnce(Request) -> Fut + 'static,
+    Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+{
+    let req = forward.request(Some(attempt))?;
+    let (reply, answered) = oneshot::channel::<Result<Response>>();
+    ctx.wait_until(async move {
+        let config = attempt_ctx.config.clone();
+        let started = now_ms();
+        let answer = with_timeout(origin(req), config.origin_timeout_ms).await;
+        let (client, outcome) = match answer {
+            Ok(response) => read_answer(response, config.max_response_bytes).await,
+            Err(e) => {
+                log.error = Some(e.to_string());
+                let outcome = match e {
+                    OriginError::NotSent(_) => Outcome::NotSent,
+                    OriginError::NoAnswer(_) => Outcome::Unknown,
+                };
+                (http::problem_response(&Problem::OriginUnreachable), outcome)
+            }
+        };
+        Timing::add(&mut timing.origin, now_ms() - started);
+
+        let started = now_ms();
+        let finished = match finisher {
+            Finisher::Durable(store) => store.finish(&attempt_ctx.name, attempt, outcome, started).await,
+            Finisher::Local { reserved, policy } => {
+                Ok(finish(Some(reserved), attempt, outcome, started, &policy).answer)
+            }
+        };
+        if matches!(finished, Ok(_) | Err(_)) && config.consistency == Consistency::Durable {
+            Timing::add(&mut timing.durable, now_ms() - started);
+        }
+        let stored = match finished {
+            Ok(Finished::Stored(completed)) => {
+                log.finish = Some("stored");
+                Some(completed)
+            }
+            Ok(Finished::Released) => {
+                log.finish = Some("released");
+                None
+            }
+            Ok(Finished::LeaseKept) => {
+                log.finish = Some("lease-kept");
+                None
+            }
+            Ok(Finished::Stale) => {
+                log.finish = Some("stale");
+                None
+            }
+            Err(e) => {
+                log.finish = Some("store-failed");
+                log.error = Some(e.to_string());
+                None
+            }
+        };
+        let client = client.and_then(|response| {
+            http::decorate(response.headers(), &timing, attempt_ctx.cors.as_deref())?;
+            Ok(response)
+        });
+        log.status = client.as_ref().map(Response::status_code).unwrap_or(500);
+        log.emit(&timing);
+        let _ = reply.send(client);
+        if let (Some(completed), Some(kv)) = (stored, attempt_ctx.kv) {
+            let _ = kv.write(&attempt_ctx.name, &completed, now_ms()).await;
+        }
+    });
+    match answered.await {
+        Ok(response) => response,
+        Err(_) => http::problem_response(&Problem::OriginUnreachable),
+    }
+}
+
+/// Reads the origin's answer in full: the response for the caller and the
+/// outcome to record (body kept only up to `max_body`).
+async fn read_answer(mut response: Response, max_body: usize) -> (Result<Response>, Outcome) {
+    let status = response.status_code();
+    let headers = http::header_pairs(response.headers());
+    let body = match response.bytes().await {
+        Ok(body) => body,
+        // The head arrived but the body broke off: no complete answer.
+        Err(e) => {
+            worker::console_warn!("oncekey: origin body failed: {e}");
+            return (http::problem_response(&Problem::OriginUnreachable), Outcome::Unknown);
+        }
+    };
+    let client = http::copy_headers(response.headers())
+        .map(|h| http::with_body(ResponseBuilder::new().with_status(status).with_headers(h), body.clone()));
+    (client, Outcome::Answered(StoredResponse::capture(status, headers, body, max_body)))
+}

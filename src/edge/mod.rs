@@ -1,0 +1,33 @@
+//! The Cloudflare Worker adapter (feature `edge`): the core's state machine
+//! in front of an origin, decided in a Durable Object, replayed from KV.
+//!
+//! - [`Idempotency`] wraps any async handler (the library API);
+//! - [`IdempotencyCoordinator`] is the Durable Object class to bind as
+//!   `IDEMPOTENCY_DO` (export it from your worker: it is exported by this
+//!   crate's wasm module as soon as the feature is on);
+//! - [`proxy`] forwards to `ORIGIN_URL`;
+//! - with feature `demo`, the embedded demo origin and the worker's
+//!   `fetch` entry point.
+//!
+//! The adapter holds no decisions of its own: it reads the request into the
+//! core's values, runs [`crate::core::begin`]/[`crate::core::finish`] in a
+//! store, and performs what they say.
+
+mod coordinator;
+mod durable_store;
+mod http;
+mod kv_replay;
+mod layer;
+mod log;
+mod origin;
+
+#[cfg(feature = "demo")]
+pub mod demo;
+
+pub use coordinator::IdempotencyCoordinator;
+pub use durable_store::{DurableStore, StoreError};
+pub use http::{Timing, problem_response};
+pub use kv_replay::KvReplay;
+pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING, VARIABLES};
+pub use log::DecisionLog;
+pub use origin::{OriginError, proxy, with_timeout};

@@ -1,0 +1,64 @@
+//! Calling the origin: the proxy to `ORIGIN_URL`, the time limit, and how a
+//! failed call maps to the core's [`Outcome`](crate::core::Outcome).
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::future::{Either, select};
+use worker::{Delay, Fetch, Request, RequestInit, Response};
+
+/// Why the origin gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginError {
+    /// The request was never sent (for example the connection was refused):
+    /// the origin cannot have acted, so the key is released.
+    NotSent(String),
+    /// The request may have reached the origin but no answer came back
+    /// (reset, timeout): the outcome is unknown, the lease is kept.
+    NoAnswer(String),
+}
+
+impl std::fmt::Display for OriginError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotSent(why) => write!(f, "not sent: {why}"),
+            Self::NoAnswer(why) => write!(f, "no answer: {why}"),
+        }
+    }
+}
+
+/// Runs an origin call with a time limit; past it the outcome is unknown.
+pub async fn with_timeout<F>(call: F, timeout_ms: u64) -> Result<Response, OriginError>
+where
+    F: Future<Output = Result<Response, OriginError>>,
+{
+    let call = std::pin::pin!(call);
+    let timer = Delay::from(Duration::from_millis(timeout_ms));
+    match select(call, timer).await {
+        Either::Left((result, _)) => result,
+        Either::Right(_) => Err(OriginError::NoAnswer(format!("no answer within {timeout_ms} ms"))),
+    }
+}
+
+/// Forwards `req` to `origin` (scheme and host, no trailing slash), keeping
+/// its method, path, query, headers and body.
+///
+/// A fetch that fails is reported as [`OriginError::NoAnswer`]: the runtime
+/// does not say whether the request left, so the safe reading is "maybe".
+///
+/// # Errors
+/// [`OriginError`] when no response came back.
+pub async fn proxy(origin: String, req: Request) -> Result<Response, OriginError> {
+    let url = req.url().map_err(|e| OriginError::NotSent(e.to_string()))?;
+    let target = match url.query() {
+        Some(query) => format!("{origin}{}?{query}", url.path()),
+        None => format!("{origin}{}", url.path()),
+    };
+    let mut init = RequestInit::new();
+    init.with_method(req.method())
+        .with_headers(req.headers().clone())
+        .with_body(req.inner().body().map(Into::into))
+        .with_redirect(worker::RequestRedirect::Manual);
+    let outgoing = Request::new_with_init(&target, &init).map_err(|e| OriginError::NotSent(e.to_string()))?;
+    Fetch::Request(outgoing).send().await.map_err(|e| OriginError::NoAnswer(e.to_string()))
+}

@@ -1,0 +1,38 @@
+// 200 keys × 10 concurrent duplicates → exactly 200 orders.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { newKey, order, ordersOf, start, uniqueItem } from "./harness.mjs";
+
+let worker;
+before(async () => { worker = await start(); });
+after(() => worker?.dispose());
+
+test("200 keys × 10 concurrent duplicates → exactly 200 orders; each answer stored or 409", async () => {
+  const item = uniqueItem("concurrent");
+  const keys = Array.from({ length: 200 }, () => newKey());
+  const answers = await Promise.all(
+    keys.flatMap((key) =>
+      Array.from({ length: 10 }, async () => {
+        const res = await order(worker, { key, item, query: "?delay_ms=50" });
+        return { key, status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
+      }),
+    ),
+  );
+  const byKey = new Map();
+  for (const a of answers) {
+    assert.ok(a.status < 500, `no 5xx: got ${a.status} ${JSON.stringify(a.body)}`);
+    if (a.status === 409) {
+      assert.equal(a.body.type, "urn:oncekey:problem:key-in-flight");
+      assert.equal(a.retryAfter, "1");
+      continue;
+    }
+    assert.equal(a.status, 201);
+    const seen = byKey.get(a.key);
+    if (seen) assert.equal(a.body.orderId, seen, "every success for a key is the same stored answer");
+    else byKey.set(a.key, a.body.orderId);
+  }
+  const { count, orders } = await ordersOf(worker, item);
+  assert.equal(count, 200);
+  assert.equal(new Set(orders.map((o) => o.orderId)).size, 200);
+  for (const [, orderId] of byKey) assert.ok(orders.some((o) => o.orderId === orderId));
+});

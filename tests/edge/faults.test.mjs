@@ -1,0 +1,98 @@
+// Unknown outcomes, crashes and store failures (SPEC §3–4).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { newKey, order, ordersOf, problemOf, sleep, start, tempDir, uniqueItem } from "./harness.mjs";
+
+describe("unknown outcome with a short lease", () => {
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" } }); });
+  after(() => worker?.dispose());
+
+  test("Demo-Fault: drop → 502, 409 while the lease lives, then the retry reclaims as attempt 2", async () => {
+    const item = uniqueItem("drop");
+    const key = newKey();
+    const dropped = await order(worker, { key, item, headers: { "demo-fault": "drop" } });
+    assert.equal(dropped.status, 502);
+    assert.equal((await problemOf(dropped)).code, "origin-unreachable");
+    assert.equal((await ordersOf(worker, item)).count, 1, "the order was created");
+    const early = await order(worker, { key, item });
+    assert.equal(early.status, 409);
+    assert.equal(early.headers.get("retry-after"), "1");
+    await sleep(2200);
+    const retry = await order(worker, { key, item });
+    assert.equal(retry.status, 201);
+    assert.equal((await retry.json()).attempt, 2);
+    const { count, orders } = await ordersOf(worker, item);
+    assert.equal(count, 2);
+    assert.deepEqual(orders.map((o) => o.attempt), [1, 2]);
+  });
+});
+
+describe("a real crash", () => {
+  test("stop the runtime mid-attempt, restart on the same state, the retry reclaims after the lease", async () => {
+    const persist = tempDir();
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2" };
+    const item = uniqueItem("crash");
+    const key = newKey();
+    let worker = await start({ vars, persist });
+    const query = "?delay_ms=1500"; // part of the request: every retry sends it too
+    const inFlight = order(worker, { key, item, query }).catch((e) => e);
+    await sleep(500); // begin has committed; the origin is waiting
+    await worker.dispose(); // the runtime dies with the attempt in flight
+    const lost = await inFlight;
+    assert.ok(lost instanceof Error || lost.status >= 500, "the first caller got no answer");
+
+    worker = await start({ vars, persist });
+    try {
+      const early = await order(worker, { key, item, query });
+      assert.equal(early.status, 409, "the persisted lease still holds the key");
+      await sleep(3200);
+      const retry = await order(worker, { key, item, query });
+      assert.equal(retry.status, 201);
+      assert.equal((await retry.json()).attempt, 2);
+      assert.equal((await ordersOf(worker, item)).count, 1, "the crashed attempt never created its order");
+      const replay = await order(worker, { key, item, query });
+      assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
+for (const mode of ["fail", "hang"]) {
+  describe(`store ${mode === "fail" ? "down" : "hanging"}`, () => {
+    let worker;
+    before(async () => {
+      worker = await start({ store: mode, vars: { IDEMPOTENCY_STORE_TIMEOUT_MS: "300" } });
+    });
+    after(() => worker?.dispose());
+
+    test("→ 503 store-unavailable within the store timeout, and no order", async () => {
+      const item = uniqueItem(`store-${mode}`);
+      const started = Date.now();
+      const res = await order(worker, { key: newKey(), item });
+      const elapsed = Date.now() - started;
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get("retry-after"), "1");
+      assert.equal((await problemOf(res)).code, "store-unavailable");
+      assert.ok(elapsed < 300 + 1500, `answered in ${elapsed} ms`);
+      assert.equal((await ordersOf(worker, item)).count, 0);
+    });
+  });
+}
+
+describe("store down with IDEMPOTENCY_FAIL_OPEN=true", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ store: "fail", vars: { IDEMPOTENCY_FAIL_OPEN: "true" } });
+  });
+  after(() => worker?.dispose());
+
+  test("→ forwarded unprotected", async () => {
+    const item = uniqueItem("failopen");
+    const res = await order(worker, { key: newKey(), item, headers: { "idempotency-attempt": "7" } });
+    assert.equal(res.status, 201);
+    assert.equal((await res.json()).attempt, null, "no attempt number: the request is unprotected");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+});

@@ -1,0 +1,168 @@
+// Runs the built worker (build/index.js + wasm) in workerd through
+// Miniflare, with real local KV and Durable Object bindings.
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import http from "node:http";
+import { Miniflare } from "miniflare";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const BUILD = join(ROOT, "build");
+const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
+  readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
+)[1];
+
+export const BASE = "http://oncekey.test";
+
+// A stand-in for the coordinator that fails or never answers, bound as
+// IDEMPOTENCY_DO to inject store faults from outside the Rust worker.
+const FAULTY_STORE = `
+export class FaultyStore {
+  constructor(state, env) { this.env = env; }
+  async fetch() {
+    if (this.env.MODE === "hang") return new Promise(() => {});
+    return new Response("store exploded", { status: 500 });
+  }
+}
+export default { fetch() { return new Response("faults"); } };
+`;
+
+/**
+ * Starts the worker. `vars` override wrangler.toml's defaults; `store`
+ * is "real", "fail" or "hang"; `persist` is a directory for DO and KV
+ * state that survives a restart.
+ */
+export async function start({ vars = {}, store = "real", persist } = {}) {
+  const durableObjects = {
+    IDEMPOTENCY_DO:
+      store === "real"
+        ? { className: "IdempotencyCoordinator", useSQLite: true }
+        : { className: "FaultyStore", scriptName: "faults" },
+    ORDERS: { className: "Orders", useSQLite: true },
+  };
+  const workers = [
+    {
+      name: "oncekey",
+      modules: true,
+      modulesRoot: BUILD,
+      scriptPath: join(BUILD, "index.js"),
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: { ...defaultVars(), ...vars },
+      kvNamespaces: ["IDEMPOTENCY_KV"],
+      durableObjects,
+    },
+  ];
+  if (store !== "real") {
+    workers.push({
+      name: "faults",
+      modules: true,
+      script: FAULTY_STORE,
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: { MODE: store },
+      durableObjects: { FAULTY: "FaultyStore" },
+    });
+  }
+  const mf = new Miniflare({
+    workers,
+    ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
+  });
+  const url = await mf.ready;
+  return {
+    mf,
+    url,
+    /** A request over a real socket, headers exactly as given (fetch drops empty ones). */
+    raw: (path, { method = "POST", headers = {}, body = "" } = {}) =>
+      new Promise((resolve, reject) => {
+        const req = http.request(new URL(path, url), { method, headers, agent: false }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk) => { text += chunk; });
+          res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      }),
+    fetch: (path, init) => mf.dispatchFetch(BASE + path, init),
+    async calls(recordHex) {
+      const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
+      const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/calls");
+      return (await res.json()).calls;
+    },
+    dispose: () => mf.dispose(),
+  };
+}
+
+/** The [vars] of wrangler.toml, so tests run with the shipped defaults. */
+function defaultVars() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const section = toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0];
+  return Object.fromEntries(
+    [...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
+  );
+}
+
+export const tempDir = () => mkdtempSync(join(tmpdir(), "oncekey-edge-"));
+export const newKey = () => randomUUID();
+export const uniqueItem = (name) => `${name}-${randomUUID().slice(0, 8)}`;
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** POST /api/orders with a key (unless `key` is null) and a JSON order. */
+export function order(worker, { key, item, quantity = 1, amountCents = 500, headers = {}, query = "" }) {
+  const h = { "content-type": "application/json", ...headers };
+  if (key !== null && key !== undefined) h["idempotency-key"] = key;
+  return worker.fetch(`/api/orders${query}`, {
+    method: "POST",
+    headers: h,
+    body: JSON.stringify({ item, quantity, amountCents }),
+  });
+}
+
+/** Every execution that created an order for `item`. */
+export async function ordersOf(worker, item) {
+  const res = await worker.fetch(`/api/orders?item=${encodeURIComponent(item)}`);
+  return res.json();
+}
+
+/**
+ * The record name the worker derives (SPEC §2): SHA-256 over length-
+ * prefixed parts, written independently of the Rust code.
+ */
+export function recordName(host, authorization, key) {
+  const hash = createHash("sha256");
+  const part = (bytes) => {
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(bytes.length));
+    hash.update(len);
+    hash.update(bytes);
+  };
+  part(Buffer.from("oncekey/record/1"));
+  part(Buffer.from(host.toLowerCase()));
+  part(Buffer.from("header:authorization"));
+  if (authorization === undefined) part(Buffer.from([0]));
+  else {
+    part(Buffer.from([1]));
+    part(Buffer.from(authorization));
+  }
+  part(Buffer.from(key));
+  return hash.digest("hex");
+}
+
+/** Parses a problem+json answer, checking its shape. */
+export async function problemOf(res) {
+  const type = res.headers.get("content-type");
+  if (type !== "application/problem+json") throw new Error(`not a problem: ${res.status} ${type}`);
+  const body = await res.json();
+  return { ...body, code: body.type.replace("urn:oncekey:problem:", "") };
+}
+
+/** Tier names in Server-Timing, e.g. ["kv", "do"]. */
+export function tiers(res) {
+  const value = res.headers.get("server-timing") ?? "";
+  return value
+    .split(",")
+    .map((entry) => entry.trim().split(";")[0])
+    .filter(Boolean);
+}

@@ -1,0 +1,306 @@
+// The protocol of SPEC §1–5 against the built worker and the embedded demo
+// origin, on real local KV and Durable Objects.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
+} from "./harness.mjs";
+
+describe("with the default configuration", () => {
+  let worker;
+  before(async () => { worker = await start(); });
+  after(() => worker?.dispose());
+
+  test("replay: same key and body twice → same answer, the second marked, the origin ran once", async () => {
+    const item = uniqueItem("replay");
+    const key = newKey();
+    const first = await order(worker, { key, item });
+    const firstBody = await first.text();
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get("idempotent-replayed"), null);
+    const second = await order(worker, { key, item });
+    assert.equal(second.status, 201);
+    assert.equal(second.headers.get("idempotent-replayed"), "true");
+    assert.equal(second.headers.get("cache-control"), "no-store");
+    assert.equal(await second.text(), firstBody);
+    const { count, orders } = await ordersOf(worker, item);
+    assert.equal(count, 1);
+    assert.equal(orders[0].orderId, JSON.parse(firstBody).orderId);
+    assert.equal(orders[0].attempt, 1);
+  });
+
+  test("422 key-reused while the first request is in flight and after it completed", async () => {
+    const item = uniqueItem("reuse");
+    const key = newKey();
+    const slow = order(worker, { key, item, query: "?delay_ms=1500" });
+    await sleep(300);
+    const during = await order(worker, { key, item, quantity: 2, query: "?delay_ms=1500" });
+    assert.equal(during.status, 422);
+    assert.equal((await problemOf(during)).code, "key-reused");
+    assert.equal((await slow).status, 201);
+    const afterwards = await order(worker, { key, item, quantity: 3 });
+    assert.equal(afterwards.status, 422);
+    assert.equal((await problemOf(afterwards)).code, "key-reused");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+
+  test("a duplicate while the first is in flight → 409 key-in-flight with Retry-After", async () => {
+    const item = uniqueItem("inflight");
+    const key = newKey();
+    const slow = order(worker, { key, item, query: "?delay_ms=1000" });
+    await sleep(300);
+    const dup = await order(worker, { key, item, query: "?delay_ms=1000" });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.headers.get("retry-after"), "1");
+    assert.equal(dup.headers.get("cache-control"), "no-store");
+    assert.equal((await problemOf(dup)).code, "key-in-flight");
+    assert.equal((await slow).status, 201);
+  });
+
+  test("bad keys → 400 invalid-key, and the origin is not called", async () => {
+    const item = uniqueItem("badkey");
+    const cases = {
+      empty: "",
+      "256 characters": "k".repeat(256),
+      "control character": "ab\tcd",
+      "non-ASCII": "caf\u00e9",
+      "broken quotes": '"abc',
+      "junk after the quoted string": '"abc"x',
+    };
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 1 });
+    const send = (headers) => worker.raw("/api/orders", { headers: { "content-type": "application/json", ...headers }, body });
+    for (const [why, key] of Object.entries(cases)) {
+      const res = await send({ "idempotency-key": Buffer.from(key, "latin1").toString("latin1") });
+      assert.equal(res.status, 400, why);
+      assert.equal(res.headers["content-type"], "application/problem+json", why);
+      const problem = JSON.parse(res.text);
+      assert.equal(problem.type, "urn:oncekey:problem:invalid-key", why);
+      assert.equal(problem.status, 400, why);
+    }
+    const twice = await send({ "idempotency-key": ["one", "two"] });
+    assert.equal(twice.status, 400, "two headers");
+    assert.equal(JSON.parse(twice.text).type, "urn:oncekey:problem:invalid-key");
+    // 255 characters is fine, quoted or bare.
+    assert.equal((await order(worker, { key: "k".repeat(255), item })).status, 201);
+    assert.equal((await order(worker, { key: '"k' + "q".repeat(200) + '"', item })).status, 201);
+    assert.equal((await ordersOf(worker, item)).count, 2);
+  });
+
+  test("quoted and bare spellings of a key are the same key", async () => {
+    const item = uniqueItem("spelling");
+    const key = `k-${newKey()}`;
+    assert.equal((await order(worker, { key, item })).status, 201);
+    const quoted = await order(worker, { key: `"${key}"`, item });
+    assert.equal(quoted.headers.get("idempotent-replayed"), "true");
+  });
+
+  test("no key on a covered method passes through (keys are opt-in)", async () => {
+    const item = uniqueItem("nokey");
+    assert.equal((await order(worker, { key: null, item })).status, 201);
+    assert.equal((await order(worker, { key: null, item })).status, 201);
+    assert.equal((await ordersOf(worker, item)).count, 2);
+  });
+
+  test("Demo-Fault: unavailable (503) releases the key; the retry runs again as attempt 2", async () => {
+    const item = uniqueItem("release");
+    const key = newKey();
+    const first = await order(worker, { key, item, headers: { "demo-fault": "unavailable" } });
+    assert.equal(first.status, 503);
+    assert.equal(first.headers.get("idempotent-replayed"), null);
+    assert.equal((await ordersOf(worker, item)).count, 0);
+    const retry = await order(worker, { key, item });
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get("idempotent-replayed"), null);
+    assert.equal((await retry.json()).attempt, 2);
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+
+  test("a 500 is an answer: stored and replayed, not run again", async () => {
+    const item = uniqueItem("error");
+    const key = newKey();
+    const first = await order(worker, { key, item, headers: { "demo-fault": "error" } });
+    assert.equal(first.status, 500);
+    const body = await first.text();
+    const retry = await order(worker, { key, item });
+    assert.equal(retry.status, 500);
+    assert.equal(retry.headers.get("idempotent-replayed"), "true");
+    assert.equal(await retry.text(), body);
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+
+  test("a client-sent Idempotency-Attempt never reaches the origin", async () => {
+    const item = uniqueItem("forged");
+    const keyed = await order(worker, { key: newKey(), item, headers: { "idempotency-attempt": "99" } });
+    assert.equal((await keyed.json()).attempt, 1);
+    const unkeyed = await order(worker, { key: null, item, headers: { "idempotency-attempt": "99" } });
+    assert.equal((await unkeyed.json()).attempt, null);
+  });
+
+  test("scope: the same key under two Authorization values → two executions, no cross-replay", async () => {
+    const item = uniqueItem("scope");
+    const key = newKey();
+    const alice = await order(worker, { key, item, headers: { authorization: "Bearer alice" } });
+    const bob = await order(worker, { key, item, headers: { authorization: "Bearer bob" } });
+    assert.equal(alice.status, 201);
+    assert.equal(bob.status, 201);
+    assert.equal(bob.headers.get("idempotent-replayed"), null);
+    assert.notEqual((await alice.json()).orderId, (await bob.json()).orderId);
+    const aliceAgain = await order(worker, { key, item, headers: { authorization: "Bearer alice" } });
+    assert.equal(aliceAgain.headers.get("idempotent-replayed"), "true");
+    assert.equal((await ordersOf(worker, item)).count, 2);
+  });
+
+  test("after completion a replay is served from KV without touching the Durable Object", async () => {
+    const item = uniqueItem("kvtier");
+    const key = newKey();
+    const first = await order(worker, { key, item });
+    assert.equal(first.status, 201);
+    assert.deepEqual(tiers(first), ["kv", "do", "origin"]);
+    const name = recordName("oncekey.test", undefined, key);
+    const callsAfterFirst = await worker.calls(name);
+    assert.equal(callsAfterFirst, 2, "begin and finish");
+    let replay;
+    for (let i = 0; i < 50; i++) { // the KV copy is written just after the answer
+      replay = await order(worker, { key, item });
+      if (tiers(replay).join() === "kv") break;
+      await sleep(50);
+    }
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.deepEqual(tiers(replay), ["kv"]);
+    const callsNow = await worker.calls(name);
+    const viaObject = await worker.calls(name) - callsNow; // reading the count is not a store call
+    assert.equal(viaObject, 0);
+    const again = await order(worker, { key, item });
+    assert.deepEqual(tiers(again), ["kv"]);
+    assert.equal(await worker.calls(name), callsNow, "the replay did not reach the object");
+  });
+
+  test("Server-Timing on a pass-through names only the origin", async () => {
+    const res = await worker.fetch(`/api/orders?item=${uniqueItem("timing")}`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(tiers(res), ["origin"]);
+  });
+
+  test("the layer's errors are problem+json, never a bare string", async () => {
+    const res = await order(worker, { key: "a b", item: "x" });
+    const problem = await problemOf(res);
+    assert.equal(problem.type, "urn:oncekey:problem:invalid-key");
+    assert.ok(problem.title && problem.detail);
+  });
+});
+
+describe("with IDEMPOTENCY_REQUIRED=true and a small body limit", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_REQUIRED: "true", IDEMPOTENCY_MAX_BODY_BYTES: "1024" } });
+  });
+  after(() => worker?.dispose());
+
+  test("a covered request without a key → 400 missing-key; GET still passes", async () => {
+    const item = uniqueItem("required");
+    const res = await order(worker, { key: null, item });
+    assert.equal(res.status, 400);
+    assert.equal((await problemOf(res)).code, "missing-key");
+    assert.equal((await ordersOf(worker, item)).count, 0);
+  });
+
+  test("a body over the limit → 413, counted on bytes read (no Content-Length)", async () => {
+    const big = new TextEncoder().encode(JSON.stringify({ item: "x", quantity: 1, amountCents: 1, pad: "p".repeat(2000) }));
+    const stream = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < big.length; i += 256) controller.enqueue(big.slice(i, i + 256));
+        controller.close();
+      },
+    });
+    const res = await worker.fetch("/api/orders", {
+      method: "POST",
+      headers: { "idempotency-key": newKey(), "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    });
+    assert.equal(res.status, 413);
+    assert.equal((await problemOf(res)).code, "body-too-large");
+    const fits = await order(worker, { key: newKey(), item: uniqueItem("fits") });
+    assert.equal(fits.status, 201);
+  });
+});
+
+describe("with a small IDEMPOTENCY_MAX_RESPONSE_BYTES", () => {
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_MAX_RESPONSE_BYTES: "100" } }); });
+  after(() => worker?.dispose());
+
+  test("a large response is answered in full, then replayed with Idempotent-Body-Omitted", async () => {
+    const item = uniqueItem("large");
+    const key = newKey();
+    const first = await order(worker, { key, item });
+    assert.equal(first.status, 201);
+    assert.ok((await first.text()).length > 100);
+    const replay = await order(worker, { key, item });
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(replay.headers.get("idempotent-body-omitted"), "true");
+    assert.equal(replay.headers.get("content-type"), "application/json");
+    assert.equal(await replay.text(), "");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+});
+
+describe("with CORS origins configured", () => {
+  const allowed = "https://shop.example";
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: allowed } }); });
+  after(() => worker?.dispose());
+
+  test("a preflight with Idempotency-Key is allowed for an allowed origin", async () => {
+    const res = await worker.fetch("/api/orders", {
+      method: "OPTIONS",
+      headers: {
+        origin: allowed,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "idempotency-key, content-type",
+      },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get("access-control-allow-origin"), allowed);
+    assert.match(res.headers.get("access-control-allow-methods"), /POST/);
+    assert.match(res.headers.get("access-control-allow-headers").toLowerCase(), /idempotency-key/);
+  });
+
+  test("a preflight from another origin is not allowed", async () => {
+    const res = await worker.fetch("/api/orders", {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
+    assert.equal(res.headers.get("access-control-allow-origin"), null);
+  });
+
+  test("a replay's Idempotent-Replayed is readable cross-origin", async () => {
+    const item = uniqueItem("cors");
+    const key = newKey();
+    await order(worker, { key, item, headers: { origin: allowed } });
+    const replay = await order(worker, { key, item, headers: { origin: allowed } });
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(replay.headers.get("access-control-allow-origin"), allowed);
+    const exposed = replay.headers.get("access-control-expose-headers").toLowerCase();
+    for (const h of ["idempotent-replayed", "idempotent-body-omitted", "retry-after"]) {
+      assert.ok(exposed.includes(h), h);
+    }
+  });
+});
+
+describe("with a bad configuration value", () => {
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_TTL_SECONDS: "ten" } }); });
+  after(() => worker?.dispose());
+
+  test("every request → 500 misconfigured naming the variable, origin not called", async () => {
+    const item = uniqueItem("misconfigured");
+    const res = await order(worker, { key: newKey(), item });
+    assert.equal(res.status, 500);
+    const problem = await problemOf(res);
+    assert.equal(problem.code, "misconfigured");
+    assert.match(problem.detail, /IDEMPOTENCY_TTL_SECONDS/);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+  });
+});
