@@ -83,3 +83,59 @@ bench-edge: install build-worker
 bench: bench-edge
 
 test: install test-core test-core-wasm test-edge
+
+## ---- The browser package and the demo page --------------------------------
+## build-browser: the npm package into pkg/dist/ (scripts/build-browser.sh),
+## rebuilt only when its sources change. www-vendor: the package's browser
+## build copied to www/vendor/oncekey/, where the demo page imports it from;
+## `dev` depends on it so the worker serves a current copy.
+BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
+  $(wildcard pkg/src/*) pkg/package.json Cargo.toml Cargo.lock scripts/build-browser.sh
+
+.PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
+  test-browser-api test-browser-types test-browser-pack test-browser-e2e bench-browser
+
+build-browser: install pkg/dist/oncekey.js
+
+pkg/dist/oncekey.js: $(BROWSER_SOURCES)
+	scripts/build-browser.sh
+
+www-vendor: build-browser www/vendor/oncekey/oncekey.js
+
+www/vendor/oncekey/oncekey.js: pkg/dist/oncekey.js
+	rm -rf www/vendor/oncekey
+	mkdir -p www/vendor/oncekey
+	cp pkg/dist/oncekey.js pkg/dist/oncekey_bg.wasm www/vendor/oncekey/
+
+dev: www-vendor
+
+install-browser: install
+	scripts/install.sh chromium
+
+## Rust bindings under Node and in headless Chromium (counts checked), the
+## API against a local HTTP server, the types, the packed tarball in fresh
+## Node and Vite projects, and the demo page in Chromium against the worker.
+test-browser-wasm: install-browser
+	scripts/test-browser-wasm.sh
+
+test-browser-api: build-browser
+	node --test --test-reporter=spec tests/browser/api.test.js
+
+test-browser-types: build-browser
+	tsc -p tests/browser/types/tsconfig.json
+	@echo "tsc --noEmit: tests/browser/types/usage.ts uses the whole API, types check"
+
+test-browser-pack: build-browser
+	scripts/test-browser-pack.sh
+
+test-browser-e2e: install-browser www-vendor build-worker build/wrangler.dev.toml test-browser-pack
+	node --test --test-concurrency=1 --test-reporter=spec tests/browser-e2e/
+
+test-browser: test-browser-wasm test-browser-api test-browser-types test-browser-pack test-browser-e2e
+
+test: test-browser
+
+bench-browser: install-browser build-browser
+	node bench/browser.mjs
+
+bench: bench-browser

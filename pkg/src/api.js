@@ -1,0 +1,292 @@
+// The public API (SPEC §8). Glue only: every decision — the key, whether
+// and when to retry, Retry-After, the payload fingerprint — is made by the
+// Rust core through the wasm exports imported here.
+import { KeySource, RetryPlan, payloadFingerprint } from '../dist/bindgen/oncekey_wasm.js';
+
+const KEY_HEADER = 'Idempotency-Key';
+const KEY_IN_FLIGHT = 'urn:oncekey:problem:key-in-flight';
+const COVERED_METHODS = ['POST', 'PATCH'];
+const STORAGE_PREFIX = 'oncekey:';
+
+/** Base class of every error oncekey throws or reports. */
+export class OnceKeyError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'OnceKeyError';
+  }
+}
+
+/** Every attempt failed without an HTTP answer. */
+export class NetworkError extends OnceKeyError {
+  constructor(key, attempts, cause) {
+    super(`No answer after ${attempts} attempt${attempts === 1 ? '' : 's'}`, { cause });
+    this.name = 'NetworkError';
+    this.key = key;
+    this.attempts = attempts;
+  }
+}
+
+/** A protected form's final answer was not a 2xx. */
+export class HTTPError extends OnceKeyError {
+  constructor(response, key) {
+    super(`Request failed with status ${response.status}`);
+    this.name = 'HTTPError';
+    this.response = response;
+    this.key = key;
+  }
+}
+
+/** An option is out of range. */
+export class OptionsError extends OnceKeyError {
+  constructor(message) {
+    super(message);
+    this.name = 'OptionsError';
+  }
+}
+
+let keys;
+let batch = '';
+let at = 0;
+let fresh = false;
+const expire = () => {
+  fresh = false;
+};
+
+// Keys come from the core in batches made for one clock reading. A batch
+// serves only the task that asked for it (it expires at the next
+// microtask), so a key never carries a time older than the code that
+// asked for it; reading the clock per key would cost more than the key.
+export function newKey() {
+  if (!fresh || at === batch.length) {
+    batch = (keys ??= new KeySource()).batch(Date.now(), at / 36);
+    at = 0;
+    if (!fresh) {
+      fresh = true;
+      queueMicrotask(expire);
+    }
+  }
+  return batch.slice(at, (at += 36));
+}
+
+export function isReplayed(response) {
+  return response.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true';
+}
+
+function retryPlan(retry) {
+  const r = typeof retry === 'number' ? { limit: retry } : (retry ?? {});
+  try {
+    return new RetryPlan(
+      r.limit,
+      r.statusCodes && Uint16Array.from(r.statusCodes),
+      r.delay,
+      r.backoffLimit,
+      r.jitter,
+      r.maxRetryAfter,
+      r.maxInFlightWait,
+    );
+  } catch (error) {
+    throw new OptionsError(`retry.${error.message} must be a number >= 0`);
+  }
+}
+
+// Recognised by its problem type, not by 409 alone.
+async function isKeyInFlight(response) {
+  if (response.status !== 409 || !/problem\+json/i.test(response.headers.get('content-type') ?? '')) {
+    return false;
+  }
+  try {
+    return (await response.clone().json())?.type === KEY_IN_FLIGHT;
+  } catch {
+    return false;
+  }
+}
+
+function aborted(signal) {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(aborted(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function whenOnline(signal) {
+  const g = globalThis;
+  if (g.navigator?.onLine !== false || typeof g.addEventListener !== 'function') return;
+  return new Promise((resolve, reject) => {
+    const done = (settle) => {
+      g.removeEventListener('online', onOnline);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    const onOnline = () => done(resolve);
+    const onAbort = () => done(() => reject(aborted(signal)));
+    g.addEventListener('online', onOnline);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function combine(signals) {
+  const present = signals.filter(Boolean);
+  return present.length > 1 ? AbortSignal.any(present) : present[0];
+}
+
+// One request, retried with one key; resolves with the final answer and
+// whether it settles the submission.
+async function send(input, init, options) {
+  const request = new Request(input, init);
+  const signal = combine([options.signal, init?.signal]);
+  const methods = (options.methods ?? COVERED_METHODS).map((m) => m.toUpperCase());
+  const key = options.key
+    ?? request.headers.get(KEY_HEADER)
+    ?? (methods.includes(request.method.toUpperCase()) ? newKey() : null);
+  if (key !== null) request.headers.set(KEY_HEADER, key);
+  const plan = retryPlan(options.retry);
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw aborted(signal);
+      await whenOnline(signal);
+      let response;
+      let error;
+      try {
+        response = await fetchImpl(request.clone(), signal ? { signal } : undefined);
+      } catch (e) {
+        if (signal?.aborted) throw aborted(signal);
+        if (e?.name === 'AbortError') throw e;
+        error = e;
+      }
+      const status = response ? response.status : 0;
+      const replayed = response ? isReplayed(response) : false;
+      const inFlight = response ? await isKeyInFlight(response) : false;
+      const retryAfter = response?.headers.get('retry-after') ?? undefined;
+      const settled = plan.isSettled(status, replayed, inFlight);
+      const delay = plan.next(status, retryAfter, replayed, inFlight, Date.now(), Math.random());
+      if (delay < 0) {
+        if (response) return { response, key, settled };
+        throw new NetworkError(key, attempt, error);
+      }
+      await options.onRetry?.({ key, attempt, delay, response, error });
+      // Free the connection; the next attempt brings a new answer.
+      response?.body?.cancel().catch(() => {});
+      await sleep(delay, signal);
+    }
+  } finally {
+    plan.free();
+  }
+}
+
+export async function idempotentFetch(input, init, options) {
+  return (await send(input, init, options ?? {})).response;
+}
+
+function formId(form, options) {
+  return options.id ?? (form.id || form.getAttribute('name') || form.getAttribute('action') || 'form');
+}
+
+const encoder = new TextEncoder();
+
+// The bytes a fingerprint is taken over. A multipart body's boundary is
+// random, so FormData counts by its entries; a file by name, size, type
+// and date. Streams cannot be read twice: no fingerprint, no persistence.
+async function payloadBytes(body) {
+  if (body == null) return new Uint8Array();
+  if (typeof body === 'string') return encoder.encode(body);
+  if (body instanceof URLSearchParams) return encoder.encode(body.toString());
+  if (body instanceof FormData) {
+    const entries = [...body].map(([k, v]) => [k, typeof v === 'string' ? v : [v.name, v.size, v.type, v.lastModified]]);
+    return encoder.encode(JSON.stringify(entries));
+  }
+  if (body instanceof Blob) return new Uint8Array(await body.arrayBuffer());
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  return null;
+}
+
+function defaultBody(data, form) {
+  return /multipart\/form-data/i.test(form.enctype) ? data : new URLSearchParams(data);
+}
+
+const SUBMITTERS = 'button:not([type]), button[type=submit], input[type=submit], input[type=image]';
+
+export function protectForm(form, options = {}) {
+  const storage = options.storage === undefined ? globalThis.sessionStorage : options.storage;
+  let pending = false;
+  let disabled = [];
+
+  const busy = (on) => {
+    if (on) {
+      form.setAttribute('aria-busy', 'true');
+      disabled = [...form.elements].filter((el) => el.matches(SUBMITTERS) && !el.disabled);
+      for (const el of disabled) el.disabled = true;
+    } else {
+      form.removeAttribute('aria-busy');
+      for (const el of disabled) el.disabled = false;
+      disabled = [];
+    }
+  };
+  const emit = (type, detail) => form.dispatchEvent(new CustomEvent(type, { detail, bubbles: true }));
+
+  async function submit(submitter) {
+    let key;
+    let slot;
+    try {
+      const data = submitter ? new FormData(form, submitter) : new FormData(form);
+      const method = (submitter?.getAttribute('formmethod') || form.getAttribute('method') || 'post').toUpperCase();
+      const url = new URL(options.url ?? (submitter?.getAttribute('formaction') ? submitter.formAction : form.action), document.baseURI);
+      const headers = new Headers(options.headers);
+      const body = options.body ? options.body(data, form) : defaultBody(data, form);
+      const bytes = await payloadBytes(body);
+      const contentType = headers.get('content-type') ?? new Request(url, { method, body }).headers.get('content-type');
+      const fingerprint = bytes && payloadFingerprint(method, url.pathname + url.search, contentType ?? undefined, bytes);
+      slot = storage && fingerprint ? STORAGE_PREFIX + location.pathname + '#' + formId(form, options) : null;
+      const saved = slot ? JSON.parse(storage.getItem(slot) ?? 'null') : null;
+      const resumed = saved?.fingerprint === fingerprint;
+      key = resumed ? saved.key : newKey();
+      slot && storage.setItem(slot, JSON.stringify({ fingerprint, key }));
+      emit('oncekey:pending', { key, resumed });
+      const onRetry = async (info) => {
+        emit('oncekey:retry', info);
+        await options.onRetry?.(info);
+      };
+      const { response, settled } = await send(url, { method, body, headers }, { ...options, key, onRetry });
+      if (settled && slot) storage.removeItem(slot);
+      const replayed = isReplayed(response);
+      if (response.ok) emit('oncekey:success', { key, response, replayed });
+      else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
+    } catch (error) {
+      // No final answer: the key stays saved, so a resubmit is the same request.
+      emit('oncekey:error', { key, error });
+    } finally {
+      pending = false;
+      busy(false);
+    }
+  }
+
+  const onSubmit = (event) => {
+    event.preventDefault();
+    // While one submission is pending, more submits send nothing new.
+    if (pending) return;
+    pending = true;
+    const submitter = event.submitter ?? null;
+    busy(true);
+    submit(submitter);
+  };
+
+  form.addEventListener('submit', onSubmit);
+  return {
+    detach() {
+      form.removeEventListener('submit', onSubmit);
+    },
+  };
+}

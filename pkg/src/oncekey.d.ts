@@ -1,0 +1,285 @@
+/**
+ * oncekey — exactly-once mutations from the browser.
+ *
+ * Every submission gets one UUIDv7 `Idempotency-Key`; every retry of it
+ * carries the same key, so a server that honours the header (the oncekey
+ * edge worker, Stripe, …) runs it at most once.
+ *
+ * @example
+ * ```ts
+ * import { idempotentFetch, isReplayed } from 'oncekey';
+ * const res = await idempotentFetch('/api/orders', {
+ *   method: 'POST',
+ *   headers: { 'content-type': 'application/json' },
+ *   body: JSON.stringify({ item: 'tea', quantity: 1, amountCents: 1200 }),
+ * });
+ * console.log(res.status, isReplayed(res));
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+/**
+ * A new UUIDv7 (RFC 9562) in canonical lower-case text form: 48 bits of
+ * Unix-ms time, 74 crypto-random bits (`crypto.getRandomValues`).
+ * Strictly increasing within a page, even many times inside one
+ * millisecond or when the clock steps back.
+ *
+ * @example
+ * ```ts
+ * newKey(); // '019a8f3e-7c1d-7b2a-9f00-3c5e8d41a7b6'
+ * ```
+ */
+export function newKey(): string;
+
+/** The `retry` option: when and how often to send again with the same key. */
+export interface RetryOptions {
+  /**
+   * Retries after the first attempt, for network errors and `statusCodes`.
+   * `Infinity` for no limit. Polls of a `key-in-flight` answer do not
+   * count (see `maxInFlightWait`).
+   * @defaultValue `2`
+   */
+  limit?: number;
+  /**
+   * Statuses that are retried. A replayed answer (`Idempotent-Replayed:
+   * true`) is never retried, whatever its status.
+   * @defaultValue `[408, 425, 429, 500, 502, 503, 504]`
+   */
+  statusCodes?: number[];
+  /**
+   * Base of the exponential backoff, in ms: before jitter, retry `n` waits
+   * `delay * 2 ** (n - 1)` (300, 600, 1200… by default).
+   * @defaultValue `300`
+   */
+  delay?: number;
+  /**
+   * Cap on one computed backoff wait, in ms.
+   * @defaultValue `Infinity` (no cap)
+   */
+  backoffLimit?: number;
+  /**
+   * Full jitter: wait a random share (0–100 %) of the computed backoff, so
+   * many clients do not retry in step. `Retry-After` waits are never
+   * jittered.
+   * @defaultValue `true`
+   */
+  jitter?: boolean;
+  /**
+   * Longest wait honoured from a `Retry-After` header (seconds or an HTTP
+   * date), in ms; a longer request is waited for this long.
+   * @defaultValue `Infinity` (honour the server)
+   */
+  maxRetryAfter?: number;
+  /**
+   * How long, in ms, to keep polling while the server answers `409` with
+   * the `urn:oncekey:problem:key-in-flight` problem type (the first request
+   * with this key is still running), honouring its `Retry-After`
+   * (1 s when absent). Apart from `limit`. After it, the 409 is returned.
+   * @defaultValue `120000` (the edge's default lease)
+   */
+  maxInFlightWait?: number;
+}
+
+/** What `onRetry` and the `oncekey:retry` event are told before a retry. */
+export interface RetryInfo {
+  /** The key every attempt of this request carries. */
+  key: string;
+  /** The attempt that just ended, from 1. */
+  attempt: number;
+  /** How long oncekey waits before the next attempt, in ms. */
+  delay: number;
+  /** The answer that is being retried, if there was one. */
+  response?: Response;
+  /** The network error that is being retried, if there was no answer. */
+  error?: unknown;
+}
+
+/** Options of {@link idempotentFetch}. */
+export interface IdempotentFetchOptions {
+  /**
+   * The `Idempotency-Key` to send. Without it, an `Idempotency-Key` header
+   * already in `init`/`input` is kept, else a covered method gets
+   * {@link newKey}.
+   * @defaultValue a new key
+   */
+  key?: string;
+  /**
+   * Retry options, or a number as shorthand for `{ limit }`.
+   * @defaultValue see {@link RetryOptions}
+   */
+  retry?: RetryOptions | number;
+  /**
+   * Called before each retry, after the wait is decided and before it
+   * starts; awaited.
+   * @defaultValue none
+   */
+  onRetry?: (info: RetryInfo) => void | Promise<void>;
+  /**
+   * Stops the request: the pending attempt is aborted, no retry follows,
+   * and the promise rejects with `signal.reason` (as `fetch` does).
+   * `init.signal` works too.
+   * @defaultValue none
+   */
+  signal?: AbortSignal;
+  /**
+   * Methods that get a key when none is given.
+   * @defaultValue `['POST', 'PATCH']` (the edge's default)
+   */
+  methods?: string[];
+  /**
+   * The `fetch` to call for each attempt.
+   * @defaultValue `globalThis.fetch`
+   */
+  fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
+}
+
+/**
+ * `fetch` that retries safely: adds an `Idempotency-Key` to `POST` and
+ * `PATCH` (unless already set) and retries with the **same key** on
+ * network errors and on 408, 425, 429, 500, 502, 503 and 504, with
+ * exponential backoff and full jitter, honouring `Retry-After`. Waits for
+ * the `online` event while the browser is offline. Polls a
+ * `key-in-flight` answer for up to `retry.maxInFlightWait`. Never retries
+ * a replayed answer, a 422 or another 4xx.
+ *
+ * @returns the final `Response`, like `fetch` — also when it is not 2xx.
+ * @throws {@link NetworkError} when every attempt failed without an HTTP answer.
+ * @throws {@link OptionsError} when a `retry` option is negative or NaN.
+ * @throws `signal.reason` (an `AbortError` by default) when aborted.
+ */
+export function idempotentFetch(
+  input: RequestInfo | URL,
+  init?: RequestInit,
+  options?: IdempotentFetchOptions,
+): Promise<Response>;
+
+/** Whether a response is a stored answer replayed by the server (`Idempotent-Replayed: true`). */
+export function isReplayed(response: Response): boolean;
+
+/** Options of {@link protectForm}: {@link IdempotentFetchOptions} (but `key`) and these. */
+export interface ProtectFormOptions extends Omit<IdempotentFetchOptions, 'key'> {
+  /**
+   * Where to send: overrides the submitter's `formaction` and the form's `action`.
+   * @defaultValue the form's action
+   */
+  url?: string | URL;
+  /**
+   * Extra request headers, e.g. `{ 'content-type': 'application/json' }`
+   * with a JSON `body`.
+   * @defaultValue none
+   */
+  headers?: HeadersInit;
+  /**
+   * Builds the request body from the form's data.
+   * @defaultValue `FormData` for `enctype="multipart/form-data"`, else
+   * `URLSearchParams` (what the browser would send)
+   */
+  body?: (data: FormData, form: HTMLFormElement) => BodyInit;
+  /**
+   * Where a pending submission's key is kept so it survives a reload; `null`
+   * keeps it in memory only.
+   * @defaultValue `sessionStorage`
+   */
+  storage?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
+  /**
+   * Names the form in `storage`.
+   * @defaultValue the form's `id`, else its `name`, else its `action`
+   */
+  id?: string;
+}
+
+/** Detail of `oncekey:pending`: a submission starts. */
+export interface PendingDetail {
+  key: string;
+  /** The key was found in `storage`: this resends a submission a reload interrupted. */
+  resumed: boolean;
+}
+
+/** Detail of `oncekey:success`: the final answer is 2xx. */
+export interface SuccessDetail {
+  key: string;
+  response: Response;
+  /** The answer is the stored one, replayed (an earlier attempt did the work). */
+  replayed: boolean;
+}
+
+/** Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), or a final non-2xx ({@link HTTPError}). */
+export interface ErrorDetail {
+  key: string;
+  error: unknown;
+  response?: Response;
+  replayed?: boolean;
+}
+
+/** Events a protected form dispatches (they bubble). */
+export interface ProtectFormEventMap {
+  'oncekey:pending': CustomEvent<PendingDetail>;
+  'oncekey:retry': CustomEvent<RetryInfo>;
+  'oncekey:success': CustomEvent<SuccessDetail>;
+  'oncekey:error': CustomEvent<ErrorDetail>;
+}
+
+/** What {@link protectForm} returns. */
+export interface ProtectedForm {
+  /** Stops handling the form's submits (a pending submission still finishes). */
+  detach(): void;
+}
+
+/**
+ * Sends a form with {@link idempotentFetch}, one key per submission.
+ *
+ * - While a submission is pending, further submits send nothing; submit
+ *   buttons are disabled and the form has `aria-busy="true"`.
+ * - The pending key is saved in `sessionStorage` under the form and a
+ *   fingerprint of the payload, so submitting the same data after a reload
+ *   or crash resends the same request, with the same key.
+ * - After a final answer the next submit is a new submission with a new
+ *   key. After no answer (every attempt failed) the key is kept: a retry by
+ *   the user is still the same request.
+ * - Dispatches `oncekey:pending`, `oncekey:retry`, `oncekey:success` and
+ *   `oncekey:error` on the form (see {@link ProtectFormEventMap}).
+ *
+ * @example
+ * ```ts
+ * protectForm(document.querySelector('form')!);
+ * ```
+ */
+export function protectForm(form: HTMLFormElement, options?: ProtectFormOptions): ProtectedForm;
+
+/** Base class of the errors oncekey throws or reports; `instanceof OnceKeyError` catches them all. */
+export class OnceKeyError extends Error {
+  constructor(message?: string, options?: ErrorOptions);
+}
+
+/**
+ * Thrown by {@link idempotentFetch} (and reported by a protected form) when
+ * every attempt failed without an HTTP answer: connection refused, reset,
+ * dropped, DNS. The server may still have done the work: send again with
+ * the same `key` to find out.
+ */
+export class NetworkError extends OnceKeyError {
+  constructor(key: string | null, attempts: number, cause?: unknown);
+  /** The key every attempt carried. */
+  readonly key: string | null;
+  /** Attempts made. */
+  readonly attempts: number;
+  /** The last attempt's error. */
+  readonly cause: unknown;
+}
+
+/**
+ * Reported in `oncekey:error` when a protected form's final answer is not
+ * 2xx (a 422 `key-reused`, a validation 400, a replayed 500…).
+ * `idempotentFetch` itself resolves with such answers, like `fetch`.
+ */
+export class HTTPError extends OnceKeyError {
+  constructor(response: Response, key: string);
+  readonly response: Response;
+  readonly key: string;
+}
+
+/** Thrown when a `retry` option is negative or NaN. */
+export class OptionsError extends OnceKeyError {
+  constructor(message: string);
+}
