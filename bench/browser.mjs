@@ -2,9 +2,9 @@
 // npm `uuid` v7 and `crypto.randomUUID()` in one Node process, package size
 // (gzip), and time from import to first key in headless Chromium. Writes its
 // section of bench/RESULTS.md.
-import { readFileSync, writeFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, tmpdir, platform, release } from 'node:os';
+import { cpus, platform, release } from 'node:os';
 import { join, extname } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { v7 } from 'uuid';
@@ -74,7 +74,7 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-sync', '--disable-quic', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'oncekey-bench-'))}`],
+    '--no-first-run', '--disable-sync', '--disable-quic'], // playwright gives launch() a fresh user-data-dir
 });
 const samples = [];
 for (let i = 0; i < 15; i++) {
