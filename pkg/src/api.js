@@ -217,10 +217,27 @@ function defaultBody(data, form) {
   return /multipart\/form-data/i.test(form.enctype) ? data : new URLSearchParams(data);
 }
 
+// Storage is best effort (quota, blocked, junk): a failure must not stop
+// the submission, only its survival across a reload.
+function remember(op) {
+  try {
+    return op();
+  } catch {
+    return null;
+  }
+}
+
 const SUBMITTERS = 'button:not([type]), button[type=submit], input[type=submit], input[type=image]';
 
 export function protectForm(form, options = {}) {
-  const storage = options.storage === undefined ? globalThis.sessionStorage : options.storage;
+  let storage = options.storage;
+  if (storage === undefined) {
+    try {
+      storage = globalThis.sessionStorage ?? null;
+    } catch {
+      storage = null; // storage blocked (privacy settings, sandboxed frame): memory only
+    }
+  }
   let pending = false;
   let disabled = [];
 
@@ -250,17 +267,17 @@ export function protectForm(form, options = {}) {
       const contentType = headers.get('content-type') ?? new Request(url, { method, body }).headers.get('content-type');
       const fingerprint = bytes && payloadFingerprint(method, url.pathname + url.search, contentType ?? undefined, bytes);
       slot = storage && fingerprint ? STORAGE_PREFIX + location.pathname + '#' + formId(form, options) : null;
-      const saved = slot ? JSON.parse(storage.getItem(slot) ?? 'null') : null;
+      const saved = slot ? remember(() => JSON.parse(storage.getItem(slot) ?? 'null')) : null;
       const resumed = saved?.fingerprint === fingerprint;
       key = resumed ? saved.key : newKey();
-      slot && storage.setItem(slot, JSON.stringify({ fingerprint, key }));
+      slot && remember(() => storage.setItem(slot, JSON.stringify({ fingerprint, key })));
       emit('oncekey:pending', { key, resumed });
       const onRetry = async (info) => {
         emit('oncekey:retry', info);
         await options.onRetry?.(info);
       };
       const { response, settled } = await send(url, { method, body, headers }, { ...options, key, onRetry });
-      if (settled && slot) storage.removeItem(slot);
+      if (settled && slot) remember(() => storage.removeItem(slot));
       const replayed = isReplayed(response);
       if (response.ok) emit('oncekey:success', { key, response, replayed });
       else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
