@@ -32,12 +32,14 @@ pub struct IdempotencyCoordinator {
     state: State,
     /// The record as last read or written: `None` until first loaded.
     cached: RefCell<Option<Option<Record>>>,
+    /// Whether this instance has set the expiry alarm.
+    alarm_set: Cell<bool>,
     calls: Cell<u64>,
 }
 
 impl DurableObject for IdempotencyCoordinator {
     fn new(state: State, _env: Env) -> Self {
-        Self { state, cached: RefCell::new(None), calls: Cell::new(0) }
+        Self { state, cached: RefCell::new(None), alarm_set: Cell::new(false), calls: Cell::new(0) }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -58,8 +60,10 @@ impl DurableObject for IdempotencyCoordinator {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.alarm_set.set(false);
         match self.load().await? {
             Some(record) if now_ms() < record.expires_at() => {
+                self.alarm_set.set(true);
                 self.state.storage().set_alarm(record.expires_at() as i64).await?;
             }
             Some(_) => {
@@ -87,14 +91,22 @@ impl IdempotencyCoordinator {
         Ok(record)
     }
 
-    /// Writes the record and moves the expiry alarm to its `expires_at`.
+    /// Writes the record, and sets the expiry alarm if this instance has
+    /// not. The alarm is not moved on every write: it re-arms itself for a
+    /// record that lives longer, and one that expired earlier already reads
+    /// as absent, so deletion is late by at most a lease. That saves a
+    /// storage operation on each `finish`.
     async fn save(&self, record: Record) -> Result<()> {
         let bytes = js_sys::Uint8Array::from(record.encode().as_slice());
         let expires_at = record.expires_at();
         *self.cached.borrow_mut() = Some(Some(record));
         let storage = self.state.storage();
-        storage.put_raw(RECORD, bytes).await?;
-        storage.set_alarm(expires_at as i64).await?;
-        Ok(())
+        if self.alarm_set.replace(true) {
+            storage.put_raw(RECORD, bytes).await
+        } else {
+            let (put, alarm) =
+                futures_util::future::join(storage.put_raw(RECORD, bytes), storage.set_alarm(expires_at as i64)).await;
+            put.and(alarm)
+        }
     }
 }
