@@ -1,6 +1,3 @@
-// `#[durable_object]` generates undocumented glue (the JS class wrapper).
-#![allow(missing_docs)]
-
 //! The Durable Object that makes decisions atomic (binding
 //! `IDEMPOTENCY_DO`, class `IdempotencyCoordinator`): one object per record
 //! name, holding at most one record.
@@ -11,6 +8,9 @@
 //! the cached copy is updated before the write is issued). The object's own
 //! clock decides leases and expiry; an alarm deletes the record when it
 //! expires.
+
+// `#[durable_object]` generates undocumented glue (the JS class wrapper).
+#![allow(missing_docs)]
 
 use std::cell::{Cell, RefCell};
 

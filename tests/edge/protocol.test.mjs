@@ -175,6 +175,16 @@ describe("with the default configuration", () => {
     assert.equal(await worker.calls(name), callsNow, "the replay did not reach the object");
   });
 
+  test("methods that are not covered pass through untouched, key or not", async () => {
+    const item = uniqueItem("get");
+    for (const key of ["valid-key", "a b"]) {
+      const res = await worker.fetch(`/api/orders?item=${item}`, { headers: { "idempotency-key": key } });
+      assert.equal(res.status, 200, key);
+      assert.equal(res.headers.get("idempotent-replayed"), null);
+      assert.deepEqual(tiers(res), ["origin"]);
+    }
+  });
+
   test("Server-Timing on a pass-through names only the origin", async () => {
     const res = await worker.fetch(`/api/orders?item=${uniqueItem("timing")}`);
     assert.equal(res.status, 200);

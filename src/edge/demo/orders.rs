@@ -1,9 +1,9 @@
-// `#[durable_object]` generates undocumented glue (the JS class wrapper).
-#![allow(missing_docs)]
-
 //! The demo's order book: one Durable Object per item (binding `ORDERS`),
 //! so every execution that created an order can be counted from a strongly
 //! consistent store.
+
+// `#[durable_object]` generates undocumented glue (the JS class wrapper).
+#![allow(missing_docs)]
 
 use std::cell::RefCell;
 
