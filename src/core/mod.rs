@@ -31,6 +31,7 @@
 mod config;
 mod decision;
 mod digest;
+mod event;
 mod fingerprint;
 mod key;
 mod policy;
@@ -46,6 +47,7 @@ mod wire;
 
 pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
+pub use event::{ConsumerStats, Delivery, EventKeyStrategy, Settle, content_key, settle};
 pub use fingerprint::Fingerprint;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
