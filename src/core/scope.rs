@@ -178,6 +178,7 @@ mod tests {
     fn name_never_holds_the_raw_key() {
         let n = RecordName::new("h", &[], |_| None, &key("abcdef"));
         assert!(!n.to_hex().contains("abcdef"));
+        assert_eq!(format!("{n:?}"), format!("RecordName({})", n.to_hex()));
         assert_eq!(n.to_hex().len(), 64);
     }
 }

@@ -82,3 +82,33 @@ impl Store for MemoryStore {
         Ok(self.step(name, |found| decision::finish(found, attempt, outcome, now_ms, &self.policy)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use crate::core::{IdempotencyKey, StoredResponse};
+
+    fn now_or_never<F: std::future::Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("the memory store never waits"),
+        }
+    }
+
+    #[test]
+    fn applies_each_step_and_keeps_the_record() {
+        let store = MemoryStore::new(RecordPolicy::default());
+        let name = RecordName::new("h", &[], |_| None, &IdempotencyKey::parse("k").unwrap());
+        let fp = Fingerprint([3; 32]);
+        assert_eq!(store.get(&name), None);
+        assert_eq!(now_or_never(store.begin(&name, fp, 0)), Ok(Decision::Execute { attempt: 1, reclaimed: false }));
+        assert!(matches!(store.get(&name), Some(Record::InFlight(r)) if r.attempt == 1));
+        let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"ok".to_vec()) };
+        assert!(matches!(now_or_never(store.finish(&name, 1, Outcome::Answered(answer), 5)), Ok(Finished::Stored(_))));
+        assert!(matches!(store.get(&name), Some(Record::Completed(c)) if c.response.status == 201));
+    }
+}

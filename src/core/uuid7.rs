@@ -124,6 +124,17 @@ mod tests {
     }
 
     #[test]
+    fn all_74_random_bits_come_from_the_input() {
+        let ones = u128::from_be_bytes(Uuid7Generator::default().next(5, [0xff; 10]));
+        let zeros = u128::from_be_bytes(Uuid7Generator::default().next(5, [0x00; 10]));
+        // rand_a (12 bits) and rand_b (62 bits): every one set, or every one clear.
+        assert_eq!((ones >> 64) & 0xfff, 0xfff);
+        assert_eq!(ones & ((1 << 62) - 1), (1 << 62) - 1);
+        assert_eq!((zeros >> 64) & 0xfff, 0);
+        assert_eq!(zeros & ((1 << 62) - 1), 0);
+    }
+
+    #[test]
     fn random_bits_come_from_the_input() {
         let a = Uuid7Generator::default().next(5, [0x00; 10]);
         let b = Uuid7Generator::default().next(5, [0x55; 10]);
