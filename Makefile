@@ -46,7 +46,7 @@ test-core-wasm: install
 EDGE_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
 WORKER_BUILD_FLAGS ?= --release --features demo
 
-.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge
+.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge bench-peers
 
 build-worker: build/index.js
 
@@ -77,7 +77,18 @@ test-edge: install build-worker
 	@# A run in which no test ran is a failure, not a pass.
 	@pass=$$(sed -n 's/^# pass //p' build/test-edge.tap); [ "$${pass:-0}" -gt 0 ] || { echo "test-edge: no test ran" >&2; exit 1; }
 
-bench-edge: install build-worker
+## The peers of the edge benchmark (bench/peers/*.ts), bundled by esbuild
+## for workerd.
+PEER_SOURCES := $(wildcard bench/peers/*.ts)
+
+build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
+	esbuild $< --bundle --format=esm --platform=neutral --target=es2022 --main-fields=module,main \
+	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' \
+	  --log-level=warning --outfile=$@
+
+bench-peers: install build/bench/plain.js build/bench/powertools.js
+
+bench-edge: install build-worker bench-peers
 	node bench/edge.mjs
 
 bench: bench-edge

@@ -1,10 +1,18 @@
-// The edge benchmark (not a test): the built worker in workerd through
-// Miniflare, real local KV and Durable Objects, requests over loopback HTTP.
-// Three paths on the same route, POST /api/orders:
-//   baseline  no key: the layer passes the request through to the origin
+// The edge benchmark (not a test): oncekey's built worker and two peers in
+// one workerd through Miniflare, each with its own local KV and SQLite-
+// backed Durable Objects, requests over loopback HTTP. Peers (bench/peers/,
+// built by `make bench-peers`):
+//   plain       SPEC §3–4 in TypeScript, the plain way (KV, DO RPC, origin, KV copy)
+//   powertools  @aws-lambda-powertools/idempotency, its defaults, a KV persistence layer
+// Each runs the same demo origin (POST /api/orders writing to an Orders
+// Durable Object): oncekey's is Rust, the peers share a TypeScript port.
+// Three paths per implementation, on the same route:
+//   baseline  no key: passed through to the origin
 //   replay    a key already completed: answered from the KV copy
 //   first     a new key each time: KV read, DO begin, origin, DO finish
-// Writes bench/RESULTS.md (the browser part of the file is left alone).
+// The 9 series run interleaved in rounds, so load from other processes on
+// the machine falls on all of them alike. Writes bench/RESULTS.md (the
+// other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -12,69 +20,130 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { start } from "../tests/edge/harness.mjs";
+import { COMPATIBILITY_DATE, start } from "../tests/edge/harness.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS = join(ROOT, "bench", "RESULTS.md");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = 200;
 
-const worker = await start();
-const items = Array.from({ length: 64 }, (_, i) => `bench-${i}-${randomUUID().slice(0, 6)}`);
+const peer = (name, flags = [], coordinator = true) => ({
+  name,
+  routes: [`${name}.bench/*`],
+  modules: true,
+  scriptPath: join(ROOT, "build", "bench", `${name}.js`),
+  compatibilityDate: COMPATIBILITY_DATE,
+  compatibilityFlags: flags,
+  kvNamespaces: ["IDEMPOTENCY_KV"],
+  durableObjects: {
+    ...(coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {}),
+    ORDERS: { className: "Orders", useSQLite: true },
+  },
+});
+const IMPLS = {
+  oncekey: "oncekey.test",
+  plain: "plain.bench",
+  powertools: "powertools.bench",
+};
+const loadStart = loadavg();
+const worker = await start({ extraWorkers: [peer("plain"), peer("powertools", ["nodejs_compat"], false)] });
 
-async function post(i, key) {
-  const body = JSON.stringify({ item: items[i % items.length], quantity: 1, amountCents: 1200 });
-  const headers = { "content-type": "application/json" };
+/** One POST /api/orders to `impl` (Miniflare routes on MF-Original-URL). */
+async function post(impl, item, key) {
+  const body = JSON.stringify({ item, quantity: 1, amountCents: 1200 });
+  const headers = { "content-type": "application/json", "mf-original-url": `http://${IMPLS[impl]}/api/orders` };
   if (key) headers["idempotency-key"] = key;
   const started = process.hrtime.bigint();
   const res = await fetch(new URL("/api/orders", worker.url), { method: "POST", headers, body });
-  await res.arrayBuffer();
-  return { status: res.status, ms: Number(process.hrtime.bigint() - started) / 1e6, replayed: res.headers.get("idempotent-replayed") };
+  const text = await res.text();
+  return {
+    status: res.status,
+    ms: Number(process.hrtime.bigint() - started) / 1e6,
+    replayed: res.headers.get("idempotent-replayed"),
+    text,
+  };
 }
 
-/** Runs `count` requests with CONCURRENCY in flight; returns latencies and req/s. */
+/** Runs `count` requests with CONCURRENCY in flight; returns latencies and wall time. */
 async function run(count, request) {
-  const latencies = [];
+  const results = [];
   let next = 0;
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        const res = await request(i);
-        latencies.push(res);
-      }
+      while (next < count) results.push(await request(next++));
     }),
   );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const sorted = latencies.map((r) => r.ms).sort((a, b) => a - b);
+  return { results, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+function summary(parts) {
+  const all = parts.flatMap((p) => p.results);
+  const seconds = parts.reduce((s, p) => s + p.seconds, 0);
+  const sorted = all.map((r) => r.ms).sort((a, b) => a - b);
   const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
   const statuses = {};
-  for (const r of latencies) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-  return { rps: count / seconds, p50: pct(50), p99: pct(99), statuses, all: latencies };
+  for (const r of all) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  return { rps: all.length / seconds, p50: pct(50), p99: pct(99), statuses, all };
 }
 
-// Keys for the replay path, completed once before measuring.
-const replayKeys = Array.from({ length: 100 }, () => randomUUID());
-for (let i = 0; i < replayKeys.length; i++) await post(i, replayKeys[i]);
+// Completed keys for the replay paths: the answer of each is kept, so the
+// check below can tell a replay from a new execution on every peer.
+const replayKeys = {};
+const firstAnswer = {};
+for (const impl of Object.keys(IMPLS)) {
+  replayKeys[impl] = Array.from({ length: 100 }, () => randomUUID());
+  for (const key of replayKeys[impl]) firstAnswer[key] = (await post(impl, `replay-${randomUUID()}`, key)).text;
+}
 await new Promise((r) => setTimeout(r, 300)); // KV copies land after the answers
 
-await run(WARMUP, (i) => post(i));
-await run(WARMUP, (i) => post(i % replayKeys.length, replayKeys[i % replayKeys.length]));
-await run(WARMUP, (i) => post(i, randomUUID()));
+const PATHS = {
+  baseline: (impl, item) => post(impl, item),
+  // The same body as the request that completed the key.
+  replay: (impl, _item, i) => {
+    const key = replayKeys[impl][i % replayKeys[impl].length];
+    return post(impl, JSON.parse(firstAnswer[key]).item, key).then((r) => ({ ...r, key }));
+  },
+  first: (impl, item) => post(impl, item, randomUUID()),
+};
 
-const baseline = await run(REQUESTS, (i) => post(i));
-const replay = await run(REQUESTS, (i) => post(i % replayKeys.length, replayKeys[i % replayKeys.length]));
-const first = await run(REQUESTS, (i) => post(i, randomUUID()));
-await worker.dispose();
+const series = [];
+for (const impl of Object.keys(IMPLS)) for (const path of Object.keys(PATHS)) series.push({ impl, path, parts: [] });
 
-const notReplayed = replay.all.filter((r) => r.replayed !== "true").length;
-if (notReplayed) throw new Error(`${notReplayed} replay-path answers were not replays`);
-for (const [name, r] of Object.entries({ baseline, replay, first })) {
-  const bad = Object.keys(r.statuses).filter((s) => s !== "201");
-  if (bad.length) throw new Error(`${name}: unexpected statuses ${JSON.stringify(r.statuses)}`);
+// Items are fresh per round and series: each Orders object stays small, so
+// the origin costs the same in every round.
+const itemsFor = (tag) => Array.from({ length: 16 }, (_, i) => `${tag}-${i}-${randomUUID().slice(0, 6)}`);
+for (const s of series) {
+  const items = itemsFor(`warm-${s.impl}-${s.path}`);
+  await run(WARMUP, (i) => PATHS[s.path](s.impl, items[i % items.length], i));
 }
+const perRound = Math.ceil(REQUESTS / ROUNDS);
+for (let round = 0; round < ROUNDS; round++) {
+  // Rotate the order each round so no series always runs first or last.
+  const order = series.map((_, i) => series[(i + round * 2) % series.length]);
+  for (const s of order) {
+    const items = itemsFor(`${s.impl}-${s.path}-${round}`);
+    s.parts.push(await run(perRound, (i) => PATHS[s.path](s.impl, items[i % items.length], i)));
+  }
+}
+await worker.dispose();
+const loadEnd = loadavg();
+
+const results = {};
+for (const s of series) (results[s.impl] ??= {})[s.path] = summary(s.parts);
+
+for (const [impl, paths] of Object.entries(results)) {
+  for (const [path, r] of Object.entries(paths)) {
+    const bad = Object.keys(r.statuses).filter((s) => s !== "201");
+    if (bad.length) throw new Error(`${impl} ${path}: unexpected statuses ${JSON.stringify(r.statuses)}`);
+  }
+  const notReplayed = paths.replay.all.filter((r) => r.text !== firstAnswer[r.key]).length;
+  if (notReplayed) throw new Error(`${impl}: ${notReplayed} replay-path answers were new executions`);
+}
+const unmarked = results.oncekey.replay.all.filter((r) => r.replayed !== "true").length;
+if (unmarked) throw new Error(`${unmarked} oncekey replays lack Idempotent-Replayed`);
 
 // The deployable bundle, as `wrangler deploy --dry-run` writes it.
 execSync("make --no-print-directory deploy-dry-run", { cwd: ROOT, stdio: "ignore" });
@@ -87,35 +156,67 @@ const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
 const cpu = cpus()[0]?.model ?? "unknown";
 const nproc = execSync("nproc").toString().trim();
-const replayRatio = replay.p50 / baseline.p50;
-const firstRatio = first.p50 / baseline.p50;
+const load = (l) => l.map((x) => x.toFixed(1)).join(" ");
+const ours = results.oncekey;
+const replayRatio = ours.replay.p50 / ours.baseline.p50;
+const firstRatio = ours.first.p50 / ours.baseline.p50;
 const check = (ok) => (ok ? "met" : "**missed**");
+const WHAT = {
+  baseline: "no key: passed through to the origin",
+  replay: "completed key: answered from the KV copy",
+  first: "new key: executed once and recorded",
+};
+const rows = [];
+for (const [impl, paths] of Object.entries(results)) {
+  for (const [path, r] of Object.entries(paths)) {
+    const own = r.p50 / paths.baseline.p50;
+    const vsOurs = r.p50 / ours[path].p50;
+    rows.push(
+      `| ${impl} | ${path === "first" ? "first execution" : path} | ${WHAT[path]} | ${f1(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(own)} | ${f2(vsOurs)} |`,
+    );
+  }
+}
+const miniflareVersion = JSON.parse(readFileSync(join(ROOT, "node_modules", "miniflare", "package.json"), "utf8")).version;
+const powertoolsVersion = JSON.parse(
+  readFileSync(join(ROOT, "node_modules", "@aws-lambda-powertools", "idempotency", "package.json"), "utf8"),
+).version;
 const section = `<!-- edge:start -->
-## Edge worker
+## Edge worker, against peers
 
-Command: \`make bench-edge\` (part of \`make bench\`), ${new Date().toISOString().slice(0, 10)}.
-Machine: ${nproc} cores (\`nproc\`), ${cpu}; Node ${process.version}; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} when the run ended (the machine is shared with other builds).
-Runtime: the release build in workerd through Miniflare ${JSON.parse(readFileSync(join(ROOT, "node_modules", "miniflare", "package.json"), "utf8")).version},
-local KV and SQLite-backed Durable Objects, Node's fetch (undici, keep-alive) over loopback,
-${CONCURRENCY} requests in flight, ${REQUESTS} requests per path after ${WARMUP} warm-up requests.
-Route: \`POST /api/orders\` on the embedded demo origin (each execution writes an
-order to an Orders Durable Object).
+Command: \`make bench-edge\` (part of \`make bench\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.
+Machine: ${nproc} cores (\`nproc\`), ${cpu}; Node ${process.version}; load average (1, 5, 15 min)
+${load(loadStart)} at the start and ${load(loadEnd)} at the end (the machine is shared with other builds and
+tests, so absolute figures move from run to run; compare the ratios, which come from one run).
+Runtime: one workerd through Miniflare ${miniflareVersion} holding all three workers, each with its own
+local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
+${CONCURRENCY} requests in flight; ${REQUESTS} measured requests per series after ${WARMUP} warm-up requests,
+the 9 series interleaved in ${ROUNDS} rounds.
+Route: \`POST /api/orders\` on each worker's demo origin (every execution writes an order to an Orders
+Durable Object: oncekey's origin is the embedded Rust one, the peers share a TypeScript port of it,
+\`bench/peers/origin.ts\`).
 
-| path | what it does | req/s | p50 ms | p99 ms | p50 / baseline |
-|---|---|---:|---:|---:|---:|
-| baseline | no key: passed through to the origin | ${f1(baseline.rps)} | ${f2(baseline.p50)} | ${f2(baseline.p99)} | 1.00 |
-| replay | completed key: answered from the KV copy | ${f1(replay.rps)} | ${f2(replay.p50)} | ${f2(replay.p99)} | ${f2(replayRatio)} |
-| first execution | new key: KV read, DO begin, origin, DO finish | ${f1(first.rps)} | ${f2(first.p50)} | ${f2(first.p99)} | ${f2(firstRatio)} |
+- **oncekey**: the release build (\`make build-worker\`), default settings.
+- **plain**: \`bench/peers/plain.ts\`, SPEC §3–4 in TypeScript as a competent user would write it
+  (KV read first, one Durable Object \`begin\` over RPC, origin and \`finish\` under \`waitUntil\`, KV copy;
+  JSON records; one log line per decision), built with esbuild.
+- **powertools**: \`@aws-lambda-powertools/idempotency\` ${powertoolsVersion} with its defaults, keyed on the
+  \`Idempotency-Key\` header (\`eventKeyJmesPath\`), over a KV persistence layer
+  (\`bench/peers/kv-persistence.ts\`; KV has no conditional write, so its "put if absent" is a read and
+  a write and two concurrent duplicates can both run: faster, not the same guarantee).
 
-Targets: replay p50 ≤ 1.5× baseline: ${check(replayRatio <= 1.5)} (${f2(replayRatio)}×);
-first execution p50 ≤ 3× baseline: ${check(firstRatio <= 3)} (${f2(firstRatio)}×).
+| worker | path | what it does | req/s | p50 ms | p99 ms | p50 / own baseline | p50 / oncekey's |
+|---|---|---|---:|---:|---:|---:|---:|
+${rows.join("\n")}
+
+Targets (oncekey, p50 against its own baseline): replay ≤ 1.5×: ${check(replayRatio <= 1.5)} (${f2(replayRatio)}×);
+first execution ≤ 3×: ${check(firstRatio <= 3)} (${f2(firstRatio)}×).
 
 Bundle (\`make deploy-dry-run\`: \`wrangler deploy --dry-run --outdir build/deploy\`):
 ${files.join(", ")}: ${(raw / 1024).toFixed(1)} KB raw, **${(gz / 1024).toFixed(1)} KB gzip**
 (target ≤ 250 KB: ${check(gz <= 250 * 1024)}).
 
 Local figures: workerd on loopback has no network latency, so the ratios show
-the layer's own cost, not what a deployed worker sees (there a KV hit is
+each layer's own cost, not what a deployed worker sees (there a KV hit is
 served from the colo, a DO call may cross regions).
 <!-- edge:end -->
 `;

@@ -10,7 +10,7 @@ import { Miniflare } from "miniflare";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BUILD = join(ROOT, "build");
-const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
+export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
 
@@ -32,9 +32,10 @@ export default { fetch() { return new Response("faults"); } };
 /**
  * Starts the worker. `vars` override wrangler.toml's defaults; `store`
  * is "real", "fail" or "hang"; `persist` is a directory for DO and KV
- * state that survives a restart.
+ * state that survives a restart; `extraWorkers` (Miniflare worker options)
+ * run in the same workerd, reached through their `routes`.
  */
-export async function start({ vars = {}, store = "real", persist } = {}) {
+export async function start({ vars = {}, store = "real", persist, extraWorkers = [] } = {}) {
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
@@ -65,6 +66,7 @@ export async function start({ vars = {}, store = "real", persist } = {}) {
       durableObjects: { FAULTY: "FaultyStore" },
     });
   }
+  workers.push(...extraWorkers);
   const mf = new Miniflare({
     workers,
     ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
