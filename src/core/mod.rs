@@ -47,7 +47,10 @@ mod wire;
 
 pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
-pub use event::{ConsumerStats, Delivery, EventKeyStrategy, Settle, content_key, settle};
+pub use event::{
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Settle, content_key, event_record_name, handler_outcome,
+    settle,
+};
 pub use fingerprint::Fingerprint;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
