@@ -98,7 +98,7 @@ impl Idempotency {
         let config = &self.config;
         let cors = http::cors_origin(&req, config);
         let mut log = DecisionLog { tier: "layer", ..DecisionLog::default() };
-        let mut timing = Timing::default();
+        let timing = Timing::default();
 
         if let Some(allowed) = cors.as_deref().filter(|_| http::is_preflight_for_covered(&req, config)) {
             log.outcome = "preflight";
@@ -141,14 +141,55 @@ impl Idempotency {
             None
         };
         let forward = Forward { url: url.to_string(), method, headers: req.headers().clone(), key, body };
-        let attempt_ctx = AttemptContext { config: self.config.clone(), name, kv: kv.clone(), cors: cors.clone() };
+        let attempt_ctx = AttemptContext { config: self.config.clone(), name, kv, cors: cors.clone() };
 
+        // From the first store call on, the work runs under `waitUntil`: a
+        // client that goes away cancels its handler, and a handler cancelled
+        // between `begin` and `finish` would leave the key in flight until
+        // its lease ends. The caller gets its answer through a channel as
+        // soon as there is one; copying it to KV happens after.
+        let (reply, answered) = oneshot::channel::<Result<Response>>();
+        let layer = self.clone();
+        let env = env.clone();
+        ctx.wait_until(async move {
+            let (response, after) = layer.protect(forward, fingerprint, attempt_ctx, &env, origin, log, timing).await;
+            let _ = reply.send(response);
+            if let Some(copy) = after {
+                copy.write().await;
+            }
+        });
+        match answered.await {
+            Ok(response) => response,
+            Err(_) => http::problem_response(&Problem::OriginUnreachable),
+        }
+    }
+
+    /// The protected path for a keyed request: the KV replay tier, the
+    /// coordinator's decision, and the attempt it allows.
+    #[allow(clippy::too_many_arguments)]
+    async fn protect<F, Fut>(
+        &self,
+        forward: Forward,
+        fingerprint: Fingerprint,
+        attempt_ctx: AttemptContext,
+        env: &Env,
+        origin: F,
+        mut log: DecisionLog,
+        mut timing: Timing,
+    ) -> (Result<Response>, Option<KvCopy>)
+    where
+        F: FnOnce(Request) -> Fut + 'static,
+        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+    {
+        let config = &self.config;
+        let cors = attempt_ctx.cors.clone();
+        let name = attempt_ctx.name;
         if config.consistency == Consistency::Kv {
-            return self.handle_kv_only(forward, fingerprint, attempt_ctx, ctx, origin, log, timing).await;
+            return self.handle_kv_only(forward, fingerprint, attempt_ctx, origin, log, timing).await;
         }
 
         // The KV replay tier: only a live, matching copy is trusted.
-        if let Some(kv) = kv.as_ref().filter(|_| config.kv_replay) {
+        if let Some(kv) = attempt_ctx.kv.as_ref().filter(|_| config.kv_replay) {
             let started = now_ms();
             let copy = kv.read(&name, started).await;
             Timing::add(&mut timing.kv, now_ms() - started);
@@ -156,7 +197,7 @@ impl Idempotency {
                 Ok(Some(crate::core::Record::Completed(c))) if c.fingerprint == fingerprint => {
                     log.outcome = "replay";
                     log.tier = "kv";
-                    return finish_replay(&c, &mut log, timing, cors.as_deref());
+                    return (finish_replay(&c, &mut log, timing, cors.as_deref()), None);
                 }
                 Ok(_) => {}
                 Err(e) => log.error = Some(format!("kv read: {e}")),
@@ -165,38 +206,37 @@ impl Idempotency {
 
         let store = match env.durable_object(COORDINATOR_BINDING) {
             Ok(ns) => DurableStore::new(ns, config.records.clone(), config.store_timeout_ms),
-            Err(e) => return self.store_failed(StoreError::Failed(e.to_string()), forward, origin, log, timing, cors).await,
+            Err(e) => {
+                let error = StoreError::Failed(e.to_string());
+                return (self.store_failed(error, forward, origin, log, timing, cors).await, None);
+            }
         };
         let started = now_ms();
         let decision = store.begin(&name, fingerprint, started).await;
         Timing::add(&mut timing.durable, now_ms() - started);
         log.tier = "do";
         match decision {
-            Err(e) => self.store_failed(e, forward, origin, log, timing, cors).await,
+            Err(e) => (self.store_failed(e, forward, origin, log, timing, cors).await, None),
             Ok(Decision::InFlight { .. }) => {
                 log.outcome = "in-flight";
-                self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref())
+                (self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref()), None)
             }
             Ok(Decision::Mismatch) => {
                 log.outcome = "key-reused";
-                self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref())
+                (self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref()), None)
             }
             Ok(Decision::Replay(completed)) => {
-                // The KV copy may be missing (written late, or evicted): put it back.
-                if let Some(kv) = kv.filter(|_| config.kv_replay) {
-                    let copy = completed.clone();
-                    ctx.wait_until(async move {
-                        let _ = kv.write(&name, &copy, now_ms()).await;
-                    });
-                }
                 log.outcome = "replay";
-                finish_replay(&completed, &mut log, timing, cors.as_deref())
+                let response = finish_replay(&completed, &mut log, timing, cors.as_deref());
+                // The KV copy may be missing (written late, or evicted): put it back.
+                let after = attempt_ctx.kv.filter(|_| config.kv_replay).map(|kv| KvCopy { kv, name, completed });
+                (response, after)
             }
             Ok(Decision::Execute { attempt, reclaimed }) => {
                 log.outcome = if reclaimed { "execute-reclaimed" } else { "execute" };
                 log.attempt = Some(attempt);
                 let finisher = Finisher::Durable(store);
-                execute(forward, attempt, finisher, attempt_ctx, ctx, origin, log, timing).await
+                execute(forward, attempt, finisher, attempt_ctx, origin, log, timing).await
             }
         }
     }
@@ -210,11 +250,10 @@ impl Idempotency {
         forward: Forward,
         fingerprint: Fingerprint,
         attempt_ctx: AttemptContext,
-        ctx: &Context,
         origin: F,
         mut log: DecisionLog,
         mut timing: Timing,
-    ) -> Result<Response>
+    ) -> (Result<Response>, Option<KvCopy>)
     where
         F: FnOnce(Request) -> Fut + 'static,
         Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
@@ -223,35 +262,38 @@ impl Idempotency {
         log.tier = "kv";
         let Some(kv) = attempt_ctx.kv.clone() else {
             let e = StoreError::Failed(format!("no KV namespace bound as {KV_BINDING}"));
-            return self.store_failed(e, forward, origin, log, timing, cors).await;
+            return (self.store_failed(e, forward, origin, log, timing, cors).await, None);
         };
         let started = now_ms();
         let found = kv.read(&attempt_ctx.name, started).await;
         Timing::add(&mut timing.kv, now_ms() - started);
         let found = match found {
             Ok(found) => found,
-            Err(e) => return self.store_failed(StoreError::Failed(e.to_string()), forward, origin, log, timing, cors).await,
+            Err(e) => {
+                let error = StoreError::Failed(e.to_string());
+                return (self.store_failed(error, forward, origin, log, timing, cors).await, None);
+            }
         };
         let Step { answer, write } = begin(found, fingerprint, now_ms(), &self.config.records);
         match answer {
             Decision::Replay(completed) => {
                 log.outcome = "replay";
-                finish_replay(&completed, &mut log, timing, cors.as_deref())
+                (finish_replay(&completed, &mut log, timing, cors.as_deref()), None)
             }
             Decision::Mismatch => {
                 log.outcome = "key-reused";
-                self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref())
+                (self.refuse(Problem::KeyReused, &mut log, timing, cors.as_deref()), None)
             }
             Decision::InFlight { .. } => {
                 log.outcome = "in-flight";
-                self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref())
+                (self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref()), None)
             }
             Decision::Execute { attempt, .. } => {
                 let Write::Put(reserved) = write else { unreachable!("begin reserves on Execute") };
                 log.outcome = "execute";
                 log.attempt = Some(attempt);
                 let finisher = Finisher::Local { reserved, policy: self.config.records.clone() };
-                execute(forward, attempt, finisher, attempt_ctx, ctx, origin, log, timing).await
+                execute(forward, attempt, finisher, attempt_ctx, origin, log, timing).await
             }
         }
     }
@@ -398,89 +440,129 @@ enum Finisher {
     Local { reserved: crate::core::Record, policy: crate::core::RecordPolicy },
 }
 
-/// Calls the origin and finishes the attempt under `waitUntil`; the caller
-/// gets the origin's answer once the outcome is recorded.
+/// Pauses before each repeat of a failed `finish`, in ms.
+const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
+
+impl Finisher {
+    /// Records how attempt `attempt` ended. A failed call to the object is
+    /// repeated twice: an outcome that is known but not recorded would hold
+    /// the key for a whole lease. Repeating is safe: once the first call has
+    /// landed, a repeat finds no attempt `attempt` in flight and writes
+    /// nothing.
+    async fn finish(self, name: &RecordName, attempt: u32, outcome: Outcome) -> std::result::Result<Finished, StoreError> {
+        match self {
+            Self::Durable(store) => {
+                let mut result = store.finish(name, attempt, outcome.clone(), now_ms()).await;
+                for pause in FINISH_RETRY_PAUSES_MS {
+                    if result.is_ok() {
+                        break;
+                    }
+                    worker::Delay::from(std::time::Duration::from_millis(pause)).await;
+                    result = store.finish(name, attempt, outcome.clone(), now_ms()).await;
+                }
+                result
+            }
+            Self::Local { reserved, policy } => Ok(finish(Some(reserved), attempt, outcome, now_ms(), &policy).answer),
+        }
+    }
+}
+
+/// Calls the origin and finishes the attempt (the caller runs this under
+/// `waitUntil`). The answer is returned once the outcome is recorded, with
+/// the KV copy still to write.
 #[allow(clippy::too_many_arguments)]
 async fn execute<F, Fut>(
     forward: Forward,
     attempt: u32,
     finisher: Finisher,
     attempt_ctx: AttemptContext,
-    ctx: &Context,
     origin: F,
     mut log: DecisionLog,
     mut timing: Timing,
-) -> Result<Response>
+) -> (Result<Response>, Option<KvCopy>)
 where
     F: FnOnce(Request) -> Fut + 'static,
     Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
 {
-    let req = forward.request(Some(attempt))?;
-    let (reply, answered) = oneshot::channel::<Result<Response>>();
-    ctx.wait_until(async move {
-        let config = attempt_ctx.config.clone();
-        let started = now_ms();
-        let answer = with_timeout(origin(req), config.origin_timeout_ms).await;
-        let (client, outcome) = match answer {
-            Ok(response) => read_answer(response, config.max_response_bytes).await,
-            Err(e) => {
-                log.error = Some(e.to_string());
-                let outcome = match e {
-                    OriginError::NotSent(_) => Outcome::NotSent,
-                    OriginError::NoAnswer(_) => Outcome::Unknown,
-                };
-                (http::problem_response(&Problem::OriginUnreachable), outcome)
-            }
-        };
-        Timing::add(&mut timing.origin, now_ms() - started);
+    let config = attempt_ctx.config.clone();
+    let name = attempt_ctx.name;
+    let req = match forward.request(Some(attempt)) {
+        Ok(req) => req,
+        // Nothing was sent: give the key back rather than hold it for a lease.
+        Err(e) => {
+            let _ = finisher.finish(&name, attempt, Outcome::NotSent).await;
+            return (Err(e), None);
+        }
+    };
+    let started = now_ms();
+    let answer = with_timeout(origin(req), config.origin_timeout_ms).await;
+    let (client, outcome) = match answer {
+        Ok(response) => read_answer(response, config.max_response_bytes).await,
+        Err(e) => {
+            log.error = Some(e.to_string());
+            let outcome = match e {
+                OriginError::NotSent(_) => Outcome::NotSent,
+                OriginError::NoAnswer(_) => Outcome::Unknown,
+            };
+            (http::problem_response(&Problem::OriginUnreachable), outcome)
+        }
+    };
+    Timing::add(&mut timing.origin, now_ms() - started);
 
-        let started = now_ms();
-        let finished = match finisher {
-            Finisher::Durable(store) => store.finish(&attempt_ctx.name, attempt, outcome, started).await,
-            Finisher::Local { reserved, policy } => {
-                Ok(finish(Some(reserved), attempt, outcome, started, &policy).answer)
-            }
-        };
-        if matches!(finished, Ok(_) | Err(_)) && config.consistency == Consistency::Durable {
-            Timing::add(&mut timing.durable, now_ms() - started);
+    let started = now_ms();
+    let durable = matches!(finisher, Finisher::Durable(_));
+    let finished = finisher.finish(&name, attempt, outcome).await;
+    if durable {
+        Timing::add(&mut timing.durable, now_ms() - started);
+    }
+    let stored = match finished {
+        Ok(Finished::Stored(completed)) => {
+            log.finish = Some("stored");
+            Some(completed)
         }
-        let stored = match finished {
-            Ok(Finished::Stored(completed)) => {
-                log.finish = Some("stored");
-                Some(completed)
-            }
-            Ok(Finished::Released) => {
-                log.finish = Some("released");
-                None
-            }
-            Ok(Finished::LeaseKept) => {
-                log.finish = Some("lease-kept");
-                None
-            }
-            Ok(Finished::Stale) => {
-                log.finish = Some("stale");
-                None
-            }
-            Err(e) => {
-                log.finish = Some("store-failed");
-                log.error = Some(e.to_string());
-                None
-            }
-        };
-        let client = client.and_then(|response| {
-            http::decorate(response.headers(), &timing, attempt_ctx.cors.as_deref())?;
-            Ok(response)
-        });
-        log.status = client.as_ref().map(Response::status_code).unwrap_or(500);
-        log.emit(&timing);
-        let _ = reply.send(client);
-        if let (Some(completed), Some(kv)) = (stored, attempt_ctx.kv) {
-            let _ = kv.write(&attempt_ctx.name, &completed, now_ms()).await;
+        Ok(Finished::Released) => {
+            log.finish = Some("released");
+            None
         }
+        Ok(Finished::LeaseKept) => {
+            log.finish = Some("lease-kept");
+            None
+        }
+        Ok(Finished::Stale) => {
+            log.finish = Some("stale");
+            None
+        }
+        Err(e) => {
+            log.finish = Some("store-failed");
+            log.error = Some(e.to_string());
+            None
+        }
+    };
+    let client = client.and_then(|response| {
+        http::decorate(response.headers(), &timing, attempt_ctx.cors.as_deref())?;
+        Ok(response)
     });
-    match answered.await {
-        Ok(response) => response,
-        Err(_) => http::problem_response(&Problem::OriginUnreachable),
+    log.status = client.as_ref().map(Response::status_code).unwrap_or(500);
+    log.emit(&timing);
+    let after = match (stored, attempt_ctx.kv) {
+        (Some(completed), Some(kv)) => Some(KvCopy { kv, name, completed }),
+        _ => None,
+    };
+    (client, after)
+}
+
+/// A completed answer still to be copied to KV, after the caller has it.
+struct KvCopy {
+    kv: KvReplay,
+    name: RecordName,
+    completed: Completed,
+}
+
+impl KvCopy {
+    /// Writes the copy; a KV error never fails the request (the object
+    /// holds the answer).
+    async fn write(self) {
+        let _ = self.kv.write(&self.name, &self.completed, now_ms()).await;
     }
 }
 

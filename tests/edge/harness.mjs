@@ -20,9 +20,24 @@ export const BASE = "http://oncekey.test";
 // IDEMPOTENCY_DO to inject store faults from outside the Rust worker.
 const FAULTY_STORE = `
 export class FaultyStore {
-  constructor(state, env) { this.env = env; }
-  async fetch() {
+  constructor(state, env) { this.state = state; this.env = env; }
+  async fetch(request) {
     if (this.env.MODE === "hang") return new Promise(() => {});
+    const real = () => this.env.REAL.getByName(this.state.id.name);
+    if (this.env.MODE === "slow") {
+      // Every call reaches the real coordinator, half a second late.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return real().fetch(request);
+    }
+    if (this.env.MODE === "fail-first-finish") {
+      // The first finish of each record fails; everything else is real.
+      const call = new Uint8Array(await request.arrayBuffer());
+      if (call[0] === 2 && !this.failedOnce) {
+        this.failedOnce = true;
+        return new Response("store exploded", { status: 500 });
+      }
+      return real().fetch(new Request(request.url, { method: "POST", body: call }));
+    }
     return new Response("store exploded", { status: 500 });
   }
 }
@@ -42,6 +57,8 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
         ? { className: "IdempotencyCoordinator", useSQLite: true }
         : { className: "FaultyStore", scriptName: "faults" },
     ORDERS: { className: "Orders", useSQLite: true },
+    LOYALTY: { className: "Loyalty", useSQLite: true },
+    IDEMPOTENCY_COUNTERS: { className: "ConsumerCounters", useSQLite: true },
   };
   const workers = [
     {
@@ -54,6 +71,10 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       bindings: { ...defaultVars(), ...vars },
       kvNamespaces: ["IDEMPOTENCY_KV"],
       durableObjects,
+      // The demo's event flow on Miniflare's local queue (wrangler.toml
+      // binds the same names), delivered quickly.
+      queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
+      queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },
     },
   ];
   if (store !== "real") {
@@ -63,7 +84,10 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       script: FAULTY_STORE,
       compatibilityDate: COMPATIBILITY_DATE,
       bindings: { MODE: store },
-      durableObjects: { FAULTY: "FaultyStore" },
+      durableObjects: {
+        FAULTY: "FaultyStore",
+        REAL: { className: "IdempotencyCoordinator", scriptName: "oncekey", useSQLite: true },
+      },
     });
   }
   workers.push(...extraWorkers);
@@ -93,9 +117,26 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/calls");
       return (await res.json()).calls;
     },
+    /**
+     * Delivers `messages` ({id, body, timestamp?, attempts?}) to the worker's
+     * queue handler in workerd, as the queue would: the handler's verdict
+     * per message comes back as {acked, retried: Map(id → delay seconds)}.
+     */
+    async deliver(messages) {
+      const worker = await mf.getWorker("oncekey");
+      const result = await worker.queue(
+        QUEUE,
+        messages.map((m) => ({ timestamp: new Date(), attempts: 1, ...m })),
+      );
+      const retried = new Map((result.retryMessages ?? []).map((r) => [r.msgId, r.delaySeconds]));
+      return { outcome: result.outcome, acked: new Set(result.explicitAcks ?? []), retried, ackAll: result.ackAll };
+    },
     dispose: () => mf.dispose(),
   };
 }
+
+/** The demo's event queue (wrangler.toml: queues.producers / consumers). */
+export const QUEUE = "oncekey-order-events";
 
 /** The [vars] of wrangler.toml, so tests run with the shipped defaults. */
 function defaultVars() {

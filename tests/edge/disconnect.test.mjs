@@ -1,0 +1,73 @@
+// An attempt the store has started must be finished (SPEC §3): from
+// the first store call on, the attempt runs under waitUntil, so it is
+// finished even when the runtime cancels the request's own handler.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { newKey, ordersOf, sleep, start, uniqueItem } from "./harness.mjs";
+
+/** Sends a keyed order over a socket and cuts the connection after `cutMs`. */
+function sendAndHangUp(url, key, body, cutMs) {
+  return new Promise((resolve) => {
+    const req = http.request(new URL("/api/orders", url), {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      agent: false,
+    });
+    req.on("error", () => resolve());
+    req.end(body);
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, cutMs);
+  });
+}
+
+test("a client that hangs up while the store decides does not strand its key", async () => {
+  // Every store call takes 500 ms: the hang-up lands between `begin`
+  // being sent and its answer.
+  const worker = await start({ store: "slow" });
+  try {
+    const key = newKey();
+    const item = uniqueItem("hangup");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    await sendAndHangUp(worker.url, key, body, 200);
+
+    // The abandoned attempt still runs and is finished: a retry replays it.
+    let last;
+    for (let i = 0; i < 20; i++) {
+      await sleep(500);
+      last = await worker.raw("/api/orders", {
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body,
+      });
+      if (last.status !== 409) break;
+    }
+    assert.equal(last.status, 201, `retry got ${last.status}: ${last.text}`);
+    assert.equal(last.headers["idempotent-replayed"], "true");
+    const { count } = await ordersOf(worker, item);
+    assert.equal(count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});
+
+test("a finish the store fails once is repeated, so the key is not held for a lease", async () => {
+  const worker = await start({ store: "fail-first-finish" });
+  try {
+    const key = newKey();
+    const item = uniqueItem("refinish");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    const send = () =>
+      worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
+    const first = await send();
+    assert.equal(first.status, 201, first.text);
+    // Recorded despite the failure: the retry is a replay, not a 409.
+    const retry = await send();
+    assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
+    assert.equal(retry.headers["idempotent-replayed"], "true");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});
