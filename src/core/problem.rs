@@ -20,6 +20,10 @@ pub enum Problem {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// 400: the keyed request body broke off before its end (fewer bytes
+    /// than `Content-Length`, broken chunked framing, the client went
+    /// away). Nothing was forwarded and the key is still free.
+    BodyIncomplete,
     /// 422: the key was already used with a different request.
     KeyReused,
     /// 502: the origin could not be reached or gave no answer.
@@ -68,6 +72,9 @@ impl Problem {
                 "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.".into()
             }
             Self::BodyTooLarge { limit } => format!("The request body is larger than {limit} bytes."),
+            Self::BodyIncomplete => {
+                "The request body ended before it was complete; nothing was forwarded. Send the whole request again with the same key.".into()
+            }
             Self::KeyReused => "This Idempotency-Key was already used with a different request.".into(),
             Self::OriginUnreachable => {
                 "The origin did not answer; the outcome is unknown. Retry with the same key.".into()
@@ -104,6 +111,7 @@ impl Problem {
             Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
             Self::KeyInFlight => ("key-in-flight", 409, "A request with this key is in flight"),
             Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
+            Self::BodyIncomplete => ("body-incomplete", 400, "Request body incomplete"),
             Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
             Self::OriginUnreachable => ("origin-unreachable", 502, "Origin unreachable"),
             Self::StoreUnavailable => ("store-unavailable", 503, "Idempotency store unavailable"),
@@ -125,6 +133,7 @@ mod tests {
             (Problem::InvalidKey("empty".into()), "invalid-key", 400, None),
             (Problem::KeyInFlight, "key-in-flight", 409, Some(1)),
             (Problem::BodyTooLarge { limit: 5 }, "body-too-large", 413, None),
+            (Problem::BodyIncomplete, "body-incomplete", 400, None),
             (Problem::KeyReused, "key-reused", 422, None),
             (Problem::OriginUnreachable, "origin-unreachable", 502, None),
             (Problem::StoreUnavailable, "store-unavailable", 503, Some(1)),
@@ -148,6 +157,7 @@ mod tests {
             Problem::InvalidKey(String::new()),
             Problem::KeyInFlight,
             Problem::BodyTooLarge { limit: 1 },
+            Problem::BodyIncomplete,
             Problem::KeyReused,
             Problem::OriginUnreachable,
             Problem::StoreUnavailable,

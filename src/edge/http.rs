@@ -133,21 +133,37 @@ pub(crate) fn is_preflight_for_covered(req: &Request, config: &Config) -> bool {
             .is_some_and(|m| config.covers(&m))
 }
 
+/// How much of an oversized body is read and dropped before the 413.
+const DRAIN_BYTES: usize = 1 << 20;
+
 /// Reads a request body, counting the bytes actually read (not
-/// `Content-Length`): `Ok(Err(..))` as soon as it passes `limit`.
+/// `Content-Length`): `Ok(Err(..))` once it passes `limit` (after draining
+/// up to `max(4 × limit, 1 MiB)` of it), or when the stream breaks off (a
+/// truncated body is the client's error, not a 500).
 ///
 /// # Errors
-/// The body stream failed.
+/// None today; the outer `Result` is kept for runtime failures.
 pub(crate) async fn read_body(req: &Request, limit: usize) -> Result<std::result::Result<Vec<u8>, Problem>> {
     let Some(stream) = req.inner().body() else { return Ok(Ok(Vec::new())) };
     let mut chunks = ByteStream::from(stream);
     let mut body = Vec::new();
+    let mut read = 0usize;
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk?;
-        if body.len() + chunk.len() > limit {
-            return Ok(Err(Problem::BodyTooLarge { limit }));
+        let Ok(chunk) = chunk else { return Ok(Err(Problem::BodyIncomplete)) };
+        read = read.saturating_add(chunk.len());
+        if read > limit {
+            // Read on (and drop) a little more, so a client still sending
+            // gets its 413 rather than a reset connection; give up on a
+            // body far over the limit.
+            if read > limit.saturating_mul(4).max(DRAIN_BYTES) {
+                break;
+            }
+            continue;
         }
         body.extend_from_slice(&chunk);
+    }
+    if read > limit {
+        return Ok(Err(Problem::BodyTooLarge { limit }));
     }
     Ok(Ok(body))
 }
