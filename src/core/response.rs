@@ -104,7 +104,9 @@ mod tests {
 
     #[test]
     fn body_limit_is_inclusive() {
-        assert_eq!(StoredResponse::capture(200, vec![], vec![0; 10], 10).body, Some(vec![0; 10]));
+        let kept = StoredResponse::capture(200, vec![], vec![0; 10], 10);
+        assert_eq!(kept.body, Some(vec![0; 10]));
+        assert!(!kept.body_omitted());
         let big = StoredResponse::capture(200, vec![], vec![0; 11], 10);
         assert!(big.body_omitted());
         assert_eq!(big.status, 200);

@@ -176,6 +176,11 @@ mod tests {
         assert_eq!(fields(&d).0, 10_001);
     }
 
+    fn random_part(bytes: &[u8; 16]) -> u128 {
+        let v = u128::from_be_bytes(*bytes);
+        (((v >> 64) & 0xfff) << 62) | (v & ((1 << 62) - 1))
+    }
+
     #[test]
     fn overflow_of_the_random_part_moves_time_forward() {
         let mut g = Uuid7Generator::default();
@@ -183,6 +188,32 @@ mod tests {
         let b = g.next(50, [0xff; 10]);
         assert!(b > a);
         assert_eq!(fields(&b).0, 51);
+        // A fresh start leaves headroom for the keys after it.
+        assert!(random_part(&b) < 1 << 73);
+    }
+
+    #[test]
+    fn within_a_millisecond_the_random_part_steps_by_at_most_2_pow_32() {
+        let mut g = Uuid7Generator::default();
+        let a = g.next(7, [0; 10]);
+        let b = g.next(7, [0; 10]);
+        assert_eq!(random_part(&b) - random_part(&a), 1, "a zero random steps by one");
+        let c = g.next(7, [0xff; 10]);
+        assert_eq!(random_part(&c) - random_part(&b), 1 << 32, "the step is 1 + the low 32 random bits");
+        let d = g.next(7, [0, 0, 0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(random_part(&d) - random_part(&c), 6);
+    }
+
+    #[test]
+    fn the_largest_random_part_is_still_used_before_time_moves() {
+        let mut g = Uuid7Generator::default();
+        // 74 random bits, all ones but the last: one step from the top.
+        let mut random = [0xff; 10];
+        random[9] = 0xfe;
+        let a = g.next(9, random);
+        assert_eq!(random_part(&a), (1 << 74) - 2);
+        let b = g.next(9, [0; 10]);
+        assert_eq!((fields(&b).0, random_part(&b)), (9, (1 << 74) - 1));
     }
 
     #[cfg(not(target_arch = "wasm32"))]
