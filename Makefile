@@ -38,6 +38,14 @@ test-core:
 test-core-wasm: install
 	scripts/test-core-wasm.sh
 
+## cargo-fuzz on the core's parsers (key, record, Retry-After, config):
+## FUZZ_SECONDS per target (default 60), figures in bench/RESULTS.md. Not in
+## `make test`: the property tests cover the same parsers there.
+.PHONY: fuzz
+fuzz:
+	scripts/install.sh fuzz
+	scripts/fuzz.sh
+
 ## ---- The edge worker ------------------------------------------------------
 ## build-worker: the deployable worker (feature `demo`) into build/, rebuilt
 ## only when a Rust source or the manifest changed. wrangler's [build] runs

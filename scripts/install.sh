@@ -7,12 +7,14 @@
 #   scripts/install.sh tools      pinned cargo tools into $TOOLS (default .tools/)
 #   scripts/install.sh node       npm packages from the lockfile
 #   scripts/install.sh chromium   Debian chromium + chromium-driver
+#   scripts/install.sh fuzz       cargo-fuzz into $TOOLS (only for `make fuzz`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=${TOOLS:-$PWD/.tools}
 
 WASM_BINDGEN_VERSION=0.2.130
 WORKER_BUILD_VERSION=0.8.7
+CARGO_FUZZ_VERSION=0.13.1
 
 say() { echo "install: $*" >&2; }
 
@@ -38,6 +40,11 @@ tools() {
   # Without --locked: the locked tree wants a patch this registry lacks.
   cargo_tool wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen
   cargo_tool worker-build "$WORKER_BUILD_VERSION" worker-build --locked
+}
+
+# Not part of `tools`: only `make fuzz` needs it (about 2 minutes, once).
+fuzz() {
+  cargo_tool cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz --locked
 }
 
 node() {
