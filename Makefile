@@ -99,6 +99,13 @@ bench-peers: install build/bench/plain.js build/bench/powertools.js
 bench-edge: install build-worker bench-peers
 	node bench/edge.mjs
 
+## Load and faults on loopback (bench/load.mjs): 10,000 keys × 5 clients,
+## then the same with origin faults, a flaky store and runtime restarts;
+## figures in bench/RESULTS.md. Takes several minutes; not in `make test`.
+.PHONY: load
+load: install build-worker
+	node bench/load.mjs
+
 bench: bench-edge
 
 test: install test-core test-core-wasm test-edge

@@ -38,7 +38,37 @@ export class FaultyStore {
       }
       return real().fetch(new Request(request.url, { method: "POST", body: call }));
     }
+    if (this.env.MODE === "flaky") return this.flaky(request, real);
     return new Response("store exploded", { status: 500 });
+  }
+  // FAIL_RATE of the calls fail: half before reaching the coordinator (no
+  // effect), half after it (the call took effect, its answer is lost).
+  // Every finish and every failure is noted in this object's storage;
+  // GET /faults reads the notes.
+  async flaky(request, real) {
+    if (request.method === "GET") {
+      if (new URL(request.url).pathname === "/faults") return Response.json((await this.state.storage.get("notes")) ?? []);
+      return real().fetch(request);
+    }
+    const call = new Uint8Array(await request.arrayBuffer());
+    const kind = call[0] === 1 ? "begin" : "finish";
+    const view = new DataView(call.buffer);
+    const attempt = kind === "finish" ? view.getUint32(21 + 2 * view.getUint32(17)) : null;
+    const roll = Math.random();
+    const rate = Number(this.env.FAIL_RATE);
+    let result = "ok";
+    let answer;
+    if (roll < rate / 2) result = "failed-before";
+    else {
+      answer = await real().fetch(new Request(request.url, { method: "POST", body: call }));
+      if (roll < rate) { await answer.arrayBuffer(); result = "failed-after"; }
+    }
+    if (kind === "finish" || result !== "ok") {
+      const notes = (await this.state.storage.get("notes")) ?? [];
+      notes.push({ kind, attempt, result });
+      await this.state.storage.put("notes", notes);
+    }
+    return result === "ok" ? answer : new Response("store exploded", { status: 500 });
   }
 }
 export default { fetch() { return new Response("faults"); } };
@@ -46,11 +76,13 @@ export default { fetch() { return new Response("faults"); } };
 
 /**
  * Starts the worker. `vars` override wrangler.toml's defaults; `store`
- * is "real", "fail" or "hang"; `persist` is a directory for DO and KV
+ * is "real", "fail", "hang", "slow", "fail-first-finish" or "flaky" (the
+ * real coordinator behind a store that fails `storeFailRate` of the calls);
+ * `quiet` drops the runtime's output; `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
  * run in the same workerd, reached through their `routes`.
  */
-export async function start({ vars = {}, store = "real", persist, extraWorkers = [] } = {}) {
+export async function start({ vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false } = {}) {
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
@@ -83,7 +115,7 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       modules: true,
       script: FAULTY_STORE,
       compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { MODE: store },
+      bindings: { MODE: store, FAIL_RATE: String(storeFailRate) },
       durableObjects: {
         FAULTY: "FaultyStore",
         REAL: { className: "IdempotencyCoordinator", scriptName: "oncekey", useSQLite: true },
@@ -94,6 +126,8 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
   const mf = new Miniflare({
     workers,
     ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
+    // Load runs: drop the runtime's output (a log line per decision).
+    ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.resume(); } } : {}),
   });
   const url = await mf.ready;
   return {
