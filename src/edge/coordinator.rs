@@ -43,6 +43,10 @@ impl DurableObject for IdempotencyCoordinator {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
+        // A queue consumer's counters live in an object of this namespace.
+        if req.path() == super::consumer_counters::COUNTERS_PATH {
+            return super::consumer_counters::serve(&self.state, req).await;
+        }
         if req.method() == Method::Get {
             return Response::from_json(&serde_json::json!({ "calls": self.calls.get() }));
         }

@@ -6,6 +6,8 @@
 //!   `IDEMPOTENCY_DO` (export it from your worker: it is exported by this
 //!   crate's wasm module as soon as the feature is on);
 //! - [`proxy`] forwards to `ORIGIN_URL`;
+//! - [`Consumer`] wraps a Cloudflare Queues handler on the same stores
+//!   (its counters live in the coordinator's namespace too);
 //! - with feature `demo`, the embedded demo origin and the worker's
 //!   `fetch` entry point.
 //!
@@ -13,6 +15,8 @@
 //! core's values, runs [`crate::core::begin`]/[`crate::core::finish`] in a
 //! store, and performs what they say.
 
+mod consumer;
+mod consumer_counters;
 mod coordinator;
 mod durable_store;
 mod http;
@@ -24,6 +28,7 @@ mod origin;
 #[cfg(feature = "demo")]
 pub mod demo;
 
+pub use consumer::{Consumer, Event};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
 pub use http::{Timing, problem_response};

@@ -89,8 +89,6 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
         ? { className: "IdempotencyCoordinator", useSQLite: true }
         : { className: "FaultyStore", scriptName: "faults" },
     ORDERS: { className: "Orders", useSQLite: true },
-    LOYALTY: { className: "Loyalty", useSQLite: true },
-    IDEMPOTENCY_COUNTERS: { className: "ConsumerCounters", useSQLite: true },
   };
   const workers = [
     {

@@ -3,15 +3,21 @@
 //! is unset. The page in `www/` is served by Workers static assets before
 //! this code runs.
 //!
-//! A later queue consumer (loyalty points) belongs next to [`shop`]: the
-//! order handler is the one place that knows an order was created.
+//! The queue consumer (loyalty points, [`loyalty`]) sits next to [`shop`]:
+//! the order handler is the one place that knows an order was created.
 
+mod loyalty;
 mod orders;
 mod shop;
 
 pub use orders::Orders;
 
-use worker::{Context, Env, Request, Response, Result, event};
+use worker::{Context, Env, MessageBatch, Request, Response, Result, event};
+
+#[event(queue)]
+async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
+    loyalty::consume(batch, env).await
+}
 
 use super::{Idempotency, problem_response, proxy};
 

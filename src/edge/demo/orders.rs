@@ -1,6 +1,7 @@
 //! The demo's order book: one Durable Object per item (binding `ORDERS`),
 //! so every execution that created an order can be counted from a strongly
-//! consistent store.
+//! consistent store. The loyalty accounts reuse the class (one object per
+//! customer, see `loyalty`), with `Unique-By` for their check-then-act.
 
 // `#[durable_object]` generates undocumented glue (the JS class wrapper).
 #![allow(missing_docs)]
@@ -24,7 +25,8 @@ impl DurableObject for Orders {
         Self { state, orders: RefCell::new(None) }
     }
 
-    /// `POST` appends the order in the body; `GET` lists them.
+    /// `POST` appends the order in the body (unless `Unique-By: <field>`
+    /// names a field whose value an entry already has); `GET` lists them.
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let adding = match req.method() {
             Method::Post => Some(req.json::<Value>().await?),
@@ -37,6 +39,14 @@ impl DurableObject for Orders {
             }),
         };
         if let Some(order) = adding {
+            // Check-then-act on the aggregate's own ids, with no await between.
+            if let Some(field) = req.headers().get("Unique-By")?.as_deref()
+                && order.get(field).is_some()
+                && orders.iter().any(|o| o.get(field) == order.get(field))
+            {
+                *self.orders.borrow_mut() = Some(orders);
+                return Response::from_json(&order);
+            }
             orders.push(order.clone());
             *self.orders.borrow_mut() = Some(orders);
             let raw = serde_json::to_string(self.orders.borrow().as_ref().unwrap())?;

@@ -28,6 +28,9 @@ pub async fn serve(req: Request, env: Env) -> std::result::Result<Response, Orig
     let answer = match (req.method(), req.path().as_str()) {
         (Method::Post, "/api/orders") => create(req, &env).await,
         (Method::Get, "/api/orders") => list(&req, &env).await,
+        (Method::Get, path) if path.starts_with("/api/loyalty/") || path == "/api/consumer/stats" => {
+            super::loyalty::serve(path, &env).await.map(Ok)
+        }
         (_, "/api/orders") => Ok(Ok(problem(405, "method-not-allowed", "Use GET or POST on /api/orders."))),
         _ => Ok(Ok(problem(404, "not-found", "No such route in the demo origin."))),
     };
@@ -84,6 +87,7 @@ async fn create(mut req: Request, env: &Env) -> Result<std::result::Result<Respo
     let stub = env.durable_object("ORDERS")?.get_by_name(&item)?;
     let mut created = stub.fetch_with_request(stub_req).await?;
     let created: Value = created.json().await?;
+    super::loyalty::publish(env, &created, fault.as_deref()).await;
     match fault.as_deref() {
         Some("drop") => return Ok(Err(OriginError::NoAnswer("Demo-Fault: drop".into()))),
         // The order exists but the answer is a 500: its outcome is unknown

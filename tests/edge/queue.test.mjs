@@ -1,0 +1,283 @@
+// The queue consumer wrapper and the demo's loyalty flow (SPEC §7), in
+// workerd: orders published to Miniflare's local queue, or messages handed
+// to the worker's queue() handler directly where a test needs to choose
+// message ids, redeliver, or kill the runtime mid-handler.
+import assert from "node:assert/strict";
+import { createHash, randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { sleep, start, tempDir } from "./harness.mjs";
+
+const customer = (name) => `${name}-${randomUUID().slice(0, 8)}`;
+
+/** An OrderPlaced body as the demo publishes it. */
+function orderPlaced(customerId, amountCents, extra = {}) {
+  const orderId = randomUUID();
+  return {
+    type: "OrderPlaced",
+    eventId: orderId,
+    orderId,
+    customerId,
+    amountCents,
+    publishedAt: new Date().toISOString(),
+    ...extra,
+  };
+}
+
+async function loyalty(worker, customerId) {
+  const res = await worker.fetch(`/api/loyalty/${encodeURIComponent(customerId)}`);
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+async function stats(worker) {
+  const res = await worker.fetch("/api/consumer/stats");
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+/** Counter changes since `before`. */
+function delta(now, then) {
+  return Object.fromEntries(Object.keys(now).filter((k) => typeof now[k] === "number").map((k) => [k, now[k] - then[k]]));
+}
+
+/** Polls `probe` until `done(value)` holds; fails after `timeoutMs`. */
+async function until(probe, done, { timeoutMs = 15000, everyMs = 100, what = "condition" } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let value;
+  for (;;) {
+    value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(value)}`);
+    await sleep(everyMs);
+  }
+}
+
+/** POST /api/orders for a customer. */
+function placeOrder(worker, { key, customerId, amountCents, fault }) {
+  const headers = { "content-type": "application/json", "idempotency-key": key };
+  if (fault) headers["demo-fault"] = fault;
+  return worker.fetch("/api/orders", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ item: "tea", quantity: 1, amountCents, customerId }),
+  });
+}
+
+/** The event record's name (core::event_record_name), written independently. */
+function eventRecord(consumer, key) {
+  const hash = createHash("sha256");
+  for (const part of ["oncekey/event-record/1", consumer, key]) {
+    const bytes = Buffer.from(part);
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(bytes.length));
+    hash.update(len);
+    hash.update(bytes);
+  }
+  return hash.digest("hex");
+}
+
+describe("the wrapper alone (handler-side check off)", () => {
+  let hashed;
+  let byId;
+  before(async () => {
+    hashed = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "content-hash" } });
+    byId = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "message-id" } });
+  });
+  after(async () => {
+    await hashed?.dispose();
+    await byId?.dispose();
+  });
+
+  test("the same message delivered twice → points awarded once, the second acknowledged unrun", async () => {
+    for (const worker of [hashed, byId]) {
+      const c = customer("twice");
+      const body = orderPlaced(c, 1299);
+      const before = await stats(worker);
+      const first = await worker.deliver([{ id: "m-twice", body }]);
+      assert.ok(first.acked.has("m-twice"), "first delivery acknowledged");
+      const second = await worker.deliver([{ id: "m-twice", body, attempts: 2 }]);
+      assert.ok(second.acked.has("m-twice"), "redelivery acknowledged");
+      assert.equal(second.retried.size, 0);
+      const account = await loyalty(worker, c);
+      assert.equal(account.points, 12);
+      assert.equal(account.orders.length, 1);
+      const d = delta(await stats(worker), before);
+      assert.equal(d.firstRuns, 1);
+      assert.equal(d.duplicatesSkipped, 1);
+    }
+  });
+
+  test("different message ids, same content: content-hash → once; message-id → twice (by design)", async () => {
+    const run = async (worker) => {
+      const c = customer("same-content");
+      const body = orderPlaced(c, 500);
+      const later = { ...body, publishedAt: new Date(Date.now() + 1000).toISOString() }; // an ignored field
+      const a = await worker.deliver([{ id: randomUUID(), body }]);
+      const b = await worker.deliver([{ id: randomUUID(), body: later }]);
+      assert.equal(a.acked.size + b.acked.size, 2, "both acknowledged");
+      return loyalty(worker, c);
+    };
+    const once = await run(hashed);
+    assert.equal(once.points, 5);
+    assert.equal(once.orders.length, 1);
+    const twice = await run(byId);
+    assert.equal(twice.points, 10, "two message ids are two events to the message-id strategy");
+    assert.equal(twice.orders.length, 2);
+  });
+
+  test("Demo-Fault: redeliver publishes the event twice; the content-hash key skips the copy", async () => {
+    const c = customer("redeliver");
+    const before = await stats(hashed);
+    const res = await placeOrder(hashed, { key: randomUUID(), customerId: c, amountCents: 4250, fault: "redeliver" });
+    assert.equal(res.status, 201);
+    await until(() => stats(hashed), (s) => s.firstRuns + s.duplicatesSkipped - before.firstRuns - before.duplicatesSkipped >= 2, {
+      what: "both copies consumed",
+    });
+    const account = await loyalty(hashed, c);
+    assert.equal(account.points, 42);
+    assert.equal(account.orders.length, 1);
+    assert.equal(delta(await stats(hashed), before).duplicatesSkipped, 1);
+  });
+
+  test("without the handler's own check, a handler that fails after its write awards twice", async () => {
+    const c = customer("fail-unguarded");
+    const body = orderPlaced(c, 700, { demoFault: "consumer-fail" });
+    const first = await byId.deliver([{ id: "m-fail", body }]);
+    assert.ok(!first.acked.has("m-fail"));
+    assert.equal(first.retried.get("m-fail"), 1, "released and retried after 1 s");
+    const second = await byId.deliver([{ id: "m-fail", body, attempts: 2 }]);
+    assert.ok(second.acked.has("m-fail"));
+    assert.equal((await loyalty(byId, c)).points, 14, "the wrapper cannot undo the first run's write");
+  });
+});
+
+describe("with the handler-side check (the shipped demo)", () => {
+  let worker;
+  let byId;
+  before(async () => {
+    worker = await start();
+    byId = await start({ vars: { DEMO_EVENT_KEY: "message-id" } });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await byId?.dispose();
+  });
+
+  test("the handler fails after writing the points → released, retried by the queue, points once", async () => {
+    const c = customer("fail");
+    const before = await stats(worker);
+    const res = await placeOrder(worker, { key: randomUUID(), customerId: c, amountCents: 1999, fault: "consumer-fail" });
+    assert.equal(res.status, 201);
+    const after = await until(() => stats(worker), (s) => s.firstRuns - before.firstRuns >= 2, {
+      what: "the retry to run",
+    });
+    const d = delta(after, before);
+    assert.equal(d.releases, 1, "the failed run released its key");
+    assert.equal(d.firstRuns, 2, "the queue's retry ran the handler again");
+    const account = await loyalty(worker, c);
+    assert.equal(account.points, 19);
+    assert.equal(account.orders.length, 1);
+    assert.equal(account.orders[0].attempt, 1, "the points came from the first run, the retry changed nothing");
+  });
+
+  test("a message whose key is in flight in another consumer is retried later, never acknowledged", async () => {
+    const c = customer("in-flight");
+    const id = randomUUID();
+    const body = orderPlaced(c, 300, { demoFault: "consumer-slow" });
+    const before = await stats(byId);
+    const holder = byId.deliver([{ id, body }]);
+    const record = eventRecord("loyalty", id);
+    await until(() => byId.calls(record), (n) => n >= 1, { what: "the first consumer's begin" });
+
+    const other = await byId.deliver([{ id, body }]);
+    assert.equal(other.outcome, "ok");
+    assert.ok(!other.acked.has(id), "not acknowledged while the key is held");
+    assert.ok(!other.ackAll);
+    assert.ok(other.retried.get(id) >= 1, `retried with a delay, got ${other.retried.get(id)}`);
+    assert.equal((await loyalty(byId, c)).points, 0, "the second consumer did not run the handler");
+
+    assert.ok((await holder).acked.has(id), "the holder finishes and acknowledges");
+    const later = await byId.deliver([{ id, body }]);
+    assert.ok(later.acked.has(id), "the retried copy is now a duplicate");
+    assert.equal((await loyalty(byId, c)).points, 3);
+    const d = delta(await stats(byId), before);
+    assert.deepEqual([d.firstRuns, d.inFlightConflicts, d.duplicatesSkipped], [1, 1, 1]);
+  });
+
+  test("many orders through the HTTP layer, duplicate submissions and redeliveries → points exactly the sum", async () => {
+    const c = customer("many");
+    const before = await stats(worker);
+    const orders = Array.from({ length: 24 }, (_, i) => ({
+      key: randomUUID(),
+      amountCents: 150 + i * 137,
+      fault: i % 3 === 0 ? "redeliver" : undefined,
+    }));
+    await Promise.all(
+      orders.map(async (o) => {
+        const first = await placeOrder(worker, { ...o, customerId: c });
+        assert.equal(first.status, 201);
+        // The client retries twice at once, and later once more.
+        const retries = await Promise.all([0, 1].map(() => placeOrder(worker, { ...o, customerId: c, fault: undefined })));
+        const last = await placeOrder(worker, { ...o, customerId: c });
+        for (const r of [...retries, last]) {
+          assert.equal(r.status, 201);
+          assert.equal(r.headers.get("idempotent-replayed"), "true");
+        }
+      }),
+    );
+    const published = orders.length + orders.filter((o) => o.fault).length;
+    await until(
+      () => stats(worker),
+      (s) => s.firstRuns + s.duplicatesSkipped - before.firstRuns - before.duplicatesSkipped >= published,
+      { what: `${published} events consumed`, timeoutMs: 30000, everyMs: 200 },
+    );
+    const expected = orders.reduce((sum, o) => sum + Math.floor(o.amountCents / 100), 0);
+    const account = await loyalty(worker, c);
+    assert.equal(account.points, expected);
+    assert.equal(account.orders.length, orders.length);
+    assert.equal(new Set(account.orders.map((o) => o.orderId)).size, orders.length);
+    const d = delta(await stats(worker), before);
+    assert.equal(d.firstRuns, orders.length, "each order's event ran once");
+    assert.equal(d.duplicatesSkipped, published - orders.length, "each redelivered copy was skipped by the wrapper");
+  });
+});
+
+describe("a consumer that crashes mid-handler", () => {
+  test("lease held, never finished → the redelivery waits for the lease, then runs once", async () => {
+    const persist = tempDir();
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", DEMO_EVENT_KEY: "message-id" };
+    const c = customer("crash");
+    const id = randomUUID();
+    const body = orderPlaced(c, 2500, { demoFault: "consumer-crash" });
+
+    let worker = await start({ vars, persist });
+    const lost = worker.deliver([{ id, body }]).catch((e) => e);
+    await until(() => loyalty(worker, c), (a) => a.points === 25, { what: "the crashing run's write" });
+    await worker.dispose(); // the runtime dies with the handler mid-flight
+    await lost;
+
+    worker = await start({ vars, persist });
+    try {
+      const early = await worker.deliver([{ id, body, attempts: 2 }]);
+      assert.ok(!early.acked.has(id), "the dead consumer's lease still holds the key");
+      assert.ok(early.retried.get(id) >= 1);
+      const settled = await until(
+        () => worker.deliver([{ id, body, attempts: 3 }]),
+        (r) => r.acked.has(id),
+        { what: "a redelivery after the lease", timeoutMs: 8000, everyMs: 500 },
+      );
+      assert.equal(settled.retried.size, 0);
+      const account = await loyalty(worker, c);
+      assert.equal(account.points, 25, "the reclaimed run did not award again");
+      assert.equal(account.orders.length, 1);
+      const s = await stats(worker);
+      assert.equal(s.reclaims, 1, "the run after the lease took the key over");
+      assert.equal(s.firstRuns, 1);
+      assert.ok(s.inFlightConflicts >= 1);
+      const again = await worker.deliver([{ id, body, attempts: 4 }]);
+      assert.ok(again.acked.has(id), "done now: a duplicate");
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
