@@ -54,7 +54,7 @@ fuzz:
 EDGE_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
 WORKER_BUILD_FLAGS ?= --release --features demo
 
-.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge bench-peers
+.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge bench-peers bench-core
 
 build-worker: build/index.js
 
@@ -98,6 +98,14 @@ bench-peers: install build/bench/plain.js build/bench/powertools.js
 
 bench-edge: install build-worker bench-peers
 	node bench/edge.mjs
+
+## Native microbenchmarks of the core (criterion, benches/core.rs), written
+## into bench/RESULTS.md by bench/core.mjs.
+bench-core: install
+	cargo bench --bench core
+	node bench/core.mjs
+
+bench: bench-core
 
 ## Load and faults on loopback (bench/load.mjs): 10,000 keys × 5 clients,
 ## then the same with origin faults, a flaky store and runtime restarts;

@@ -1,10 +1,19 @@
 //! The client side of the Durable Object coordinator: the core's
 //! [`Store`] over one round trip per call, with the store timeout.
+//!
+//! The round trip talks to the runtime's stub directly: one `fetch` with the
+//! encoded call, one `arrayBuffer()` for the reply. Going through
+//! `worker::Request`/`Response` instead parses the URL in Rust, reads `cf`
+//! on both, and reads the reply chunk by chunk across the wasm boundary —
+//! measurable on a path that makes two of these calls (bench/RESULTS.md).
 
 use std::time::Duration;
 
 use futures_util::future::{Either, select};
-use worker::{Delay, Method, ObjectNamespace, Request, RequestInit};
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{Delay, ObjectNamespace, js_sys, web_sys};
 
 use crate::core::{
     Decision, Finished, Fingerprint, Outcome, RecordName, RecordPolicy, Store, StoreCall, decode_decision,
@@ -58,18 +67,38 @@ impl DurableStore {
     }
 
     async fn round_trip(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
-        let failed = |e: worker::Error| StoreError::Failed(e.to_string());
-        let stub = self.namespace.get_by_name(&name.to_hex()).map_err(failed)?;
-        let body = worker::js_sys::Uint8Array::from(call.encode().as_slice());
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(body.into()));
-        let req = Request::new_with_init("https://oncekey.coordinator/call", &init).map_err(failed)?;
-        let mut res = stub.fetch_with_request(req).await.map_err(failed)?;
-        if res.status_code() != 200 {
-            return Err(StoreError::Failed(format!("status {}", res.status_code())));
+        let failed = |e: JsValue| StoreError::Failed(worker::Error::from(e).to_string());
+        let stub = self
+            .namespace
+            .get_by_name(&name.to_hex())
+            .map_err(|e| StoreError::Failed(e.to_string()))?
+            .into_rpc::<RawStub>();
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_body(&js_sys::Uint8Array::from(call.encode().as_slice()));
+        let res: web_sys::Response = JsFuture::from(stub.fetch(CALL_URL, &init).map_err(failed)?)
+            .await
+            .map_err(failed)?
+            .unchecked_into();
+        if res.status() != 200 {
+            return Err(StoreError::Failed(format!("status {}", res.status())));
         }
-        res.bytes().await.map_err(failed)
+        let reply = JsFuture::from(res.array_buffer().map_err(failed)?).await.map_err(failed)?;
+        Ok(js_sys::Uint8Array::new(&reply).to_vec())
     }
+}
+
+/// Where store calls are sent (the object answers any path).
+const CALL_URL: &str = "https://oncekey.coordinator/call";
+
+#[wasm_bindgen]
+extern "C" {
+    /// A Durable Object stub as the runtime hands it out.
+    type RawStub;
+
+    /// `stub.fetch(url, init)`: a promise of the object's `Response`.
+    #[wasm_bindgen(method, catch)]
+    fn fetch(this: &RawStub, url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue>;
 }
 
 impl Store for DurableStore {

@@ -568,10 +568,10 @@ impl KvCopy {
 
 /// Reads the origin's answer in full: the response for the caller and the
 /// outcome to record (body kept only up to `max_body`).
-async fn read_answer(mut response: Response, max_body: usize) -> (Result<Response>, Outcome) {
+async fn read_answer(response: Response, max_body: usize) -> (Result<Response>, Outcome) {
     let status = response.status_code();
     let headers = http::header_pairs(response.headers());
-    let body = match response.bytes().await {
+    let body = match http::response_bytes(&response).await {
         Ok(body) => body,
         // The head arrived but the body broke off: no complete answer.
         Err(e) => {

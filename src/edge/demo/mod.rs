@@ -21,10 +21,18 @@ async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) 
 
 use super::{Idempotency, problem_response, proxy};
 
+thread_local! {
+    /// The layer as configured by the first request of this isolate: the
+    /// variables are fixed for an isolate's life (a new deployment starts
+    /// new isolates), so they are read and checked once, not per request.
+    static LAYER: std::cell::OnceCell<Idempotency> = const { std::cell::OnceCell::new() };
+}
+
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
-    let layer = match Idempotency::from_env(&env) {
-        Ok(layer) => layer,
+    let configured = LAYER.with(|layer| layer.get().cloned()).map_or_else(|| Idempotency::from_env(&env), Ok);
+    let layer = match configured {
+        Ok(layer) => LAYER.with(|cached| cached.get_or_init(|| layer).clone()),
         Err(problem) => {
             let line = serde_json::json!({ "oncekey": "misconfigured", "status": 500, "error": problem.detail() });
             worker::console_error!("{line}");
