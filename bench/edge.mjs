@@ -3,6 +3,7 @@
 // backed Durable Objects, requests over loopback HTTP. Peers (bench/peers/,
 // built by `make bench-peers`):
 //   plain       SPEC §3–4 in TypeScript, the plain way (KV, DO RPC, origin, KV copy)
+//   plain-fetch the same, calling the object through its fetch handler
 //   powertools  @aws-lambda-powertools/idempotency, its defaults, a KV persistence layer
 // Each runs the same demo origin (POST /api/orders writing to an Orders
 // Durable Object): oncekey's is Rust, the peers share a TypeScript port.
@@ -10,8 +11,10 @@
 //   baseline  no key: passed through to the origin
 //   replay    a key already completed: answered from the KV copy
 //   first     a new key each time: KV read, DO begin, origin, DO finish
-// The 9 series run interleaved in rounds, so load from other processes on
-// the machine falls on all of them alike. Writes bench/RESULTS.md (the
+// The series run interleaved in rounds, so load from other processes on
+// the machine falls on all of them alike. Besides latency, each series
+// records the CPU time workerd spent on it (all its threads, from /proc):
+// far less sensitive to other processes than latency is. Writes bench/RESULTS.md (the
 // other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -29,11 +32,12 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = 200;
 
-const peer = (name, flags = [], coordinator = true) => ({
+const peer = (name, flags = [], coordinator = true, script = name, bindings = {}) => ({
   name,
   routes: [`${name}.bench/*`],
   modules: true,
-  scriptPath: join(ROOT, "build", "bench", `${name}.js`),
+  scriptPath: join(ROOT, "build", "bench", `${script}.js`),
+  bindings,
   compatibilityDate: COMPATIBILITY_DATE,
   compatibilityFlags: flags,
   kvNamespaces: ["IDEMPOTENCY_KV"],
@@ -45,10 +49,33 @@ const peer = (name, flags = [], coordinator = true) => ({
 const IMPLS = {
   oncekey: "oncekey.test",
   plain: "plain.bench",
+  "plain-fetch": "plain-fetch.bench",
   powertools: "powertools.bench",
 };
 const loadStart = loadavg();
-const worker = await start({ extraWorkers: [peer("plain"), peer("powertools", ["nodejs_compat"], false)] });
+const worker = await start({
+  extraWorkers: [
+    peer("plain"),
+    peer("plain-fetch", [], true, "plain", { TRANSPORT: "fetch" }),
+    peer("powertools", ["nodejs_compat"], false),
+  ],
+});
+
+// workerd's CPU time (user + system, ms), summed over Miniflare's children.
+const children = execSync(`pgrep -P ${process.pid}`).toString().trim().split("\n");
+const TICK_MS = 1000 / Number(execSync("getconf CLK_TCK").toString().trim());
+function workerdCpuMs() {
+  let ms = 0;
+  for (const pid of children) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      ms += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      // not running any more
+    }
+  }
+  return ms;
+}
 
 /** One POST /api/orders to `impl` (Miniflare routes on MF-Original-URL). */
 async function post(impl, item, key) {
@@ -66,27 +93,29 @@ async function post(impl, item, key) {
   };
 }
 
-/** Runs `count` requests with CONCURRENCY in flight; returns latencies and wall time. */
+/** Runs `count` requests with CONCURRENCY in flight; returns latencies, wall and CPU time. */
 async function run(count, request) {
   const results = [];
   let next = 0;
+  const cpuStarted = workerdCpuMs();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < count) results.push(await request(next++));
     }),
   );
-  return { results, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  return { results, seconds: Number(process.hrtime.bigint() - started) / 1e9, cpuMs: workerdCpuMs() - cpuStarted };
 }
 
 function summary(parts) {
   const all = parts.flatMap((p) => p.results);
   const seconds = parts.reduce((s, p) => s + p.seconds, 0);
+  const cpuPerRequest = parts.reduce((s, p) => s + p.cpuMs, 0) / all.length;
   const sorted = all.map((r) => r.ms).sort((a, b) => a - b);
   const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
   const statuses = {};
   for (const r of all) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-  return { rps: all.length / seconds, p50: pct(50), p99: pct(99), statuses, all };
+  return { rps: all.length / seconds, p50: pct(50), p99: pct(99), cpu: cpuPerRequest, statuses, all };
 }
 
 // Completed keys for the replay paths: the answer of each is kept, so the
@@ -161,18 +190,13 @@ const ours = results.oncekey;
 const replayRatio = ours.replay.p50 / ours.baseline.p50;
 const firstRatio = ours.first.p50 / ours.baseline.p50;
 const check = (ok) => (ok ? "met" : "**missed**");
-const WHAT = {
-  baseline: "no key: passed through to the origin",
-  replay: "completed key: answered from the KV copy",
-  first: "new key: executed once and recorded",
-};
 const rows = [];
 for (const [impl, paths] of Object.entries(results)) {
   for (const [path, r] of Object.entries(paths)) {
     const own = r.p50 / paths.baseline.p50;
     const vsOurs = r.p50 / ours[path].p50;
     rows.push(
-      `| ${impl} | ${path === "first" ? "first execution" : path} | ${WHAT[path]} | ${f1(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(own)} | ${f2(vsOurs)} |`,
+      `| ${impl} | ${path === "first" ? "first execution" : path} | ${f1(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(own)} | ${f2(vsOurs)} | ${f2(r.cpu)} | ${f2(r.cpu / paths.baseline.cpu)} |`,
     );
   }
 }
@@ -190,7 +214,7 @@ tests, so absolute figures move from run to run; compare the ratios, which come 
 Runtime: one workerd through Miniflare ${miniflareVersion} holding all three workers, each with its own
 local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
 ${CONCURRENCY} requests in flight; ${REQUESTS} measured requests per series after ${WARMUP} warm-up requests,
-the 9 series interleaved in ${ROUNDS} rounds.
+the ${series.length} series interleaved in ${ROUNDS} rounds.
 Route: \`POST /api/orders\` on each worker's demo origin (every execution writes an order to an Orders
 Durable Object: oncekey's origin is the embedded Rust one, the peers share a TypeScript port of it,
 \`bench/peers/origin.ts\`).
@@ -199,14 +223,21 @@ Durable Object: oncekey's origin is the embedded Rust one, the peers share a Typ
 - **plain**: \`bench/peers/plain.ts\`, SPEC §3–4 in TypeScript as a competent user would write it
   (KV read first, one Durable Object \`begin\` over RPC, origin and \`finish\` under \`waitUntil\`, KV copy;
   JSON records; one log line per decision), built with esbuild.
+- **plain-fetch**: the same worker calling the object through its \`fetch\` handler with JSON bodies
+  (the transport oncekey uses) instead of RPC.
 - **powertools**: \`@aws-lambda-powertools/idempotency\` ${powertoolsVersion} with its defaults, keyed on the
   \`Idempotency-Key\` header (\`eventKeyJmesPath\`), over a KV persistence layer
   (\`bench/peers/kv-persistence.ts\`; KV has no conditional write, so its "put if absent" is a read and
   a write and two concurrent duplicates can both run: faster, not the same guarantee).
 
-| worker | path | what it does | req/s | p50 ms | p99 ms | p50 / own baseline | p50 / oncekey's |
-|---|---|---|---:|---:|---:|---:|---:|
+| worker | path | req/s | p50 ms | p99 ms | p50 / own baseline | p50 / oncekey's | workerd CPU ms / req | CPU / own baseline |
+|---|---|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}
+
+Paths: **baseline** no key, passed through to the origin; **replay** a completed key, answered from
+the KV copy; **first execution** a new key each time (KV read, object \`begin\`, origin, \`finish\`, KV copy;
+powertools: KV read, KV write, origin, KV write). *workerd CPU* is the CPU time of the workerd process
+(all threads: the workers, KV, Durable Object storage, Miniflare's entry worker) per request of the series.
 
 Targets (oncekey, p50 against its own baseline): replay ≤ 1.5×: ${check(replayRatio <= 1.5)} (${f2(replayRatio)}×);
 first execution ≤ 3×: ${check(firstRatio <= 3)} (${f2(firstRatio)}×).

@@ -1,8 +1,10 @@
 // The peer: SPEC §3–4 written the plain way a competent Workers user
-// would, in TypeScript. KV read first; on a miss one Durable Object `begin`
-// (RPC), the origin under waitUntil, `finish`, then a KV copy. Records are
-// JSON; bodies are stored as text (the origin speaks JSON). One log line
-// per decision, like oncekey's.
+// would, in TypeScript. KV read first; on a miss one Durable Object `begin`,
+// the origin under waitUntil, `finish`, then a KV copy. Records are JSON;
+// bodies are stored as text (the origin speaks JSON). One log line per
+// decision, like oncekey's. The object is called over JS RPC (what the docs
+// recommend today), or with `TRANSPORT = "fetch"` through its fetch handler
+// with JSON bodies, the transport oncekey uses.
 import { DurableObject } from "cloudflare:workers";
 import { origin, Orders, type OriginEnv } from "./origin";
 
@@ -11,6 +13,7 @@ export { Orders };
 interface Env extends OriginEnv {
   IDEMPOTENCY_KV: KVNamespace;
   IDEMPOTENCY_DO: DurableObjectNamespace<Coordinator>;
+  TRANSPORT?: "rpc" | "fetch";
 }
 
 const LEASE_MS = 120_000;
@@ -61,6 +64,13 @@ export class Coordinator extends DurableObject {
     return next;
   }
 
+  /** The same two calls for callers that use fetch: `{op, ...}` in, JSON out. */
+  async fetch(req: Request): Promise<Response> {
+    const call = await req.json<{ op: string; fp: string; attempt: number; response: Stored | null }>();
+    const result = call.op === "begin" ? await this.begin(call.fp) : await this.finish(call.attempt, call.response);
+    return Response.json(result);
+  }
+
   async alarm() {
     const rec = await this.ctx.storage.get<Rec>("r");
     if (rec && rec.expiresAt > Date.now()) this.ctx.storage.setAlarm(rec.expiresAt);
@@ -98,6 +108,13 @@ function replay(rec: Extract<Rec, { state: "completed" }>): Response {
 
 const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
 
+type Stub = DurableObjectStub<Coordinator>;
+async function callDo<T>(env: Env, stub: Stub, call: Record<string, unknown>, rpc: () => Promise<T>): Promise<T> {
+  if (env.TRANSPORT !== "fetch") return rpc();
+  const res = await stub.fetch("https://coordinator/", { method: "POST", body: JSON.stringify(call) });
+  return res.json<T>();
+}
+
 export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const raw = req.headers.get("idempotency-key");
@@ -124,7 +141,7 @@ export default {
     }
 
     const stub = env.IDEMPOTENCY_DO.get(env.IDEMPOTENCY_DO.idFromName(name));
-    const decision = await stub.begin(fp);
+    const decision = await callDo<Decision>(env, stub, { op: "begin", fp }, () => stub.begin(fp));
     log({ oncekey: decision.kind, tier: "do" });
     switch (decision.kind) {
       case "in-flight":
@@ -155,7 +172,8 @@ export default {
         headers: [...res.headers].filter(([n]) => !NOT_STORED.includes(n)),
         body: text,
       };
-      const rec = await stub.finish(decision.attempt, stored);
+      const attempt = decision.attempt;
+      const rec = await callDo<Rec | null>(env, stub, { op: "finish", attempt, response: stored }, () => stub.finish(attempt, stored));
       if (rec?.state === "completed") {
         ctx.waitUntil(env.IDEMPOTENCY_KV.put(name, JSON.stringify(rec), { expirationTtl: 86_400 }));
       }

@@ -145,18 +145,22 @@ const DRAIN_BYTES: usize = 1 << 20;
 /// # Errors
 /// None today; the outer `Result` is kept for runtime failures.
 pub(crate) async fn read_body(req: &Request, limit: usize) -> Result<std::result::Result<Vec<u8>, Problem>> {
-    let Some(stream) = req.inner().body() else { return Ok(Ok(Vec::new())) };
     // A declared length within the limit: the runtime frames the body to
     // it, so read it whole in one call instead of chunk by chunk across the
     // wasm boundary. The count is still checked on the bytes read.
     let declared = req.headers().get("Content-Length").ok().flatten().and_then(|n| n.trim().parse::<usize>().ok());
     if declared.is_some_and(|n| n <= limit) {
-        return Ok(match whole_stream(&stream).await {
+        let whole = match req.inner().array_buffer() {
+            Ok(promise) => JsFuture::from(promise).await.map(|buffer| js_sys::Uint8Array::new(&buffer).to_vec()),
+            Err(e) => Err(e),
+        };
+        return Ok(match whole {
             Ok(body) if body.len() <= limit => Ok(body),
             Ok(_) => Err(Problem::BodyTooLarge { limit }),
             Err(_) => Err(Problem::BodyIncomplete),
         });
     }
+    let Some(stream) = req.inner().body() else { return Ok(Ok(Vec::new())) };
     let mut chunks = ByteStream::from(stream);
     let mut body = Vec::new();
     let mut read = 0usize;
