@@ -205,6 +205,12 @@ pub(crate) async fn response_bytes(response: &Response) -> Result<Vec<u8>> {
     }
 }
 
+/// The named headers that are present, as name/value pairs (names as
+/// given, lower-case): one lookup each instead of walking every header.
+pub(crate) fn headers_named(headers: &Headers, names: &[String]) -> Vec<(String, String)> {
+    names.iter().filter_map(|name| Some((name.clone(), headers.get(name).ok().flatten()?))).collect()
+}
+
 /// All headers as lower-case name/value pairs.
 pub(crate) fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
     headers.entries().map(|(name, value)| (name.to_ascii_lowercase(), value)).collect()

@@ -129,7 +129,16 @@ impl Idempotency {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_owned(),
         };
-        let headers = http::header_pairs(req.headers());
+        // Only the headers the fingerprint and the record name read (the
+        // scope sources say which), not all of them across the boundary.
+        let wanted = std::cell::RefCell::new(vec!["content-type".to_owned()]);
+        for source in &config.scope {
+            source.read(|name| {
+                wanted.borrow_mut().push(name.to_owned());
+                None
+            });
+        }
+        let headers = http::headers_named(req.headers(), &wanted.into_inner());
         let lookup = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
         let fingerprint = Fingerprint::of(method.as_ref(), &path_and_query, lookup("content-type"), &body);
         let name = RecordName::new(url.host_str().unwrap_or(""), &config.scope, lookup, &key);
@@ -140,6 +149,25 @@ impl Idempotency {
         } else {
             None
         };
+
+        // The KV replay tier: only a live, matching copy is trusted. A read
+        // leaves nothing in flight, so it runs before the `waitUntil` below.
+        let mut timing = timing;
+        if let Some(kv) = kv.as_ref().filter(|_| config.kv_replay && config.consistency == Consistency::Durable) {
+            let started = now_ms();
+            let copy = kv.read(&name, started).await;
+            Timing::add(&mut timing.kv, now_ms() - started);
+            match copy {
+                Ok(Some(crate::core::Record::Completed(c))) if c.fingerprint == fingerprint => {
+                    log.outcome = "replay";
+                    log.tier = "kv";
+                    return finish_replay(&c, &mut log, timing, cors.as_deref());
+                }
+                Ok(_) => {}
+                Err(e) => log.error = Some(format!("kv read: {e}")),
+            }
+        }
+
         let forward = Forward { url: url.to_string(), method, headers: req.headers().clone(), key, body };
         let attempt_ctx = AttemptContext { config: self.config.clone(), name, kv, cors: cors.clone() };
 
@@ -186,22 +214,6 @@ impl Idempotency {
         let name = attempt_ctx.name;
         if config.consistency == Consistency::Kv {
             return self.handle_kv_only(forward, fingerprint, attempt_ctx, origin, log, timing).await;
-        }
-
-        // The KV replay tier: only a live, matching copy is trusted.
-        if let Some(kv) = attempt_ctx.kv.as_ref().filter(|_| config.kv_replay) {
-            let started = now_ms();
-            let copy = kv.read(&name, started).await;
-            Timing::add(&mut timing.kv, now_ms() - started);
-            match copy {
-                Ok(Some(crate::core::Record::Completed(c))) if c.fingerprint == fingerprint => {
-                    log.outcome = "replay";
-                    log.tier = "kv";
-                    return (finish_replay(&c, &mut log, timing, cors.as_deref()), None);
-                }
-                Ok(_) => {}
-                Err(e) => log.error = Some(format!("kv read: {e}")),
-            }
         }
 
         let store = match env.durable_object(COORDINATOR_BINDING) {
