@@ -211,7 +211,7 @@ Command: \`make bench-edge\` (part of \`make bench\`), ${new Date().toISOString(
 Machine: ${nproc} cores (\`nproc\`), ${cpu}; Node ${process.version}; load average (1, 5, 15 min)
 ${load(loadStart)} at the start and ${load(loadEnd)} at the end (the machine is shared with other builds and
 tests, so absolute figures move from run to run; compare the ratios, which come from one run).
-Runtime: one workerd through Miniflare ${miniflareVersion} holding all three workers, each with its own
+Runtime: one workerd through Miniflare ${miniflareVersion} holding the four workers, each with its own
 local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
 ${CONCURRENCY} requests in flight; ${REQUESTS} measured requests per series after ${WARMUP} warm-up requests,
 the ${series.length} series interleaved in ${ROUNDS} rounds.
