@@ -28,22 +28,9 @@ const statuses = (o) => Object.entries(o).map(([k, v]) => `${k}: ${fmt(v)}`).joi
 const loadAtStart = load();
 console.error(`load: clean run, ${LOAD_KEYS} keys × 5, ${CONCURRENCY} in flight`);
 const clean = await runLoad({ keys: LOAD_KEYS, duplicates: 5, concurrency: CONCURRENCY, log: console.error });
-console.error(`load: fault run, ${FAULT_KEYS} keys × 5`);
-const faulty = await runLoad({
-  keys: FAULT_KEYS,
-  duplicates: 5,
-  concurrency: CONCURRENCY,
-  faults: FAULTS,
-  storeFailRate: STORE_FAIL_RATE,
-  kills: KILLS,
-  vars: LEASE,
-  deadlineMs: 180_000,
-  log: console.error,
-});
-const loadAtEnd = load();
-
-const causes = Object.entries(faulty.extraByCause).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
-const unknownHist = Object.entries(faulty.orderCountOfUnknown).map(([k, v]) => `${fmt(v)} with ${k} order${k === "1" ? "" : "s"}`).join(", ");
+function render(faulty, loadAtEnd) {
+const causes = !faulty ? "" : Object.entries(faulty.extraByCause).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
+const unknownHist = !faulty ? "" : Object.entries(faulty.orderCountOfUnknown).map(([k, v]) => `${fmt(v)} with ${k} order${k === "1" ? "" : "s"}`).join(", ");
 const section = `<!-- load:start -->
 ## Load and faults
 
@@ -73,7 +60,16 @@ Orders are counted afterwards from the demo origin's strongly consistent store.
 | clients without a final answer / 2xx whose order is missing | ${clean.unsettled} / ${clean.lost2xx} |
 | failed checks | **${clean.problems.length}** |
 
-### ${fmt(faulty.keys)} keys × ${faulty.duplicates} with faults while the load runs
+${faulty ? faultSection(faulty, causes, unknownHist) : "The run with faults has not finished.\n"}
+${[...clean.problems, ...(faulty?.problems ?? [])].slice(0, 20).map((p) => `\n- ${p}`).join("")}
+<!-- load:end -->
+`;
+
+return section;
+}
+
+function faultSection(faulty, causes, unknownHist) {
+  return `### ${fmt(faulty.keys)} keys × ${faulty.duplicates} with faults while the load runs
 
 Faults: each send carries \`Demo-Fault: unavailable\` (503, nothing created) with
 p = ${FAULTS.unavailable}, \`error\` (order created, then a 500) with p = ${FAULTS.error}, \`drop\` (order created,
@@ -99,14 +95,31 @@ Lease 3 s, origin timeout 2 s, so unknown outcomes settle within the run.
 | 2xx answers whose order is missing | ${faulty.lost2xx} |
 | clients without a final answer | ${faulty.unsettled} |
 | failed checks (attempts not rising, lost 2xx, known keys ≠ 1 order) | **${faulty.problems.length}** |
-${[...clean.problems, ...faulty.problems].slice(0, 20).map((p) => `\n- ${p}`).join("")}
-<!-- load:end -->
 `;
+}
 
+function write(section) {
 let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
 if (doc.includes("<!-- load:start -->")) doc = doc.replace(/<!-- load:start -->[\s\S]*<!-- load:end -->\n?/, section);
 else doc = `${doc.trimEnd()}\n\n${section}`;
 writeFileSync(RESULTS, doc);
+}
+
+write(render(null, load()));
+console.error(`load: fault run, ${FAULT_KEYS} keys × 5`);
+const faulty = await runLoad({
+  keys: FAULT_KEYS,
+  duplicates: 5,
+  concurrency: CONCURRENCY,
+  faults: FAULTS,
+  storeFailRate: STORE_FAIL_RATE,
+  kills: KILLS,
+  vars: LEASE,
+  deadlineMs: 180_000,
+  log: console.error,
+});
+const section = render(faulty, load());
+write(section);
 console.log(section);
 if (clean.problems.length || faulty.problems.length || clean.orders !== clean.keys || clean.unsettled || faulty.unsettled) {
   console.error("load: checks failed");

@@ -43,13 +43,10 @@ export class FaultyStore {
   }
   // FAIL_RATE of the calls fail: half before reaching the coordinator (no
   // effect), half after it (the call took effect, its answer is lost).
-  // Every finish and every failure is noted in this object's storage;
-  // GET /faults reads the notes.
+  // Every finish and every failure is noted in one FaultNotes object, which
+  // GET /?notes on this worker lists.
   async flaky(request, real) {
-    if (request.method === "GET") {
-      if (new URL(request.url).pathname === "/faults") return Response.json((await this.state.storage.get("notes")) ?? []);
-      return real().fetch(request);
-    }
+    if (request.method === "GET") return real().fetch(request);
     const call = new Uint8Array(await request.arrayBuffer());
     const kind = call[0] === 1 ? "begin" : "finish";
     const view = new DataView(call.buffer);
@@ -64,14 +61,30 @@ export class FaultyStore {
       if (roll < rate) { await answer.arrayBuffer(); result = "failed-after"; }
     }
     if (kind === "finish" || result !== "ok") {
-      const notes = (await this.state.storage.get("notes")) ?? [];
-      notes.push({ kind, attempt, result });
-      await this.state.storage.put("notes", notes);
+      const note = JSON.stringify({ record: this.state.id.name, kind, attempt, result });
+      await this.env.NOTES.getByName("all").fetch("https://notes/add", { method: "POST", body: note });
     }
     return result === "ok" ? answer : new Response("store exploded", { status: 500 });
   }
 }
-export default { fetch() { return new Response("faults"); } };
+export class FaultNotes {
+  constructor(state) { this.state = state; }
+  async fetch(request) {
+    if (request.method === "POST") {
+      await this.state.storage.put(crypto.randomUUID(), await request.text());
+      return new Response("noted");
+    }
+    const notes = [...(await this.state.storage.list()).values()].map((n) => JSON.parse(n));
+    return Response.json(notes);
+  }
+}
+export default {
+  // GET /?notes: every note of the flaky store.
+  fetch(request, env) {
+    if (new URL(request.url).searchParams.has("notes")) return env.NOTES.getByName("all").fetch("https://notes/list");
+    return new Response("faults");
+  },
+};
 `;
 
 /**
@@ -116,6 +129,7 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       bindings: { MODE: store, FAIL_RATE: String(storeFailRate) },
       durableObjects: {
         FAULTY: "FaultyStore",
+        NOTES: { className: "FaultNotes", useSQLite: true },
         REAL: { className: "IdempotencyCoordinator", scriptName: "oncekey", useSQLite: true },
       },
     });

@@ -15,8 +15,8 @@ const HOST = "oncekey.test";
  * - faults: { unavailable, error, drop } — the fraction of sends that carry
  *   that `Demo-Fault` (chosen per send, as an origin failing at random would);
  * - storeFailRate: the fraction of store calls that fail (0 = the real store);
- * - kills: how many times the runtime is stopped mid-run and restarted on
- *   its persisted state;
+ * - kills: how many times the runtime is stopped mid-run (spread evenly
+ *   over the clients) and restarted on its persisted state;
  * - vars: worker variables (a short lease makes unknown outcomes settle);
  * - deadlineMs: a client gives up on a key after this long;
  * - quiet: drop the runtime's log lines (one per decision).
@@ -66,8 +66,10 @@ export async function runLoad({
 
   const killer = (async () => {
     for (let k = 0; k < kills && !stopKills; k++) {
-      // Spread the kills over the first part of the run.
-      await sleep(1500 + Math.random() * 1500);
+      // Spread the kills over the run: the k-th when that share of the
+      // clients has started.
+      const at = Math.floor(((k + 1) / (kills + 1)) * tasks.length);
+      while (next < at && !stopKills) await sleep(50);
       if (stopKills) break;
       const dying = runtime.worker;
       for (const send of runtime.inFlight) {
@@ -164,16 +166,10 @@ export async function runLoad({
     Array.from({ length: 32 }, async () => {
       while (cursor < items.length) {
         const entry = items[cursor++];
-        for (let tries = 0; ; tries++) {
-          try {
-            const res = await worker.fetch(`/api/orders?item=${encodeURIComponent(entry.item)}`);
-            entry.orders = (await res.json()).orders;
-            break;
-          } catch (e) {
-            if (tries > 5) throw e;
-            await sleep(200);
-          }
-        }
+        entry.orders = await retrying(
+          async () => (await (await worker.fetch(`/api/orders?item=${encodeURIComponent(entry.item)}`)).json()).orders,
+          log,
+        );
       }
     }),
   );
@@ -181,31 +177,38 @@ export async function runLoad({
   // failed before reaching the coordinator left its outcome unrecorded.
   const storeFaults = { begin: { "failed-before": 0, "failed-after": 0 }, finish: { "failed-before": 0, "failed-after": 0 } };
   if (storeFailRate > 0) {
-    const ns = await worker.mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
-    let c = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (c < items.length) {
-          const entry = items[c++];
-          const name = recordName(HOST, undefined, entry.key);
-          const notes = await (await ns.get(ns.idFromName(name)).fetch("https://faults/faults")).json();
-          const finishes = new Map();
-          for (const note of notes) {
-            if (note.result !== "ok") storeFaults[note.kind][note.result]++;
-            if (note.kind !== "finish") continue;
-            const seen = finishes.get(note.attempt) ?? [];
-            seen.push(note.result);
-            finishes.set(note.attempt, seen);
-          }
-          for (const [, seen] of finishes) {
-            if (seen.every((r) => r === "failed-before")) entry.unknownBy.add("finish-lost");
-          }
-        }
-      }),
-    );
+    const faultsWorker = await worker.mf.getWorker("faults");
+    const notes = await retrying(async () => (await faultsWorker.fetch("http://faults/?notes")).json(), log);
+    const byRecord = new Map();
+    for (const note of notes) {
+      if (note.result !== "ok") storeFaults[note.kind][note.result]++;
+      if (note.kind !== "finish") continue;
+      const finishes = byRecord.get(note.record) ?? new Map();
+      finishes.set(note.attempt, [...(finishes.get(note.attempt) ?? []), note.result]);
+      byRecord.set(note.record, finishes);
+    }
+    for (const entry of items) {
+      const finishes = byRecord.get(recordName(HOST, undefined, entry.key));
+      for (const [, seen] of finishes ?? []) {
+        if (seen.every((r) => r === "failed-before")) entry.unknownBy.add("finish-lost");
+      }
+    }
   }
   await worker.dispose();
   return report({ items, results, latencies, counts, loadMs, keys, duplicates, concurrency, storeFaults });
+}
+
+/** Reads through a runtime that may hiccup once in thousands of calls. */
+async function retrying(read, log) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (tries >= 6) throw error;
+      log(`read failed (try ${tries}): ${error}`);
+      await sleep(200 * tries);
+    }
+  }
 }
 
 function report({ items, results, latencies, counts, loadMs, keys, duplicates, concurrency, storeFaults }) {
