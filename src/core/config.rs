@@ -59,6 +59,25 @@ pub struct ConfigError {
     pub reason: String,
 }
 
+/// Every variable [`Config::from_vars`] reads.
+pub const VARIABLES: [&str; 15] = [
+    "ORIGIN_URL",
+    "IDEMPOTENCY_TTL_SECONDS",
+    "IDEMPOTENCY_LEASE_SECONDS",
+    "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
+    "IDEMPOTENCY_METHODS",
+    "IDEMPOTENCY_REQUIRED",
+    "IDEMPOTENCY_SCOPE",
+    "IDEMPOTENCY_MAX_BODY_BYTES",
+    "IDEMPOTENCY_MAX_RESPONSE_BYTES",
+    "IDEMPOTENCY_RELEASE_ON",
+    "IDEMPOTENCY_CONSISTENCY",
+    "IDEMPOTENCY_KV_REPLAY",
+    "IDEMPOTENCY_STORE_TIMEOUT_MS",
+    "IDEMPOTENCY_FAIL_OPEN",
+    "IDEMPOTENCY_CORS_ORIGINS",
+];
+
 /// The largest stored response body: a Durable Object value holds 2 MB.
 pub const MAX_RESPONSE_BYTES_LIMIT: usize = 1_572_864;
 
@@ -247,6 +266,22 @@ mod tests {
     fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::from_vars(move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn variables_lists_exactly_what_is_read() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        Config::from_vars(|name| {
+            asked.borrow_mut().push(name.to_owned());
+            None
+        })
+        .unwrap();
+        let mut asked = asked.into_inner();
+        asked.sort();
+        asked.dedup();
+        let mut listed: Vec<String> = VARIABLES.iter().map(|v| v.to_string()).collect();
+        listed.sort();
+        assert_eq!(asked, listed);
     }
 
     #[test]

@@ -45,7 +45,7 @@ mod store;
 mod uuid7;
 mod wire;
 
-pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT};
+pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Settle, content_key, event_record_name, handler_outcome,

@@ -23,24 +23,6 @@ use super::origin::{OriginError, with_timeout};
 pub const COORDINATOR_BINDING: &str = "IDEMPOTENCY_DO";
 /// Binding name of the KV namespace.
 pub const KV_BINDING: &str = "IDEMPOTENCY_KV";
-/// Every variable [`Idempotency::from_env`] reads.
-pub const VARIABLES: [&str; 15] = [
-    "ORIGIN_URL",
-    "IDEMPOTENCY_TTL_SECONDS",
-    "IDEMPOTENCY_LEASE_SECONDS",
-    "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
-    "IDEMPOTENCY_METHODS",
-    "IDEMPOTENCY_REQUIRED",
-    "IDEMPOTENCY_SCOPE",
-    "IDEMPOTENCY_MAX_BODY_BYTES",
-    "IDEMPOTENCY_MAX_RESPONSE_BYTES",
-    "IDEMPOTENCY_RELEASE_ON",
-    "IDEMPOTENCY_CONSISTENCY",
-    "IDEMPOTENCY_KV_REPLAY",
-    "IDEMPOTENCY_STORE_TIMEOUT_MS",
-    "IDEMPOTENCY_FAIL_OPEN",
-    "IDEMPOTENCY_CORS_ORIGINS",
-];
 
 /// The idempotency layer, configured once.
 ///

@@ -33,6 +33,7 @@ pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
 pub use http::{Timing, problem_response};
 pub use kv_replay::KvReplay;
-pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING, VARIABLES};
+pub use crate::core::VARIABLES;
+pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
 pub use log::DecisionLog;
 pub use origin::{OriginError, proxy, with_timeout};
