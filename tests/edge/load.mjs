@@ -11,6 +11,10 @@ const HOST = "oncekey.test";
 /**
  * Options:
  * - keys, duplicates: how many keys, and how many clients send each one;
+ * - wave: keys per runtime. Each wave starts a fresh workerd: one local
+ *   workerd process starts failing Durable Object calls ("internal error",
+ *   and acknowledged demo orders not found afterwards) somewhere past a few
+ *   thousand live objects, a limit of the test bed, not of the layer;
  * - concurrency: requests in flight at once;
  * - faults: { unavailable, error, drop } — the fraction of sends that carry
  *   that `Demo-Fault` (chosen per send, as an origin failing at random would);
@@ -21,7 +25,33 @@ const HOST = "oncekey.test";
  * - deadlineMs: a client gives up on a key after this long;
  * - quiet: drop the runtime's log lines (one per decision).
  */
-export async function runLoad({
+export async function runLoad({ keys = 1000, wave = 1000, ...options } = {}) {
+  const parts = [];
+  for (let done = 0; done < keys; done += wave) {
+    const size = Math.min(wave, keys - done);
+    (options.log ?? (() => {}))(`wave ${parts.length + 1}: keys ${done + 1}–${done + size}`);
+    parts.push(await runWave({ ...options, keys: size }));
+  }
+  const sum = (a, b) => {
+    for (const [k, v] of Object.entries(b)) a[k] = typeof v === "object" ? sum(a[k] ?? {}, v) : (a[k] ?? 0) + v;
+    return a;
+  };
+  return report({
+    items: parts.flatMap((p) => p.items),
+    results: parts.flatMap((p) => p.results),
+    latencies: parts.flatMap((p) => p.latencies),
+    counts: parts.reduce((a, p) => sum(a, p.counts), {}),
+    loadMs: parts.reduce((a, p) => a + p.loadMs, 0),
+    storeFaults: parts.reduce((a, p) => sum(a, p.storeFaults), {}),
+    keys,
+    duplicates: options.duplicates ?? 5,
+    concurrency: options.concurrency ?? 64,
+    waves: parts.length,
+  });
+}
+
+/** One wave of keys on a runtime of its own. */
+async function runWave({
   keys = 1000,
   duplicates = 5,
   concurrency = 64,
@@ -195,7 +225,7 @@ export async function runLoad({
     }
   }
   await worker.dispose();
-  return report({ items, results, latencies, counts, loadMs, keys, duplicates, concurrency, storeFaults });
+  return { items, results, latencies, counts, loadMs, storeFaults };
 }
 
 /** Reads through a runtime that may hiccup once in thousands of calls. */
@@ -211,7 +241,7 @@ async function retrying(read, log) {
   }
 }
 
-function report({ items, results, latencies, counts, loadMs, keys, duplicates, concurrency, storeFaults }) {
+function report({ items, results, latencies, counts, loadMs, keys, duplicates, concurrency, storeFaults, waves }) {
   const problems = [];
   let orders = 0;
   let knownKeys = 0;
@@ -269,6 +299,7 @@ function report({ items, results, latencies, counts, loadMs, keys, duplicates, c
     keys,
     duplicates,
     concurrency,
+    waves,
     clients: results.length,
     sends: counts.sends,
     networkErrors: counts.networkErrors,
