@@ -99,6 +99,14 @@ Lease 3 s, origin timeout 2 s, so unknown outcomes settle within the run.
 | 2xx answers whose order is missing | ${faulty.lost2xx} |
 | clients without a final answer | ${faulty.unsettled} |
 | failed checks (attempts not rising, lost 2xx, known keys ≠ 1 order) | **${faulty.problems.length}** |
+
+Reading the run with faults: a key's outcome is known when none of its
+attempts ended without an answer. Extra orders come only from \`drop\` (the
+origin acted, its answer was lost), a runtime stopped while an attempt was
+at the origin, or a finish whose three tries (the layer repeats a failed
+finish twice) all failed before reaching the coordinator — at 2.5 % of calls
+failing that way, about one finish in 64,000. Each extra order carries the
+next \`Idempotency-Attempt\`: that number is what the origin has to fence on.
 `;
 }
 
