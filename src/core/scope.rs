@@ -52,12 +52,21 @@ impl fmt::Display for ScopeSource {
 }
 
 impl ScopeSource {
+    /// The request header this source reads: its own, or `cookie`.
+    pub fn header(&self) -> &str {
+        match self {
+            Self::Header(name) => name,
+            Self::Cookie(_) => "cookie",
+        }
+    }
+
     /// Reads this source's value from a request, given a header lookup
     /// (case-insensitive names). A missing header or cookie is `None`.
     pub fn read<'a>(&self, header: impl Fn(&str) -> Option<&'a str>) -> Option<&'a str> {
+        let value = header(self.header())?;
         match self {
-            Self::Header(name) => header(name),
-            Self::Cookie(name) => header("cookie").and_then(|cookies| cookie_value(cookies, name)),
+            Self::Header(_) => Some(value),
+            Self::Cookie(name) => cookie_value(value, name),
         }
     }
 }
@@ -147,6 +156,8 @@ mod tests {
         assert_eq!(cookie.read(headers), Some("abc"));
         assert_eq!(cookie.read(|_| Some("sessionx=1")), None);
         assert_eq!(cookie.read(|_| None), None);
+        assert_eq!(cookie.header(), "cookie");
+        assert_eq!(ScopeSource::Header("x-api-key".into()).header(), "x-api-key");
     }
 
     #[test]

@@ -207,8 +207,8 @@ pub(crate) async fn response_bytes(response: &Response) -> Result<Vec<u8>> {
 
 /// The named headers that are present, as name/value pairs (names as
 /// given, lower-case): one lookup each instead of walking every header.
-pub(crate) fn headers_named(headers: &Headers, names: &[String]) -> Vec<(String, String)> {
-    names.iter().filter_map(|name| Some((name.clone(), headers.get(name).ok().flatten()?))).collect()
+pub(crate) fn headers_named(headers: &Headers, names: &[&str]) -> Vec<(String, String)> {
+    names.iter().filter_map(|name| Some((name.to_string(), headers.get(name).ok().flatten()?))).collect()
 }
 
 /// All headers as lower-case name/value pairs.

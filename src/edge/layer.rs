@@ -80,7 +80,7 @@ impl Idempotency {
         let config = &self.config;
         let cors = http::cors_origin(&req, config);
         let mut log = DecisionLog { tier: "layer", ..DecisionLog::default() };
-        let timing = Timing::default();
+        let mut timing = Timing::default();
 
         if let Some(allowed) = cors.as_deref().filter(|_| http::is_preflight_for_covered(&req, config)) {
             log.outcome = "preflight";
@@ -111,16 +111,11 @@ impl Idempotency {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_owned(),
         };
-        // Only the headers the fingerprint and the record name read (the
-        // scope sources say which), not all of them across the boundary.
-        let wanted = std::cell::RefCell::new(vec!["content-type".to_owned()]);
-        for source in &config.scope {
-            source.read(|name| {
-                wanted.borrow_mut().push(name.to_owned());
-                None
-            });
-        }
-        let headers = http::headers_named(req.headers(), &wanted.into_inner());
+        // Only the headers the fingerprint and the record name read, not all
+        // of them across the boundary.
+        let wanted: Vec<&str> =
+            std::iter::once("content-type").chain(config.scope.iter().map(|source| source.header())).collect();
+        let headers = http::headers_named(req.headers(), &wanted);
         let lookup = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
         let fingerprint = Fingerprint::of(method.as_ref(), &path_and_query, lookup("content-type"), &body);
         let name = RecordName::new(url.host_str().unwrap_or(""), &config.scope, lookup, &key);
@@ -134,7 +129,6 @@ impl Idempotency {
 
         // The KV replay tier: only a live, matching copy is trusted. A read
         // leaves nothing in flight, so it runs before the `waitUntil` below.
-        let mut timing = timing;
         if let Some(kv) = kv.as_ref().filter(|_| config.kv_replay && config.consistency == Consistency::Durable) {
             let started = now_ms();
             let copy = kv.read(&name, started).await;
@@ -174,7 +168,7 @@ impl Idempotency {
         }
     }
 
-    /// The protected path for a keyed request: the KV replay tier, the
+    /// The protected path for a keyed request past the KV replay tier: the
     /// coordinator's decision, and the attempt it allows.
     #[allow(clippy::too_many_arguments)]
     async fn protect<F, Fut>(
