@@ -335,6 +335,7 @@ mod tests {
         }
         stats.count_finish(&Finished::Released);
         stats.count_finish(&Finished::LeaseKept);
+        stats.count_finish(&Finished::Stale);
         assert_eq!(
             stats,
             ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 1, releases: 1, reclaims: 1 }
