@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -18,10 +19,21 @@ let base = process.env.BASE_URL;
 let worker;
 let browser;
 
-async function startWorker() {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+/** A port nothing listens on now: the kernel picks it. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnWorker(port) {
   const state = mkdtempSync(join(tmpdir(), 'oncekey-e2e-'));
-  worker = spawn(join(ROOT, 'node_modules/.bin/wrangler'), [
+  const child = spawn(join(ROOT, 'node_modules/.bin/wrangler'), [
     'dev', '--config', 'build/wrangler.dev.toml', '--ip', '127.0.0.1', '--port', String(port),
     '--persist-to', state, '--show-interactive-dev-session=false',
     // A short lease, so an attempt whose outcome the edge lost is reclaimed
@@ -29,17 +41,33 @@ async function startWorker() {
     '--var', 'IDEMPOTENCY_LEASE_SECONDS:8', '--var', 'IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS:6',
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let log = '';
-  await new Promise((resolve, reject) => {
+  const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`wrangler dev did not start:\n${log}`)), 60_000);
     const seen = (chunk) => {
       log += chunk;
       if (/Ready on/.test(log)) { clearTimeout(timer); resolve(); }
     };
-    worker.stdout.on('data', seen);
-    worker.stderr.on('data', seen);
-    worker.on('exit', (code) => reject(new Error(`wrangler dev exited ${code}:\n${log}`)));
+    child.stdout.on('data', seen);
+    child.stderr.on('data', seen);
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`wrangler dev exited ${code}:\n${log}`)); });
   });
-  return `http://127.0.0.1:${port}`;
+  return { child, ready };
+}
+
+async function startWorker() {
+  // Another process can take the free port before wrangler binds it: try
+  // again on a new one, a few times, for that reason only.
+  for (let tries = 1; ; tries++) {
+    const port = await freePort();
+    const { child, ready } = spawnWorker(port);
+    try {
+      await ready;
+      worker = child;
+      return `http://127.0.0.1:${port}`;
+    } catch (error) {
+      if (tries >= 3 || !/Address already in use/.test(error.message)) throw error;
+    }
+  }
 }
 
 before(async () => {
