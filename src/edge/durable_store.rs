@@ -7,13 +7,12 @@
 //! on both, and reads the reply chunk by chunk across the wasm boundary —
 //! measurable on a path that makes two of these calls (bench/RESULTS.md).
 
-use std::time::Duration;
-
-use futures_util::future::{Either, select};
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{Delay, ObjectNamespace, js_sys, web_sys};
+use worker::{ObjectNamespace, js_sys, web_sys};
+
+use super::deadline::within;
 
 use crate::core::{
     Decision, Finished, Fingerprint, Outcome, RecordName, RecordPolicy, Store, StoreCall, decode_decision,
@@ -22,22 +21,15 @@ use crate::core::{
 
 /// Why the coordinator gave no decision. Answered as 503
 /// `store-unavailable` (or forwarded unprotected when failing open).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// No answer within `IDEMPOTENCY_STORE_TIMEOUT_MS`.
+    #[error("store did not answer within {0} ms")]
     Timeout(u64),
     /// The object failed, answered with an error, or sent a reply that is
     /// not a decision.
+    #[error("store failed: {0}")]
     Failed(String),
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Timeout(ms) => write!(f, "store did not answer within {ms} ms"),
-            Self::Failed(why) => write!(f, "store failed: {why}"),
-        }
-    }
 }
 
 /// The Durable Object namespace bound as `IDEMPOTENCY_DO`, one object per
@@ -58,12 +50,7 @@ impl DurableStore {
     }
 
     async fn call(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
-        let timer = Delay::from(Duration::from_millis(self.timeout_ms));
-        let round_trip = std::pin::pin!(self.round_trip(name, call));
-        match select(round_trip, timer).await {
-            Either::Left((result, _)) => result,
-            Either::Right(_) => Err(StoreError::Timeout(self.timeout_ms)),
-        }
+        within(self.timeout_ms, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(self.timeout_ms)))
     }
 
     async fn round_trip(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {

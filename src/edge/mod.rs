@@ -18,6 +18,7 @@
 mod consumer;
 mod consumer_counters;
 mod coordinator;
+mod deadline;
 mod durable_store;
 mod http;
 mod kv_replay;

@@ -2,29 +2,21 @@
 //! failed call maps to the core's [`Outcome`](crate::core::Outcome).
 
 use std::future::Future;
-use std::time::Duration;
+use worker::{Fetch, Request, RequestInit, Response};
 
-use futures_util::future::{Either, select};
-use worker::{Delay, Fetch, Request, RequestInit, Response};
+use super::deadline::within;
 
 /// Why the origin gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OriginError {
     /// The request was never sent (for example the connection was refused):
     /// the origin cannot have acted, so the key is released.
+    #[error("not sent: {0}")]
     NotSent(String),
     /// The request may have reached the origin but no answer came back
     /// (reset, timeout): the outcome is unknown, the lease is kept.
+    #[error("no answer: {0}")]
     NoAnswer(String),
-}
-
-impl std::fmt::Display for OriginError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotSent(why) => write!(f, "not sent: {why}"),
-            Self::NoAnswer(why) => write!(f, "no answer: {why}"),
-        }
-    }
 }
 
 /// Runs an origin call with a time limit; past it the outcome is unknown.
@@ -32,12 +24,9 @@ pub async fn with_timeout<F>(call: F, timeout_ms: u64) -> Result<Response, Origi
 where
     F: Future<Output = Result<Response, OriginError>>,
 {
-    let call = std::pin::pin!(call);
-    let timer = Delay::from(Duration::from_millis(timeout_ms));
-    match select(call, timer).await {
-        Either::Left((result, _)) => result,
-        Either::Right(_) => Err(OriginError::NoAnswer(format!("no answer within {timeout_ms} ms"))),
-    }
+    within(timeout_ms, call)
+        .await
+        .unwrap_or_else(|| Err(OriginError::NoAnswer(format!("no answer within {timeout_ms} ms"))))
 }
 
 /// Forwards `req` to `origin` (scheme and host, no trailing slash), keeping
