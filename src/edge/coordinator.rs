@@ -8,15 +8,20 @@
 //! the cached copy is updated before the write is issued). The object's own
 //! clock decides leases and expiry; an alarm deletes the record when it
 //! expires.
-
-// `#[durable_object]` generates undocumented glue (the JS class wrapper).
-#![allow(missing_docs)]
+//!
+//! The class is exported with `wasm_bindgen` directly rather than through
+//! `#[durable_object]`: that glue turns every call's request into a
+//! `worker::Request` (reading its URL, headers and `cf` across the
+//! boundary) and every answer into a `worker::Response`, while a store call
+//! needs only its body and answers bytes (bench/RESULTS.md has the A/B).
 
 use std::cell::{Cell, RefCell};
 
-use worker::wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{DurableObject, Env, Method, Request, Response, Result, State, durable_object, js_sys};
+use worker::worker_sys::DurableObjectState;
+use worker::{State, js_sys, web_sys};
 
 use crate::core::{Record, StoreCall, Write};
 
@@ -25,9 +30,10 @@ use super::http::now_ms;
 /// Storage key of the record.
 const RECORD: &str = "record";
 
-/// The coordinator object. `GET /calls` answers how many store calls this
-/// instance has served, so tests can show that a replay did not touch it.
-#[durable_object]
+/// The coordinator object. A `GET` answers what tests look at: how many
+/// store calls this instance has served (a replay from KV must not touch
+/// it), whether a record is stored, and when the alarm is set to run.
+#[wasm_bindgen]
 pub struct IdempotencyCoordinator {
     state: State,
     /// The record as last read or written: `None` until first loaded.
@@ -37,52 +43,62 @@ pub struct IdempotencyCoordinator {
     calls: Cell<u64>,
 }
 
-impl DurableObject for IdempotencyCoordinator {
-    fn new(state: State, _env: Env) -> Self {
-        Self { state, cached: RefCell::new(None), alarm_set: Cell::new(false), calls: Cell::new(0) }
+#[wasm_bindgen(wasm_bindgen_futures = worker::wasm_bindgen_futures)]
+impl IdempotencyCoordinator {
+    /// Called by the runtime when the object starts.
+    #[wasm_bindgen(constructor)]
+    pub fn new(state: DurableObjectState, _env: JsValue) -> Self {
+        Self { state: State::from(state), cached: RefCell::new(None), alarm_set: Cell::new(false), calls: Cell::new(0) }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
+    /// One call: a store call (`POST`, the encoded [`StoreCall`] in, the
+    /// encoded answer out), a consumer's counters, or the `GET` above.
+    pub async fn fetch(&self, req: web_sys::Request) -> Result<web_sys::Response, JsValue> {
         // A queue consumer's counters live in an object of this namespace.
-        if req.path() == super::consumer_counters::COUNTERS_PATH {
-            return super::consumer_counters::serve(&self.state, req).await;
+        if req.url().ends_with(super::consumer_counters::COUNTERS_PATH) {
+            let res = super::consumer_counters::serve(&self.state, req.into()).await?;
+            return Ok(res.into());
         }
-        if req.method() == Method::Get {
-            return Response::from_json(&serde_json::json!({ "calls": self.calls.get() }));
+        if req.method() == "GET" {
+            return self.describe().await;
         }
         self.calls.set(self.calls.get() + 1);
-        let body = req.bytes().await?;
+        let body = js_sys::Uint8Array::new(&JsFuture::from(req.array_buffer()?).await?).to_vec();
         let Ok(call) = StoreCall::decode(&body) else {
-            return Response::error("not a store call", 400);
+            let init = web_sys::ResponseInit::new();
+            init.set_status(400);
+            return web_sys::Response::new_with_opt_str_and_init(Some("not a store call"), &init);
         };
         let found = self.load().await?;
-        let step = call.run(found, now_ms());
+        let mut step = call.run(found, now_ms());
         if let Write::Put(record) = step.write {
             self.save(record).await?;
         }
-        Ok(Response::from_bytes(step.answer)?)
+        web_sys::Response::new_with_opt_u8_array(Some(&mut step.answer))
     }
 
-    async fn alarm(&self) -> Result<Response> {
+    /// The expiry alarm: deletes an expired record, or re-arms for a
+    /// record that now lives longer.
+    pub async fn alarm(&self) -> Result<JsValue, JsValue> {
         self.alarm_set.set(false);
         match self.load().await? {
             Some(record) if now_ms() < record.expires_at() => {
                 self.alarm_set.set(true);
-                self.state.storage().set_alarm(record.expires_at() as i64).await?;
+                self.set_alarm(record.expires_at()).await?;
             }
             Some(_) => {
                 *self.cached.borrow_mut() = Some(None);
-                self.state.storage().delete_all().await?;
+                JsFuture::from(self.state.storage().as_raw().delete_all()?).await?;
             }
             None => {}
         }
-        Response::empty()
+        Ok(JsValue::UNDEFINED)
     }
 }
 
 impl IdempotencyCoordinator {
     /// The record, from the cache or storage (undecodable bytes read as absent).
-    async fn load(&self) -> Result<Option<Record>> {
+    async fn load(&self) -> Result<Option<Record>, JsValue> {
         if let Some(record) = self.cached.borrow().as_ref() {
             return Ok(record.clone());
         }
@@ -100,17 +116,32 @@ impl IdempotencyCoordinator {
     /// record that lives longer, and one that expired earlier already reads
     /// as absent, so deletion is late by at most a lease. That saves a
     /// storage operation on each `finish`.
-    async fn save(&self, record: Record) -> Result<()> {
+    async fn save(&self, record: Record) -> Result<(), JsValue> {
         let bytes = js_sys::Uint8Array::from(record.encode().as_slice());
         let expires_at = record.expires_at();
         *self.cached.borrow_mut() = Some(Some(record));
-        let storage = self.state.storage();
+        let put = JsFuture::from(self.state.storage().as_raw().put(RECORD, bytes.into())?);
         if self.alarm_set.replace(true) {
-            storage.put_raw(RECORD, bytes).await
+            put.await.map(drop)
         } else {
-            let (put, alarm) =
-                futures_util::future::join(storage.put_raw(RECORD, bytes), storage.set_alarm(expires_at as i64)).await;
-            put.and(alarm)
+            let (put, alarm) = futures_util::future::join(put, self.set_alarm(expires_at)).await;
+            put.and(alarm).map(drop)
         }
+    }
+
+    /// Sets the alarm to run at `at_ms` (milliseconds since the epoch).
+    async fn set_alarm(&self, at_ms: u64) -> Result<(), JsValue> {
+        let at = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
+        JsFuture::from(self.state.storage().as_raw().set_alarm(at, JsValue::NULL.into())?).await.map(drop)
+    }
+
+    /// `{"calls", "stored", "alarm"}`: calls served by this instance,
+    /// whether a record is stored, the alarm's time in ms (or `null`).
+    async fn describe(&self) -> Result<web_sys::Response, JsValue> {
+        let storage = self.state.storage();
+        let stored = !JsFuture::from(storage.as_raw().get(RECORD)?).await?.is_undefined();
+        let alarm = JsFuture::from(storage.as_raw().get_alarm(JsValue::NULL.into())?).await?.as_f64();
+        let body = serde_json::json!({ "calls": self.calls.get(), "stored": stored, "alarm": alarm }).to_string();
+        web_sys::Response::new_with_opt_str(Some(&body))
     }
 }

@@ -409,7 +409,7 @@ fn without_attempt(req: Request) -> Result<Request> {
     headers.delete("Idempotency-Attempt")?;
     let mut init = RequestInit::new();
     init.with_method(req.method()).with_headers(headers).with_body(req.inner().body().map(Into::into));
-    Request::new_with_init(&req.url()?.to_string(), &init)
+    Request::new_with_init(req.url()?.as_ref(), &init)
 }
 
 /// What an attempt needs after the origin answers.

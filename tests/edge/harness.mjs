@@ -158,10 +158,15 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
         req.end(body);
       }),
     fetch: (path, init) => mf.dispatchFetch(BASE + path, init),
-    async calls(recordHex) {
+    /** What the record's coordinator object says of itself: {calls, stored, alarm}. */
+    async coordinator(recordHex) {
       const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
       const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/calls");
-      return (await res.json()).calls;
+      return res.json();
+    },
+    /** Store calls the record's coordinator object has served. */
+    async calls(recordHex) {
+      return (await this.coordinator(recordHex)).calls;
     },
     /**
      * Delivers `messages` ({id, body, timestamp?, attempts?}) to the worker's
@@ -185,7 +190,7 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
 export const QUEUE = "oncekey-order-events";
 
 /** The [vars] of wrangler.toml, so tests run with the shipped defaults. */
-function defaultVars() {
+export function defaultVars() {
   const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const section = toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0];
   return Object.fromEntries(

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
+  defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
 } from "./harness.mjs";
 
 describe("with the default configuration", () => {
@@ -173,6 +173,20 @@ describe("with the default configuration", () => {
     const again = await order(worker, { key, item });
     assert.deepEqual(tiers(again), ["kv"]);
     assert.equal(await worker.calls(name), callsNow, "the replay did not reach the object");
+  });
+
+  test("the object's expiry alarm is set to the record's expiry, an absolute time", async () => {
+    const { IDEMPOTENCY_LEASE_SECONDS: lease = 120, IDEMPOTENCY_TTL_SECONDS: ttl = 86_400 } = defaultVars();
+    const lives = (Number(lease) + Number(ttl)) * 1000; // an in-flight record: lease, then TTL
+    const key = newKey();
+    const before = Date.now();
+    const res = await order(worker, { key, item: uniqueItem("alarm") });
+    const after = Date.now();
+    assert.equal(res.status, 201);
+    const object = await worker.coordinator(recordName("oncekey.test", undefined, key));
+    assert.equal(object.stored, true);
+    assert.ok(object.alarm >= before + lives && object.alarm <= after + lives,
+      `alarm at ${object.alarm}, expected within [${before + lives}, ${after + lives}]`);
   });
 
   test("methods that are not covered pass through untouched, key or not", async () => {

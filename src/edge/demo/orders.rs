@@ -32,7 +32,9 @@ impl DurableObject for Orders {
             Method::Post => Some(req.json::<Value>().await?),
             _ => None,
         };
-        let mut orders = match self.orders.borrow().clone() {
+        // The cached copy, cloned before any await (no borrow is held across one).
+        let cached = self.orders.borrow().clone();
+        let mut orders = match cached {
             Some(orders) => orders,
             None => self.state.storage().get::<String>(ORDERS).await?.map_or_else(Vec::new, |raw| {
                 serde_json::from_str(&raw).unwrap_or_default()
