@@ -127,7 +127,7 @@ BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
   $(wildcard pkg/src/*) pkg/package.json Cargo.toml Cargo.lock scripts/build-browser.sh
 
 .PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
-  test-browser-api test-browser-types test-browser-pack test-browser-e2e bench-browser
+  test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e bench-browser
 
 build-browser: install pkg/dist/oncekey.js
 
@@ -146,14 +146,18 @@ dev: www-vendor
 install-browser: install
 	scripts/install.sh chromium
 
-## Rust bindings under Node and in headless Chromium (counts checked), the
-## API against a local HTTP server, the types, the packed tarball in fresh
+## Rust bindings under Node and in headless Chromium, the API under Node and
+## protectForm in headless Chromium against local HTTP servers (each run
+## fails unless every test in it ran), the types, the packed tarball in fresh
 ## Node and Vite projects, and the demo page in Chromium against the worker.
 test-browser-wasm: install-browser
 	scripts/test-browser-wasm.sh
 
 test-browser-api: build-browser
-	node --test --test-reporter=spec tests/browser/api.test.js
+	scripts/test-node-counted.sh tests/browser/api.test.js
+
+test-browser-form: install-browser build-browser
+	scripts/test-node-counted.sh tests/browser/form.test.js
 
 test-browser-types: build-browser
 	tsc -p tests/browser/types/tsconfig.json
@@ -165,7 +169,7 @@ test-browser-pack: build-browser
 test-browser-e2e: install-browser www-vendor build-worker build/wrangler.dev.toml test-browser-pack
 	node --test --test-concurrency=1 --test-reporter=spec tests/browser-e2e/
 
-test-browser: test-browser-wasm test-browser-api test-browser-types test-browser-pack test-browser-e2e
+test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e
 
 test: test-browser
 

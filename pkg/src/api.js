@@ -227,7 +227,13 @@ function remember(op) {
   }
 }
 
-const SUBMITTERS = 'button:not([type]), button[type=submit], input[type=submit], input[type=image]';
+// A form's submit buttons, those outside it (`form="…"`) included, by
+// their type as the browser reads it (a button with a missing or unknown
+// type submits). Not `form.elements`: it leaves out image buttons.
+function submitButtons(form) {
+  return [...form.ownerDocument.querySelectorAll('button, input')]
+    .filter((el) => el.form === form && (el.type === 'submit' || el.type === 'image'));
+}
 
 export function protectForm(form, options = {}) {
   let storage = options.storage;
@@ -240,11 +246,14 @@ export function protectForm(form, options = {}) {
   }
   let pending = false;
   let disabled = [];
+  // The pending submission ({fingerprint, key}) is also kept here, so a
+  // resubmit in this page finds it with no storage or a storage that fails.
+  let kept = null;
 
   const busy = (on) => {
     if (on) {
       form.setAttribute('aria-busy', 'true');
-      disabled = [...form.elements].filter((el) => el.matches(SUBMITTERS) && !el.disabled);
+      disabled = submitButtons(form).filter((el) => !el.disabled);
       for (const el of disabled) el.disabled = true;
     } else {
       form.removeAttribute('aria-busy');
@@ -258,7 +267,10 @@ export function protectForm(form, options = {}) {
     let key;
     let slot;
     try {
+      // Read before the buttons are disabled: a disabled submitter's name
+      // and value would be left out of the data.
       const data = submitter ? new FormData(form, submitter) : new FormData(form);
+      busy(true);
       const method = (submitter?.getAttribute('formmethod') || form.getAttribute('method') || 'post').toUpperCase();
       const url = new URL(options.url ?? (submitter?.getAttribute('formaction') ? submitter.formAction : form.action), document.baseURI);
       const headers = new Headers(options.headers);
@@ -267,9 +279,11 @@ export function protectForm(form, options = {}) {
       const contentType = headers.get('content-type') ?? new Request(url, { method, body }).headers.get('content-type');
       const fingerprint = bytes && payloadFingerprint(method, url.pathname + url.search, contentType ?? undefined, bytes);
       slot = storage && fingerprint ? STORAGE_PREFIX + location.pathname + '#' + formId(form, options) : null;
-      const saved = slot ? remember(() => JSON.parse(storage.getItem(slot) ?? 'null')) : null;
-      const resumed = saved?.fingerprint === fingerprint;
+      const stored = slot ? remember(() => JSON.parse(storage.getItem(slot) ?? 'null')) : null;
+      const saved = fingerprint ? [stored, kept].find((s) => s?.fingerprint === fingerprint) : undefined;
+      const resumed = saved !== undefined;
       key = resumed ? saved.key : newKey();
+      kept = fingerprint ? { fingerprint, key } : null;
       slot && remember(() => storage.setItem(slot, JSON.stringify({ fingerprint, key })));
       emit('oncekey:pending', { key, resumed });
       const onRetry = async (info) => {
@@ -277,7 +291,10 @@ export function protectForm(form, options = {}) {
         await options.onRetry?.(info);
       };
       const { response, settled } = await send(url, { method, body, headers }, { ...options, key, onRetry });
-      if (settled && slot) remember(() => storage.removeItem(slot));
+      if (settled) {
+        kept = null;
+        slot && remember(() => storage.removeItem(slot));
+      }
       const replayed = isReplayed(response);
       if (response.ok) emit('oncekey:success', { key, response, replayed });
       else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
@@ -295,9 +312,9 @@ export function protectForm(form, options = {}) {
     // While one submission is pending, more submits send nothing new.
     if (pending) return;
     pending = true;
-    const submitter = event.submitter ?? null;
-    busy(true);
-    submit(submitter);
+    // submit() disables the buttons before its first await, so within
+    // this event.
+    submit(event.submitter ?? null);
   };
 
   form.addEventListener('submit', onSubmit);
