@@ -3,7 +3,8 @@
 //! consistent store. The loyalty accounts reuse the class (one object per
 //! customer, see `loyalty`), with `Unique-By` for their check-then-act.
 
-// `#[durable_object]` generates undocumented glue (the JS class wrapper).
+// `#[durable_object(fetch)]` generates undocumented glue (the JS class
+// wrapper), for `fetch` only: the orders need no alarm or socket.
 #![allow(missing_docs)]
 
 use std::cell::RefCell;
@@ -14,7 +15,7 @@ use worker::{DurableObject, Env, Method, Request, Response, Result, State, durab
 const ORDERS: &str = "orders";
 
 /// Orders of one item, kept as one JSON array.
-#[durable_object]
+#[durable_object(fetch)]
 pub struct Orders {
     state: State,
     orders: RefCell<Option<Vec<Value>>>,
