@@ -29,6 +29,7 @@
 //! ```
 
 mod config;
+mod cors;
 mod decision;
 mod digest;
 mod event;
@@ -46,6 +47,7 @@ mod uuid7;
 mod wire;
 
 pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES};
+pub use cors::{DEFAULT_ALLOW_HEADERS, preflight_allow_headers};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Settle, content_key, event_record_name, handler_outcome,

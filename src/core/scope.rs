@@ -29,9 +29,7 @@ impl FromStr for ScopeSource {
         let bad = || ScopeSourceError(entry.to_owned());
         let (kind, name) = entry.trim().split_once(':').ok_or_else(bad)?;
         let name = name.trim();
-        let is_token = !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !is_token {
+        if !is_token(name) {
             return Err(bad());
         }
         match kind.trim().to_ascii_lowercase().as_str() {
@@ -40,6 +38,11 @@ impl FromStr for ScopeSource {
             _ => Err(bad()),
         }
     }
+}
+
+/// Whether `name` is an RFC 9110 token, the syntax of a field name.
+pub(crate) fn is_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 impl fmt::Display for ScopeSource {

@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem};
+use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
 
 /// Headers a cross-origin caller may read on the layer's answers.
 const EXPOSED: &str = "Idempotent-Replayed, Idempotent-Body-Omitted, Retry-After, Server-Timing";
@@ -113,11 +113,7 @@ pub(crate) fn preflight_response(req: &Request, config: &Config, origin: &str) -
     methods.extend(["GET", "HEAD", "OPTIONS"].map(String::from));
     headers.set("Access-Control-Allow-Methods", &methods.join(", "))?;
     let requested = req.headers().get("Access-Control-Request-Headers")?;
-    let allowed = match requested {
-        Some(list) if !list.trim().is_empty() => list,
-        _ => "Idempotency-Key, Content-Type, Authorization".to_owned(),
-    };
-    headers.set("Access-Control-Allow-Headers", &allowed)?;
+    headers.set("Access-Control-Allow-Headers", &preflight_allow_headers(requested.as_deref()))?;
     headers.set("Access-Control-Max-Age", "600")?;
     headers.set("Cache-Control", "no-store")?;
     Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty())

@@ -1,0 +1,52 @@
+// CORS preflights over a raw socket, with request-header names no browser
+// would send: the answer allows only names that can be headers (RFC 9110
+// tokens), as sent, and never echoes other bytes back.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { start } from "./harness.mjs";
+import { rawRequest } from "./rawhttp.mjs";
+
+const ALLOWED = "https://shop.example";
+const DEFAULT = "Idempotency-Key, Content-Type, Authorization";
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(, [!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
+let worker;
+let host;
+before(async () => {
+  worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: ALLOWED } });
+  host = new URL(worker.url).host;
+});
+after(() => worker?.dispose());
+
+/** A preflight for POST /api/orders whose Access-Control-Request-Headers is `requested` (bytes as given). */
+async function preflight(requested) {
+  const res = await rawRequest(worker.url, [
+    `OPTIONS /api/orders HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${ALLOWED}\r\nAccess-Control-Request-Method: POST\r\n`,
+    "Access-Control-Request-Headers: ", requested, "\r\nConnection: close\r\n\r\n",
+  ], { end: "half" });
+  assert.equal(res.status, 204, `${res.status} ${res.body}`);
+  assert.equal(res.headers["access-control-allow-origin"], ALLOWED);
+  // rawhttp reads the head as latin1: one character per byte.
+  return res.headers["access-control-allow-headers"];
+}
+
+describe("a preflight's Access-Control-Allow-Headers", () => {
+  const cases = [
+    ["valid names, as sent", "idempotency-key, content-type,X-Trace-Id", "idempotency-key, content-type, X-Trace-Id"],
+    ["a UTF-8 name beside valid ones", Buffer.from("idempotency-key, x-clé, content-type", "utf8"), "idempotency-key, content-type"],
+    ["bytes that are not UTF-8", Buffer.concat([Buffer.from("x-"), Buffer.from([0xe9, 0xff]), Buffer.from(", idempotency-key")]), "idempotency-key"],
+    ["a 4-byte UTF-8 character", Buffer.from("x-😀, content-type", "utf8"), "content-type"],
+    ["names with spaces and separators", "a b, c(d), e/f, g=h, idempotency-key", "idempotency-key"],
+    ["every token character", "x-a!#$%&'*+.^_`|~1", "x-a!#$%&'*+.^_`|~1"],
+    ["empty items", " , ,idempotency-key,, ", "idempotency-key"],
+    ["only names that cannot be headers", Buffer.from("x-clé, a b", "utf8"), DEFAULT],
+    ["nothing requested", "", DEFAULT],
+  ];
+  for (const [what, requested, expected] of cases) {
+    test(what, async () => {
+      const allowed = await preflight(requested);
+      assert.equal(allowed, expected);
+      assert.match(allowed, TOKEN_LIST, "ASCII field names only");
+    });
+  }
+});
