@@ -235,6 +235,19 @@ function submitButtons(form) {
     .filter((el) => el.form === form && (el.type === 'submit' || el.type === 'image'));
 }
 
+// The submission's method: the submitter's `formmethod`, else the form's
+// `method`, else POST. The browser's default would be GET, but a form
+// given to protectForm is one that mutates.
+function formMethod(form, submitter) {
+  return submitter?.getAttribute('formmethod') || form.getAttribute('method') || 'post';
+}
+
+// A GET changes nothing and a dialog form only closes its dialog: both are
+// the browser's to do, as it would without oncekey.
+function isMutation(form, submitter) {
+  return !['get', 'dialog'].includes(formMethod(form, submitter).toLowerCase());
+}
+
 export function protectForm(form, options = {}) {
   let storage = options.storage;
   if (storage === undefined) {
@@ -271,7 +284,7 @@ export function protectForm(form, options = {}) {
       // and value would be left out of the data.
       const data = submitter ? new FormData(form, submitter) : new FormData(form);
       busy(true);
-      const method = (submitter?.getAttribute('formmethod') || form.getAttribute('method') || 'post').toUpperCase();
+      const method = formMethod(form, submitter).toUpperCase();
       const url = new URL(options.url ?? (submitter?.getAttribute('formaction') ? submitter.formAction : form.action), document.baseURI);
       const headers = new Headers(options.headers);
       const body = options.body ? options.body(data, form) : defaultBody(data, form);
@@ -308,6 +321,7 @@ export function protectForm(form, options = {}) {
   }
 
   const onSubmit = (event) => {
+    if (!isMutation(form, event.submitter)) return;
     event.preventDefault();
     // While one submission is pending, more submits send nothing new.
     if (pending) return;

@@ -239,6 +239,11 @@ export interface ProtectedForm {
  *   the user is still the same request.
  * - Dispatches `oncekey:pending`, `oncekey:retry`, `oncekey:success` and
  *   `oncekey:error` on the form (see {@link ProtectFormEventMap}).
+ * - The method is the submitter's `formmethod`, else the form's `method`,
+ *   else POST: a form with no `method` is sent as POST (the browser's own
+ *   default is GET, but a form you protect is one that changes something).
+ *   A submission whose method is `get` or `dialog` is left to the browser:
+ *   not prevented, no key, no events; a GET is not a mutation.
  *
  * @example
  * ```ts

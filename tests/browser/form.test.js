@@ -445,6 +445,50 @@ test('what is sent: the form\'s action and data with the submitter, formaction, 
   assert.deepEqual(errors, []);
 });
 
+test('a GET (method or formmethod) or a dialog form is left to the browser; a form with no method is sent as POST', async (t) => {
+  const forms = `<form id="search" action="/api/search" method="GET"><input name="q" value="tea"><button id="find">Find</button></form>
+  <form id="checkout" action="/api/orders" method="post">
+    <input name="item" value="tea"><button id="peek" formmethod="get">Peek</button>
+  </form>
+  <dialog id="dialog" open><form id="confirm" method="dialog"><button id="close" value="done">OK</button></form></dialog>
+  <form id="bare" action="/api/orders"><input name="item" value="tea"><button id="bare-buy">Buy</button></form>`;
+  const s = await serve(forms);
+  const { page, errors } = await open(t, s);
+  for (const id of ['search', 'checkout', 'confirm', 'bare']) await protect(page, {}, id);
+  await page.evaluate(() => {
+    window.submits = [];
+    // Runs after the forms' own listeners: records whether oncekey took
+    // the submit, then stops any navigation (a dialog form only closes).
+    window.observe = (e) => {
+      window.submits.push([e.submitter.id, e.defaultPrevented]);
+      if (e.target.id !== 'confirm') e.preventDefault();
+    };
+    document.addEventListener('submit', window.observe);
+  });
+
+  for (const id of ['find', 'peek', 'close']) await page.click(`#${id}`);
+  await pause(200);
+  assert.deepEqual(await page.evaluate(() => window.submits), [['find', false], ['peek', false], ['close', false]],
+    'none prevented');
+  assert.deepEqual(await events(page), [], 'no key, no events');
+  assert.equal(s.requests.length, 0);
+  assert.deepEqual(await page.evaluate(() => [document.getElementById('dialog').open, document.getElementById('dialog').returnValue]),
+    [false, 'done'], 'the browser closed the dialog');
+  assert.equal(await page.evaluate(() => document.querySelector('[aria-busy], :disabled')), null);
+
+  await page.click('#bare-buy');
+  await settled(page);
+  assert.deepEqual((await events(page)).map((e) => [e.type, e.form]), [['pending', 'bare'], ['success', 'bare']]);
+  assert.deepEqual([s.requests[0].method, s.requests[0].path, s.requests[0].body], ['POST', '/api/orders', 'item=tea']);
+  assert.match(s.requests[0].key, V7);
+
+  // Unobserved, the browser sends the GET itself: a navigation, no key.
+  await page.evaluate(() => document.removeEventListener('submit', window.observe));
+  await Promise.all([page.waitForURL('**/api/search?q=tea'), page.click('#find')]);
+  assert.deepEqual(s.requests.slice(1).map((r) => [r.method, r.path, r.key]), [['GET', '/api/search?q=tea', undefined]]);
+  assert.deepEqual(errors, []);
+});
+
 test('retry events and onRetry: a key-in-flight answer is polled, the replay is reported as one', async (t) => {
   const s = await serve(ORDER_FORM, (n, req, res) => (n === 1
     ? json(res, 409, IN_FLIGHT, { 'content-type': 'application/problem+json', 'retry-after': '0' })
