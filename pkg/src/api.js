@@ -26,7 +26,7 @@ export class NetworkError extends OnceKeyError {
   }
 }
 
-/** A protected form's final answer was not a 2xx. */
+/** The answer a protected form's submission ended with was not a 2xx. */
 export class HTTPError extends OnceKeyError {
   constructor(response, key) {
     super(`Request failed with status ${response.status}`);
@@ -312,7 +312,7 @@ export function protectForm(form, options = {}) {
       if (response.ok) emit('oncekey:success', { key, response, replayed });
       else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
     } catch (error) {
-      // No final answer: the key stays saved, so a resubmit is the same request.
+      // No answer at all: the key stays saved, so a resubmit is the same request.
       emit('oncekey:error', { key, error });
     } finally {
       pending = false;

@@ -196,7 +196,7 @@ export interface PendingDetail {
   resumed: boolean;
 }
 
-/** Detail of `oncekey:success`: the final answer is 2xx. */
+/** Detail of `oncekey:success`: the submission ended with a 2xx. */
 export interface SuccessDetail {
   key: string;
   response: Response;
@@ -204,7 +204,10 @@ export interface SuccessDetail {
   replayed: boolean;
 }
 
-/** Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), or a final non-2xx ({@link HTTPError}). */
+/**
+ * Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), or a
+ * non-2xx answer, final or not ({@link HTTPError}; see {@link protectForm}).
+ */
 export interface ErrorDetail {
   key: string;
   error: unknown;
@@ -235,8 +238,15 @@ export interface ProtectedForm {
  *   fingerprint of the payload, so submitting the same data after a reload
  *   or crash resends the same request, with the same key.
  * - After a final answer the next submit is a new submission with a new
- *   key. After no answer (every attempt failed) the key is kept: a retry by
- *   the user is still the same request.
+ *   key. Final means a replay (whatever its status) or a status outside
+ *   `retry.statusCodes`.
+ * - After anything else the key is kept, and the next submit of the same
+ *   data resends it (`resumed`): no answer (every attempt failed, or an
+ *   abort), `key-in-flight` past `maxInFlightWait`, or a status in
+ *   `retry.statusCodes` (500, 503…) when the retries ran out. The work may
+ *   still have to be done (a 503 released the key at the edge) or be done
+ *   already (the edge stores a 500 and replays it, and the replay is
+ *   final): the same key is safe either way, a new one is not.
  * - Dispatches `oncekey:pending`, `oncekey:retry`, `oncekey:success` and
  *   `oncekey:error` on the form (see {@link ProtectFormEventMap}).
  * - The method is the submitter's `formmethod`, else the form's `method`,
@@ -274,8 +284,9 @@ export class NetworkError extends OnceKeyError {
 }
 
 /**
- * Reported in `oncekey:error` when a protected form's final answer is not
- * 2xx (a 422 `key-reused`, a validation 400, a replayed 500…).
+ * Reported in `oncekey:error` when the answer a protected form's submission
+ * ended with is not 2xx (a 422 `key-reused`, a validation 400, a replayed
+ * 500, a 503 after the last retry…).
  * `idempotentFetch` itself resolves with such answers, like `fetch`.
  */
 export class HTTPError extends OnceKeyError {

@@ -318,6 +318,52 @@ test('after a 2xx, and after any other final answer, the next submit is a new su
   assert.deepEqual(errors, []);
 });
 
+test('what keeps the key: a retryable status when the retries ran out (a 500 until it comes back replayed), key-in-flight past maxInFlightWait', async (t) => {
+  const replayed = { 'idempotent-replayed': 'true' };
+  const busy = { 'content-type': 'application/problem+json', 'retry-after': '1' };
+  const answers = [[500], [500], [500, replayed], [409, busy, IN_FLIGHT], [201], [503], [201]];
+  const s = await serve(ORDER_FORM, (n, req, res) => {
+    const [status, headers, body] = answers[n - 1];
+    json(res, status, body ?? {}, headers);
+  });
+  const { page, errors } = await open(t, s);
+  await protect(page, { retry: { ...fast, limit: 1, maxInFlightWait: 0 } });
+  const submit = async (n) => {
+    await page.click('#buy');
+    await settled(page, n);
+    const all = await events(page);
+    const ended = all.at(-1);
+    const { resumed } = all.findLast((e) => e.type === 'pending');
+    return { key: ended.key, resumed, type: ended.type, status: ended.status, replayed: ended.replayed };
+  };
+
+  // A 500 on both attempts: not final, the key stays for the next submit,
+  // which gets the 500 the edge stored, replayed: that one is final.
+  const first = await submit(1);
+  assert.deepEqual(first, { key: first.key, resumed: false, type: 'error', status: 500, replayed: false });
+  assert.deepEqual(s.requests.map((r) => r.key), [first.key, first.key]);
+  assert.deepEqual(await submit(2), { key: first.key, resumed: true, type: 'error', status: 500, replayed: true });
+
+  // key-in-flight and no time left to poll: not final either.
+  const busyAnswer = await submit(3);
+  assert.notEqual(busyAnswer.key, first.key, 'a new key after the replayed 500');
+  assert.deepEqual(busyAnswer, { key: busyAnswer.key, resumed: false, type: 'error', status: 409, replayed: false });
+  assert.deepEqual(await submit(4), { key: busyAnswer.key, resumed: true, type: 'success', status: 201, replayed: false });
+
+  // Final is relative to retry.statusCodes: a 503 it does not list is final.
+  await page.evaluate(() => {
+    window.handles.checkout.detach();
+    window.handles.checkout = oncekey.protectForm(document.getElementById('checkout'), { retry: { statusCodes: [] } });
+  });
+  const unlisted = await submit(5);
+  assert.deepEqual([unlisted.type, unlisted.status, unlisted.resumed], ['error', 503, false]);
+  const next = await submit(6);
+  assert.deepEqual([next.type, next.resumed], ['success', false]);
+  assert.notEqual(next.key, unlisted.key, 'a new key after the unlisted 503');
+  assert.equal(s.requests.length, 7);
+  assert.deepEqual(errors, []);
+});
+
 test('the pending key survives a reload: the same data resends it (resumed), other data gets a new key', async (t) => {
   let gate = deferred();
   const s = await serve(ORDER_FORM, async (n, req, res) => {
