@@ -167,7 +167,7 @@ test-browser-pack: build-browser
 	scripts/test-browser-pack.sh
 
 test-browser-e2e: install-browser www-vendor build-worker build/wrangler.dev.toml test-browser-pack
-	node --test --test-concurrency=1 --test-reporter=spec tests/browser-e2e/
+	scripts/test-node-counted.sh tests/browser-e2e/
 
 test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e
 
