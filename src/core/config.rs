@@ -155,9 +155,11 @@ impl Config {
         self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
     }
 
-    /// Whether a cross-origin caller from `origin` is allowed.
+    /// Whether a cross-origin caller from `origin` is allowed: one listed
+    /// exactly, or with `*` any value that is a serialized origin
+    /// ([`is_serialized_origin`](super::is_serialized_origin)).
     pub fn allows_origin(&self, origin: &str) -> bool {
-        self.cors_origins.iter().any(|o| o == "*" || o == origin)
+        self.cors_origins.iter().any(|o| o == origin || (o == "*" && super::is_serialized_origin(origin)))
     }
 }
 
@@ -335,7 +337,9 @@ mod tests {
         assert_eq!(c.consistency, Consistency::Kv);
         assert_eq!(c.store_timeout_ms, 250);
         assert!(c.allows_origin("https://b.example") && !c.allows_origin("https://c.example"));
-        assert!(with(&[("IDEMPOTENCY_CORS_ORIGINS", "*")]).unwrap().allows_origin("https://any.example"));
+        let any = with(&[("IDEMPOTENCY_CORS_ORIGINS", "*")]).unwrap();
+        assert!(any.allows_origin("https://any.example"));
+        assert!(!any.allows_origin("null") && !any.allows_origin("h\u{fffd}\u{fffd}"), "* echoes only origins");
     }
 
     #[test]

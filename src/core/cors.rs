@@ -1,5 +1,5 @@
-//! CORS preflights (SPEC §5): which request headers an allowed caller may
-//! send.
+//! CORS (SPEC §5): which callers' origins can be echoed back, and which
+//! request headers an allowed caller may send.
 
 use super::scope::is_token;
 
@@ -31,6 +31,28 @@ pub fn preflight_allow_headers(requested: Option<&str>) -> String {
     if names.is_empty() { DEFAULT_ALLOW_HEADERS.to_owned() } else { names.join(", ") }
 }
 
+/// Whether `origin` is a serialized origin as a browser sends it in
+/// `Origin`: `scheme://host[:port]` in ASCII, with nothing after the host
+/// (RFC 6454 §6.2). `IDEMPOTENCY_CORS_ORIGINS=*` echoes only such a value:
+/// `null` (a sandboxed or opaque caller), a list, a path or bytes that are
+/// not ASCII are no origin to grant.
+///
+/// ```
+/// use oncekey::core::is_serialized_origin;
+/// assert!(is_serialized_origin("https://shop.example:8443"));
+/// assert!(!is_serialized_origin("null"));
+/// assert!(!is_serialized_origin("https://a.example, https://b.example"));
+/// ```
+pub fn is_serialized_origin(origin: &str) -> bool {
+    let Some((scheme, host)) = origin.split_once("://") else { return false };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let host_ok = !host.is_empty()
+        && !host.starts_with(':')
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '[' | ']' | ':'));
+    scheme_ok && host_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +76,34 @@ mod tests {
         ];
         for (requested, allowed) in cases {
             assert_eq!(preflight_allow_headers(*requested), *allowed, "{requested:?}");
+        }
+    }
+
+    #[test]
+    fn only_serialized_origins_count_as_origins() {
+        let origins = ["https://shop.example", "http://127.0.0.1:8787", "http://[::1]:8080", "chrome-extension://abc"];
+        for origin in origins {
+            assert!(is_serialized_origin(origin), "{origin}");
+        }
+        let not_origins = [
+            "",
+            "null",
+            "https://",
+            "://a.example",
+            "1http://a.example",
+            "https://:443",
+            "https://a.example/",
+            "https://a.example/path",
+            "https://user@a.example",
+            "https://a.example, https://b.example",
+            "https://a.example?q",
+            "https://h\u{fffd}\u{fffd}.example",
+            "https://caf\u{e9}.example",
+            "https://a .example",
+            "javascript:alert(1)",
+        ];
+        for origin in not_origins {
+            assert!(!is_serialized_origin(origin), "{origin:?}");
         }
     }
 }

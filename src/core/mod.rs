@@ -33,6 +33,7 @@ mod cors;
 mod decision;
 mod digest;
 mod event;
+mod expiry;
 mod fingerprint;
 mod key;
 mod policy;
@@ -47,12 +48,13 @@ mod uuid7;
 mod wire;
 
 pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES};
-pub use cors::{DEFAULT_ALLOW_HEADERS, preflight_allow_headers};
+pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Settle, content_key, event_record_name, handler_outcome,
     settle,
 };
+pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};

@@ -96,9 +96,15 @@ impl Record {
         }
     }
 
+    /// Whether the record still counts at `now_ms` (it expires at
+    /// `expires_at` exactly).
+    pub fn is_live(&self, now_ms: u64) -> bool {
+        now_ms < self.expires_at()
+    }
+
     /// The record as seen at `now_ms`: `None` once it has expired.
     pub fn live(self, now_ms: u64) -> Option<Self> {
-        (now_ms < self.expires_at()).then_some(self)
+        self.is_live(now_ms).then_some(self)
     }
 
     /// Encodes the record.

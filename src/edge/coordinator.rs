@@ -23,7 +23,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::{State, js_sys, web_sys};
 
-use crate::core::{Record, StoreCall, Write};
+use crate::core::{Expiry, Record, StoreCall, Write, on_alarm};
 
 use super::http::now_ms;
 
@@ -81,16 +81,16 @@ impl IdempotencyCoordinator {
     /// record that now lives longer.
     pub async fn alarm(&self) -> Result<JsValue, JsValue> {
         self.alarm_set.set(false);
-        match self.load().await? {
-            Some(record) if now_ms() < record.expires_at() => {
+        match on_alarm(self.load().await?.as_ref(), now_ms()) {
+            Expiry::Rearm { at_ms } => {
                 self.alarm_set.set(true);
-                self.set_alarm(record.expires_at()).await?;
+                self.set_alarm(at_ms).await?;
             }
-            Some(_) => {
+            Expiry::Delete => {
                 *self.cached.borrow_mut() = Some(None);
                 JsFuture::from(self.state.storage().as_raw().delete_all()?).await?;
             }
-            None => {}
+            Expiry::Idle => {}
         }
         Ok(JsValue::UNDEFINED)
     }

@@ -50,3 +50,38 @@ describe("a preflight's Access-Control-Allow-Headers", () => {
     });
   }
 });
+
+describe("with IDEMPOTENCY_CORS_ORIGINS=*", () => {
+  let any;
+  let anyHost;
+  before(async () => {
+    any = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: "*" } });
+    anyHost = new URL(any.url).host;
+  });
+  after(() => any?.dispose());
+
+  /** The Access-Control-Allow-Origin a preflight from `origin` (bytes as given) gets. */
+  async function allowOrigin(origin) {
+    const res = await rawRequest(any.url, [
+      `OPTIONS /api/orders HTTP/1.1\r\nHost: ${anyHost}\r\nOrigin: `, origin,
+      "\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n",
+    ], { end: "half" });
+    assert.ok(res.status < 500, `${res.status} ${res.body}`);
+    return res.headers["access-control-allow-origin"];
+  }
+
+  test("a serialized origin is echoed", async () => {
+    assert.equal(await allowOrigin("https://any.example:8443"), "https://any.example:8443");
+  });
+  const refused = [
+    ["null (a sandboxed or opaque caller)", "null"],
+    ["bytes that are not UTF-8", Buffer.concat([Buffer.from("https://h"), Buffer.from([0xe9, 0xff]), Buffer.from(".example")])],
+    ["a list of origins", "https://a.example, https://b.example"],
+    ["a path", "https://a.example/app"],
+  ];
+  for (const [what, origin] of refused) {
+    test(`${what} is not echoed`, async () => {
+      assert.equal(await allowOrigin(origin), undefined);
+    });
+  }
+});
