@@ -38,16 +38,29 @@ Command: \`make load\` (\`node bench/load.mjs\`; sizes from \`LOAD_KEYS\`, \`FAU
 \`CONCURRENCY\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC. Machine: ${cpus().length} cores,
 shared; load average ${loadAtStart} at start, ${loadAtEnd} at the end. The release worker in workerd through
 Miniflare (\`tests/edge/harness.mjs\`), loopback only, in waves of 1,000 keys,
-each on a fresh workerd (${clean.waves} waves): one local workerd process starts failing
-Durable Object calls with "internal error", and loses some acknowledged demo
-orders, past a few thousand live objects (seen at 4,000–6,000 keys, two objects
-per key) — a limit of the test bed, not of the layer. Each key is one order
+each on a fresh workerd (${clean.waves} waves; why below). Each key is one order
 (its own item); ${clean.duplicates} clients send it: two at once (a double submit),
 three later by a random lag of up to 8, 64 and 512 keys (a retry, a reload).
 Clients retry like \`idempotentFetch\`: a 409 is polled every 100–250 ms (shorter
 than its \`Retry-After: 1\`, to keep the run short), a 502, 503 or network
 error backs off with full jitter; a 201, the stored 500 or another 4xx is final.
 Orders are counted afterwards from the demo origin's strongly consistent store.
+
+Why waves: workerd (1.20260426) caps SQLite's heap at 512 MiB for the whole
+process (\`sqlite3_hard_heap_limit64\`), and a Durable Object keeps its database
+open, about 170 KB of that heap, until 10 s after its last call. Past about 3,000
+open objects, calls fail with \`SQLITE_NOMEM\` ("internal error" to the worker):
+in single waves of 4,000 and 6,000 keys, during the final count, which opens every
+item's \`Orders\` object within seconds. A wave of 1,000 keys holds about 2,000.
+It is not the open-file limit (20,000 here): at the failure workerd held about
+9,200 descriptors, three per open database (the file, \`-wal\`, \`-shm\`). With the
+heap limit lifted (\`WORKERD_ALL_AUTOGATES=1\` turns on its
+\`increase-sqlite-hard-heap-limit\`, 8 GiB), 8,000 keys ran in one wave without a
+failure, peaking at 5,500 open objects and 16,400 descriptors: the open-file limit
+comes next, at about 6,600 open objects. A limit of one local process, not of the
+layer. A count that fails is retried and, if it never succeeds, reported as
+unreadable; it used to be read as zero orders, which is why the failure first
+looked like lost orders.
 
 ### ${fmt(clean.keys)} keys × ${clean.duplicates}, no faults
 
