@@ -94,7 +94,7 @@ build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' \
 	  --log-level=warning --outfile=$@
 
-bench-peers: install build/bench/plain.js build/bench/powertools.js
+bench-peers: install build/bench/plain.js build/bench/powertools.js build/bench/origin-worker.js
 
 bench-edge: install build-worker bench-peers
 	node bench/edge.mjs

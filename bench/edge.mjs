@@ -5,8 +5,11 @@
 //   plain       SPEC §3–4 in TypeScript, the plain way (KV, DO RPC, origin, KV copy)
 //   plain-fetch the same, calling the object through its fetch handler
 //   powertools  @aws-lambda-powertools/idempotency, its defaults, a KV persistence layer
-// Each runs the same demo origin (POST /api/orders writing to an Orders
-// Durable Object): oncekey's is Rust, the peers share a TypeScript port.
+// All call one origin worker (bench/peers/origin-worker.ts: POST
+// /api/orders writing to an Orders Durable Object) the way a proxy calls a
+// real origin, a fetch to ORIGIN_URL (oncekey in its proxy mode), routed to
+// the origin worker by Miniflare's outboundService. Same origin, same hop:
+// what differs is the layer.
 // Three paths per implementation, on the same route:
 //   baseline  no key: passed through to the origin
 //   replay    a key already completed: answered from the KV copy
@@ -32,20 +35,26 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = 200;
 
+const ORIGIN_URL = "http://origin.bench";
 const peer = (name, flags = [], coordinator = true, script = name, bindings = {}) => ({
   name,
   routes: [`${name}.bench/*`],
   modules: true,
   scriptPath: join(ROOT, "build", "bench", `${script}.js`),
-  bindings,
+  bindings: { ORIGIN_URL, ...bindings },
   compatibilityDate: COMPATIBILITY_DATE,
   compatibilityFlags: flags,
   kvNamespaces: ["IDEMPOTENCY_KV"],
-  durableObjects: {
-    ...(coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {}),
-    ORDERS: { className: "Orders", useSQLite: true },
-  },
+  outboundService: "origin",
+  durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
 });
+const originWorker = {
+  name: "origin",
+  modules: true,
+  scriptPath: join(ROOT, "build", "bench", "origin-worker.js"),
+  compatibilityDate: COMPATIBILITY_DATE,
+  durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
+};
 const IMPLS = {
   oncekey: "oncekey.test",
   plain: "plain.bench",
@@ -54,7 +63,10 @@ const IMPLS = {
 };
 const loadStart = loadavg();
 const worker = await start({
+  vars: { ORIGIN_URL },
+  outboundService: "origin",
   extraWorkers: [
+    originWorker,
     peer("plain"),
     peer("plain-fetch", [], true, "plain", { TRANSPORT: "fetch" }),
     peer("powertools", ["nodejs_compat"], false),
@@ -83,8 +95,15 @@ async function post(impl, item, key) {
   const headers = { "content-type": "application/json", "mf-original-url": `http://${IMPLS[impl]}/api/orders` };
   if (key) headers["idempotency-key"] = key;
   const started = process.hrtime.bigint();
-  const res = await fetch(new URL("/api/orders", worker.url), { method: "POST", headers, body });
-  const text = await res.text();
+  let res, text;
+  try {
+    res = await fetch(new URL("/api/orders", worker.url), { method: "POST", headers, body });
+    text = await res.text();
+  } catch (e) {
+    // Counted, and the run fails at the end naming the series.
+    console.error(`${impl}: ${e.message} (${e.cause?.code ?? e.cause?.message ?? "no cause"})`);
+    return { status: `network error ${e.cause?.code ?? ""}`.trim(), ms: Number(process.hrtime.bigint() - started) / 1e6 };
+  }
   return {
     status: res.status,
     ms: Number(process.hrtime.bigint() - started) / 1e6,
@@ -196,7 +215,7 @@ for (const [impl, paths] of Object.entries(results)) {
     const own = r.p50 / paths.baseline.p50;
     const vsOurs = r.p50 / ours[path].p50;
     rows.push(
-      `| ${impl} | ${path === "first" ? "first execution" : path} | ${f1(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(own)} | ${f2(vsOurs)} | ${f2(r.cpu)} | ${f2(r.cpu / paths.baseline.cpu)} |`,
+      `| ${impl} | ${path === "first" ? "first execution" : path} | ${f1(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(own)} | ${f2(vsOurs)} | ${f2(r.cpu)} | ${f2(r.cpu / paths.baseline.cpu)} | ${f2(r.cpu - paths.baseline.cpu)} |`,
     );
   }
 }
@@ -211,15 +230,17 @@ Command: \`make bench-edge\` (part of \`make bench\`), ${new Date().toISOString(
 Machine: ${nproc} cores (\`nproc\`), ${cpu}; Node ${process.version}; load average (1, 5, 15 min)
 ${load(loadStart)} at the start and ${load(loadEnd)} at the end (the machine is shared with other builds and
 tests, so absolute figures move from run to run; compare the ratios, which come from one run).
-Runtime: one workerd through Miniflare ${miniflareVersion} holding the four workers, each with its own
-local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
+Runtime: one workerd through Miniflare ${miniflareVersion} holding the four workers and their origin, each
+with its own local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
 ${CONCURRENCY} requests in flight; ${REQUESTS} measured requests per series after ${WARMUP} warm-up requests,
 the ${series.length} series interleaved in ${ROUNDS} rounds.
-Route: \`POST /api/orders\` on each worker's demo origin (every execution writes an order to an Orders
-Durable Object: oncekey's origin is the embedded Rust one, the peers share a TypeScript port of it,
-\`bench/peers/origin.ts\`).
+Route: \`POST /api/orders\` on one origin worker they all share (\`bench/peers/origin-worker.ts\`: the
+demo origin of SPEC §7 in TypeScript; every execution writes an order to an Orders Durable Object),
+reached the way a proxy reaches a real origin: a fetch to \`ORIGIN_URL\` (oncekey's proxy mode, as
+deployed; the peers through \`bench/peers/proxy.ts\`), which Miniflare's \`outboundService\` routes
+to the origin worker. Same origin, same hop: the differences are the layers'.
 
-- **oncekey**: the release build (\`make build-worker\`), default settings.
+- **oncekey**: the release build (\`make build-worker\`), default settings, \`ORIGIN_URL\` set.
 - **plain**: \`bench/peers/plain.ts\`, SPEC §3–4 in TypeScript as a competent user would write it
   (KV read first, one Durable Object \`begin\` over RPC, origin and \`finish\` under \`waitUntil\`, KV copy;
   JSON records; one log line per decision), built with esbuild.
@@ -230,14 +251,15 @@ Durable Object: oncekey's origin is the embedded Rust one, the peers share a Typ
   (\`bench/peers/kv-persistence.ts\`; KV has no conditional write, so its "put if absent" is a read and
   a write and two concurrent duplicates can both run: faster, not the same guarantee).
 
-| worker | path | req/s | p50 ms | p99 ms | p50 / own baseline | p50 / oncekey's | workerd CPU ms / req | CPU / own baseline |
-|---|---|---:|---:|---:|---:|---:|---:|---:|
+| worker | path | req/s | p50 ms | p99 ms | p50 / own baseline | p50 / oncekey's | workerd CPU ms / req | CPU / own baseline | CPU − own baseline, ms |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}
 
 Paths: **baseline** no key, passed through to the origin; **replay** a completed key, answered from
 the KV copy; **first execution** a new key each time (KV read, object \`begin\`, origin, \`finish\`, KV copy;
 powertools: KV read, KV write, origin, KV write). *workerd CPU* is the CPU time of the workerd process
-(all threads: the workers, KV, Durable Object storage, Miniflare's entry worker) per request of the series.
+(all threads: the workers, KV, Durable Object storage, Miniflare's entry worker) per request of the series;
+its difference from the same worker's baseline is what the layer adds to a pass-through of the same request.
 
 Targets (oncekey, p50 against its own baseline): replay ≤ 1.5×: ${check(replayRatio <= 1.5)} (${f2(replayRatio)}×);
 first execution ≤ 3×: ${check(firstRatio <= 3)} (${f2(firstRatio)}×).

@@ -6,11 +6,9 @@
 // recommend today), or with `TRANSPORT = "fetch"` through its fetch handler
 // with JSON bodies, the transport oncekey uses.
 import { DurableObject } from "cloudflare:workers";
-import { origin, Orders, type OriginEnv } from "./origin";
+import { toOrigin, type ProxyEnv } from "./proxy";
 
-export { Orders };
-
-interface Env extends OriginEnv {
+interface Env extends ProxyEnv {
   IDEMPOTENCY_KV: KVNamespace;
   IDEMPOTENCY_DO: DurableObjectNamespace<Coordinator>;
   TRANSPORT?: "rpc" | "fetch";
@@ -121,7 +119,7 @@ export default {
     if ((req.method !== "POST" && req.method !== "PATCH") || raw === null) {
       const headers = new Headers(req.headers);
       headers.delete("idempotency-attempt");
-      return origin(new Request(req, { headers }), env);
+      return toOrigin(new Request(req, { headers }), env);
     }
     const key = raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
     if (!KEY.test(key)) return problem(400, "invalid-key");
@@ -161,7 +159,7 @@ export default {
     const answer = (async () => {
       let res: Response;
       try {
-        res = await origin(forward, env);
+        res = await toOrigin(forward, env);
       } catch {
         // No answer: the outcome is unknown, the lease stays until it ends.
         return problem(502, "origin-unreachable");

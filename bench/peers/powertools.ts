@@ -8,11 +8,8 @@
 import { IdempotencyConfig, makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import { IdempotencyAlreadyInProgressError } from "@aws-lambda-powertools/idempotency";
 import { KvPersistenceLayer } from "./kv-persistence";
-import { origin, Orders, type OriginEnv } from "./origin";
-
-export { Orders };
-
-interface Env extends OriginEnv {
+import { toOrigin, type ProxyEnv } from "./proxy";
+interface Env extends ProxyEnv {
   IDEMPOTENCY_KV: KVNamespace;
 }
 
@@ -39,7 +36,7 @@ config.registerLambdaContext({ getRemainingTimeInMillis: () => 120_000 } as neve
 const handle = makeIdempotent(
   async (event: Event): Promise<Answer> => {
     const req = new Request(event.url, { method: event.method, headers: event.headers, body: event.body });
-    const res = await origin(req, env);
+    const res = await toOrigin(req, env);
     return { status: res.status, headers: [...res.headers], body: await res.text() };
   },
   { persistenceStore, config },

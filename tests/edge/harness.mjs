@@ -93,9 +93,13 @@ export default {
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's output; `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
- * run in the same workerd, reached through their `routes`.
+ * run in the same workerd, reached through their `routes`; `outboundService`
+ * names one of them to receive the worker's own `fetch` calls (its
+ * `ORIGIN_URL`).
  */
-export async function start({ vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false } = {}) {
+export async function start({
+  vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false, outboundService,
+} = {}) {
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
@@ -114,6 +118,7 @@ export async function start({ vars = {}, store = "real", persist, extraWorkers =
       bindings: { ...defaultVars(), ...vars },
       kvNamespaces: ["IDEMPOTENCY_KV"],
       durableObjects,
+      ...(outboundService ? { outboundService } : {}),
       // The demo's event flow on Miniflare's local queue (wrangler.toml
       // binds the same names), delivered quickly.
       queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
