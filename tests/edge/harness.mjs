@@ -91,7 +91,7 @@ export default {
  * Starts the worker. `vars` override wrangler.toml's defaults; `store`
  * is "real", "fail", "hang", "slow", "fail-first-finish" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
- * `quiet` drops the runtime's output; `persist` is a directory for DO and KV
+ * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
  * run in the same workerd, reached through their `routes`; `outboundService`
  * names one of them to receive the worker's own `fetch` calls (its
@@ -143,8 +143,9 @@ export async function start({
   const mf = new Miniflare({
     workers,
     ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
-    // Load runs: drop the runtime's output (a log line per decision).
-    ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.resume(); } } : {}),
+    // Load runs: drop the runtime's stdout (a log line per decision), keep
+    // its stderr (where workerd reports its own failures, e.g. SQLITE_NOMEM).
+    ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); } } : {}),
   });
   const url = await mf.ready;
   return {
