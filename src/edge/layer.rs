@@ -24,6 +24,25 @@ pub const COORDINATOR_BINDING: &str = "IDEMPOTENCY_DO";
 /// Binding name of the KV namespace.
 pub const KV_BINDING: &str = "IDEMPOTENCY_KV";
 
+/// The origin handler [`Idempotency::handle`] takes, named once for the
+/// functions that pass it along: called at most once, with the request to
+/// forward.
+trait OriginCall: 'static {
+    type Answer: Future<Output = std::result::Result<Response, OriginError>> + 'static;
+    fn call(self, req: Request) -> Self::Answer;
+}
+
+impl<F, Fut> OriginCall for F
+where
+    F: FnOnce(Request) -> Fut + 'static,
+    Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
+{
+    type Answer = Fut;
+    fn call(self, req: Request) -> Fut {
+        self(req)
+    }
+}
+
 /// The idempotency layer, configured once.
 ///
 /// ```ignore
@@ -171,19 +190,16 @@ impl Idempotency {
     /// The protected path for a keyed request past the KV replay tier: the
     /// coordinator's decision, and the attempt it allows.
     #[allow(clippy::too_many_arguments)]
-    async fn protect<F, Fut>(
+    async fn protect<O: OriginCall>(
         &self,
         forward: Forward,
         fingerprint: Fingerprint,
         attempt_ctx: AttemptContext,
         env: &Env,
-        origin: F,
+        origin: O,
         mut log: DecisionLog,
         mut timing: Timing,
     ) -> (Result<Response>, Option<KvCopy>)
-    where
-        F: FnOnce(Request) -> Fut + 'static,
-        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
     {
         let config = &self.config;
         let cors = attempt_ctx.cors.clone();
@@ -233,18 +249,15 @@ impl Idempotency {
     /// copy KV returns; nothing marks the key in flight, so two concurrent
     /// duplicates can both run.
     #[allow(clippy::too_many_arguments)]
-    async fn handle_kv_only<F, Fut>(
+    async fn handle_kv_only<O: OriginCall>(
         &self,
         forward: Forward,
         fingerprint: Fingerprint,
         attempt_ctx: AttemptContext,
-        origin: F,
+        origin: O,
         mut log: DecisionLog,
         mut timing: Timing,
     ) -> (Result<Response>, Option<KvCopy>)
-    where
-        F: FnOnce(Request) -> Fut + 'static,
-        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
     {
         let cors = attempt_ctx.cors.clone();
         log.tier = "kv";
@@ -288,18 +301,15 @@ impl Idempotency {
 
     /// The store failed: 503, or the request forwarded unprotected when
     /// failing open.
-    async fn store_failed<F, Fut>(
+    async fn store_failed<O: OriginCall>(
         &self,
         error: StoreError,
         forward: Forward,
-        origin: F,
+        origin: O,
         mut log: DecisionLog,
         timing: Timing,
         cors: Option<String>,
     ) -> Result<Response>
-    where
-        F: FnOnce(Request) -> Fut + 'static,
-        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
     {
         let error = error.to_string();
         if self.config.fail_open {
@@ -313,22 +323,19 @@ impl Idempotency {
 
     /// A request the layer does not protect: forwarded as it is, minus any
     /// client-sent `Idempotency-Attempt`.
-    async fn pass_through<F, Fut>(
+    async fn pass_through<O: OriginCall>(
         &self,
         req: Request,
-        origin: F,
+        origin: O,
         mut timing: Timing,
         cors: Option<String>,
         outcome: &'static str,
         error: Option<String>,
     ) -> Result<Response>
-    where
-        F: FnOnce(Request) -> Fut + 'static,
-        Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
     {
         let req = if req.headers().has("Idempotency-Attempt")? { without_attempt(req)? } else { req };
         let started = now_ms();
-        let answer = with_timeout(origin(req), self.config.origin_timeout_ms).await;
+        let answer = with_timeout(origin.call(req), self.config.origin_timeout_ms).await;
         Timing::add(&mut timing.origin, now_ms() - started);
         let mut log = DecisionLog { outcome, tier: "origin", error, ..DecisionLog::default() };
         let response = match answer {
@@ -459,18 +466,15 @@ impl Finisher {
 /// `waitUntil`). The answer is returned once the outcome is recorded, with
 /// the KV copy still to write.
 #[allow(clippy::too_many_arguments)]
-async fn execute<F, Fut>(
+async fn execute<O: OriginCall>(
     forward: Forward,
     attempt: u32,
     finisher: Finisher,
     attempt_ctx: AttemptContext,
-    origin: F,
+    origin: O,
     mut log: DecisionLog,
     mut timing: Timing,
 ) -> (Result<Response>, Option<KvCopy>)
-where
-    F: FnOnce(Request) -> Fut + 'static,
-    Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
 {
     let config = attempt_ctx.config.clone();
     let name = attempt_ctx.name;
@@ -483,7 +487,7 @@ where
         }
     };
     let started = now_ms();
-    let answer = with_timeout(origin(req), config.origin_timeout_ms).await;
+    let answer = with_timeout(origin.call(req), config.origin_timeout_ms).await;
     let (client, outcome) = match answer {
         Ok(response) => read_answer(response, config.max_response_bytes).await,
         Err(e) => {
