@@ -4,6 +4,7 @@
 # misconfigured browser run passes with zero tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/expect-ran.sh
 TOOLS=${TOOLS:-$PWD/.tools}
 export CARGO_TARGET_DIR=$PWD/target/browser
 export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
@@ -12,16 +13,11 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=$TOOLS/bin/wasm-bindgen-test-r
 expected=$(grep -c '^#\[wasm_bindgen_test\]' tests/browser_wasm.rs)
 run() {
   local where=$1; shift
-  local out ran
+  local out
   out=$(env "$@" cargo test --target wasm32-unknown-unknown --features browser --test browser_wasm 2>&1) \
     || { echo "$out" >&2; exit 1; }
-  ran=$(echo "$out" | sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' | head -1)
-  if [ -z "$ran" ] || [ "$ran" -ne "$expected" ]; then
-    echo "browser bindings in $where: ran ${ran:-0} tests, expected $expected" >&2
-    echo "$out" | tail -30 >&2
-    exit 1
-  fi
-  echo "browser bindings in $where: $ran of $expected tests passed"
+  expect_ran "$expected" "$out" "browser bindings in $where"
+  echo "browser bindings in $where: $expected of $expected tests passed"
 }
 run Node WASM_BINDGEN_TEST_ONLY_NODE=1
 run "headless Chromium" WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver

@@ -4,6 +4,7 @@
 # native run's, less the property tests (proptest does not run on wasm32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/expect-ran.sh
 
 native=$(cargo test --lib -q -- --list 2>/dev/null | grep -c '^core::.*: test$' || true)
 props=$(cargo test --lib -q -- --list 2>/dev/null | grep -c '^core::.*::prop_.*: test$' || true)
@@ -12,10 +13,5 @@ expected=$((native - props))
 out=$(CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --lib --target wasm32-unknown-unknown 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep -E '^test result' || true
-ran=$(echo "$out" | sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' | head -1)
-if [ -z "$ran" ] || [ "$ran" -ne "$expected" ]; then
-  echo "core on wasm32: ran ${ran:-0} tests, expected $expected ($native native less $props property tests)" >&2
-  echo "$out" | tail -30 >&2
-  exit 1
-fi
-echo "core on wasm32 under Node: $ran tests ran, as expected"
+expect_ran "$expected" "$out" "core on wasm32 ($native native less $props property tests)"
+echo "core on wasm32 under Node: $expected tests ran, as expected"
