@@ -170,6 +170,13 @@ export async function start({
       const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/calls");
       return res.json();
     },
+    /** Sends an encoded store call to the record's object, as the worker does: the reply's bytes. */
+    async storeCall(recordHex, bytes) {
+      const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
+      const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/call", { method: "POST", body: bytes });
+      if (res.status !== 200) throw new Error(`store call answered ${res.status}`);
+      return [...new Uint8Array(await res.arrayBuffer())];
+    },
     /** Store calls the record's coordinator object has served. */
     async calls(recordHex) {
       return (await this.coordinator(recordHex)).calls;
@@ -202,6 +209,20 @@ export function defaultVars() {
   return Object.fromEntries(
     [...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
   );
+}
+
+/**
+ * A `begin` store call as `core::StoreCall::encode` writes it: kind 1, lease
+ * and TTL (u64 ms), no release statuses, a 32-byte fingerprint.
+ */
+export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7 }) {
+  const bytes = new Uint8Array(1 + 8 + 8 + 4 + 32);
+  const view = new DataView(bytes.buffer);
+  bytes[0] = 1;
+  view.setBigUint64(1, BigInt(leaseMs));
+  view.setBigUint64(9, BigInt(ttlMs));
+  bytes.fill(fingerprintByte, 21);
+  return bytes;
 }
 
 export const tempDir = () => mkdtempSync(join(tmpdir(), "oncekey-edge-"));

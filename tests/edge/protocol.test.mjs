@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
+  beginCall, defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
 } from "./harness.mjs";
 
 describe("with the default configuration", () => {
@@ -187,6 +187,29 @@ describe("with the default configuration", () => {
     assert.equal(object.stored, true);
     assert.ok(object.alarm >= before + lives && object.alarm <= after + lives,
       `alarm at ${object.alarm}, expected within [${before + lives}, ${after + lives}]`);
+  });
+
+  test("the expiry alarm fires in workerd: it re-arms for a record that lives longer, then deletes it", async () => {
+    // Store calls carry their policy, so one sent straight to an object (as
+    // the worker sends them) can ask for a short life: lease 400 ms, TTL 600 ms.
+    const key = newKey();
+    const begin = () => worker.storeCall("alarm-" + key, beginCall({ leaseMs: 400, ttlMs: 600 }));
+    const firstAt = Date.now();
+    assert.deepEqual(await begin(), [1, 0, 0, 0, 1, 0], "attempt 1, fresh");
+    const name = "alarm-" + key;
+    let object = await worker.coordinator(name);
+    assert.ok(object.stored && Math.abs(object.alarm - (firstAt + 1000)) < 250, `alarm at ${object.alarm - firstAt} ms`);
+    await sleep(600); // lease over, record still remembered
+    const secondAt = Date.now();
+    assert.deepEqual(await begin(), [1, 0, 0, 0, 2, 1], "attempt 2, reclaimed: the record lives on");
+    await sleep(firstAt + 1300 - Date.now()); // the first alarm has run
+    object = await worker.coordinator(name);
+    assert.equal(object.stored, true, "the alarm kept a record that is still live");
+    assert.ok(Math.abs(object.alarm - (secondAt + 1000)) < 250, `re-armed at ${object.alarm - secondAt} ms`);
+    await sleep(secondAt + 1500 - Date.now());
+    object = await worker.coordinator(name);
+    assert.deepEqual({ stored: object.stored, alarm: object.alarm }, { stored: false, alarm: null });
+    assert.deepEqual(await begin(), [1, 0, 0, 0, 1, 0], "forgotten: numbering starts over");
   });
 
   test("methods that are not covered pass through untouched, key or not", async () => {
