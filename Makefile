@@ -78,10 +78,11 @@ deploy-dry-run: install build-worker
 	@echo "bundle: $$(cat build/deploy/*.wasm build/deploy/*.js | gzip -9 | wc -c) bytes gzip (wasm + js)"
 
 ## The edge tests run the built worker in workerd (Miniflare) with real
-## local KV and Durable Object bindings.
+## local KV and Durable Object bindings. A test or hook stuck for 3 minutes
+## fails instead of hanging (say, workerd died under it).
 test-edge: install build-worker
 	@mkdir -p build
-	node --test --test-concurrency=1 --test-reporter=tap tests/edge/ | tee build/test-edge.tap | sed '/^# {/d'
+	node --test --test-concurrency=1 --test-timeout=180000 --test-reporter=tap tests/edge/ | tee build/test-edge.tap | sed '/^# {/d'
 	@# A run in which no test ran is a failure, not a pass.
 	@pass=$$(sed -n 's/^# pass //p' build/test-edge.tap); [ "$${pass:-0}" -gt 0 ] || { echo "test-edge: no test ran" >&2; exit 1; }
 

@@ -3,7 +3,8 @@
 # ran and passed: as many passes as the file has top-level `test(` calls,
 # and no failure. A file that loads no test still counts as one passing
 # test to the runner, so a suite that quietly stops registering its tests
-# must not read green.
+# must not read green. A test or hook stuck for 3 minutes fails (a dead
+# workerd or browser must not hang CI).
 #
 #   scripts/test-node-counted.sh FILE|DIR...   (a DIR stands for its *.test.js)
 set -euo pipefail
@@ -14,7 +15,7 @@ run_counted() {
   tap=build/$(basename "$file" .js).tap
   expected=$(grep -c '^test(' "$file" || true)
   [ "$expected" -gt 0 ] || { echo "$file: no top-level test( calls to count" >&2; return 1; }
-  node --test --test-reporter=spec --test-reporter-destination=stdout \
+  node --test --test-timeout=180000 --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" "$file" || status=$?
   # A file that registered no test is reported as one test named after it.
   if grep -qE "^(not )?ok [0-9]+ - .*$(basename "$file")\$" "$tap"; then
