@@ -253,7 +253,10 @@ export interface ProtectedForm {
  *   else POST: a form with no `method` is sent as POST (the browser's own
  *   default is GET, but a form you protect is one that changes something).
  *   A submission whose method is `get` or `dialog` is left to the browser:
- *   not prevented, no key, no events; a GET is not a mutation.
+ *   not prevented, no key, no events; a GET is not a mutation. Any other
+ *   method (`put`, `patch`, `delete`) is sent as written, which plain HTML
+ *   cannot do; one that is not an HTTP method token ends in
+ *   `oncekey:error` with the `TypeError` from `Request`, nothing sent.
  *
  * @example
  * ```ts

@@ -535,6 +535,29 @@ test('a GET (method or formmethod) or a dialog form is left to the browser; a fo
   assert.deepEqual(errors, []);
 });
 
+test('a method HTML cannot send (put) goes out as written, with a key; a method that is not a token is a clear error, nothing sent', async (t) => {
+  const forms = `<form id="rename" action="/api/orders/o1" method="put"><input name="item" value="tea"><button id="save">Save</button></form>
+  <form id="broken" action="/api/orders" method="po st"><input name="item" value="tea"><button id="send">Send</button></form>`;
+  const s = await serve(forms, (n, req, res) => json(res, 200, { orderId: 'o1' }));
+  const { page, errors } = await open(t, s);
+  for (const id of ['rename', 'broken']) await protect(page, {}, id);
+
+  await page.click('#save');
+  await settled(page);
+  assert.deepEqual([s.requests[0].method, s.requests[0].path, s.requests[0].body], ['PUT', '/api/orders/o1', 'item=tea']);
+  assert.match(s.requests[0].key, V7);
+  assert.deepEqual((await events(page)).map((e) => [e.type, e.form]), [['pending', 'rename'], ['success', 'rename']]);
+
+  await page.click('#send');
+  await settled(page, 2);
+  const [, , error] = await events(page);
+  assert.deepEqual([error.type, error.form, error.error.name], ['error', 'broken', 'TypeError']);
+  assert.equal(s.requests.length, 1, 'nothing sent for the broken form');
+  assert.equal(await page.evaluate(() => document.querySelector('[aria-busy], :disabled')), null, 'the form is usable again');
+  assert.equal(page.url(), s.url, 'no navigation either');
+  assert.deepEqual(errors, []);
+});
+
 test('retry events and onRetry: a key-in-flight answer is polled, the replay is reported as one', async (t) => {
   const s = await serve(ORDER_FORM, (n, req, res) => (n === 1
     ? json(res, 409, IN_FLIGHT, { 'content-type': 'application/problem+json', 'retry-after': '0' })
