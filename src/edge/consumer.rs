@@ -196,10 +196,10 @@ impl Consumer {
             }
             log.emit(&self.name);
         }
-        if !stats.is_empty() {
-            if let Err(e) = self.add_to_counters(env, &stats).await {
-                worker::console_warn!("oncekey: consumer {} counters not saved: {e}", self.name);
-            }
+        if !stats.is_empty()
+            && let Err(e) = self.add_to_counters(env, &stats).await
+        {
+            worker::console_warn!("oncekey: consumer {} counters not saved: {e}", self.name);
         }
         stats
     }
