@@ -487,9 +487,15 @@ async fn execute<O: OriginCall>(
         }
     };
     let started = now_ms();
-    let answer = with_timeout(origin.call(req), config.origin_timeout_ms).await;
-    let (client, outcome) = match answer {
-        Ok(response) => read_answer(response, config.max_response_bytes).await,
+    // The time limit covers the whole answer, body included: a finish must
+    // come while the attempt can still own the key (the limit is below the
+    // lease), never after its record was forgotten.
+    let call = async {
+        let response = origin.call(req).await?;
+        Ok(read_answer(response, config.max_response_bytes).await)
+    };
+    let (client, outcome) = match with_timeout(call, config.origin_timeout_ms).await {
+        Ok(read) => read,
         Err(e) => {
             log.error = Some(e.to_string());
             let outcome = match e {

@@ -19,10 +19,11 @@ pub enum OriginError {
     NoAnswer(String),
 }
 
-/// Runs an origin call with a time limit; past it the outcome is unknown.
-pub async fn with_timeout<F>(call: F, timeout_ms: u64) -> Result<Response, OriginError>
+/// Runs an origin call (and whatever reads its answer) with a time limit;
+/// past it the outcome is unknown.
+pub async fn with_timeout<T, F>(call: F, timeout_ms: u64) -> Result<T, OriginError>
 where
-    F: Future<Output = Result<Response, OriginError>>,
+    F: Future<Output = Result<T, OriginError>>,
 {
     within(timeout_ms, call)
         .await

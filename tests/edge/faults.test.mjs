@@ -96,3 +96,50 @@ describe("store down with IDEMPOTENCY_FAIL_OPEN=true", () => {
     assert.equal((await ordersOf(worker, item)).count, 1);
   });
 });
+
+describe("an origin whose body is still arriving when the time limit passes", () => {
+  // Proxy mode in front of an origin that sends its head at once and the
+  // rest of its body 2.5 s later, with a 1 s origin limit and a 2 s lease.
+  let worker;
+  const attempts = [];
+  before(async () => {
+    worker = await start({
+      vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
+      outboundService: (request) => {
+        attempts.push(request.headers.get("idempotency-attempt"));
+        const text = new TextEncoder();
+        const body = new ReadableStream({
+          async start(controller) {
+            controller.enqueue(text.encode('{"orderId":'));
+            await sleep(2500);
+            controller.enqueue(text.encode('"o1"}'));
+            controller.close();
+          },
+        });
+        return new Response(body, { status: 201, headers: { "content-type": "application/json" } });
+      },
+    });
+  });
+  after(() => worker?.dispose());
+
+  test("→ 502 at the limit, not when the body ends; the lease is kept, then a retry reclaims as attempt 2", async () => {
+    const key = newKey();
+    const send = () => worker.fetch("/api/orders", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ item: "slow-body" }),
+    });
+    const started = Date.now();
+    const first = await send();
+    const took = Date.now() - started;
+    assert.equal(first.status, 502);
+    assert.equal((await problemOf(first)).code, "origin-unreachable");
+    assert.ok(took < 2000, `answered after ${took} ms: the limit covers the body`);
+    const early = await send();
+    assert.equal(early.status, 409, "the outcome is unknown: the lease holds the key");
+    await sleep(started + 2200 - Date.now()); // the lease (2 s) is over
+    const retry = await send();
+    assert.equal(retry.status, 502);
+    assert.deepEqual(attempts, ["1", "2"], "one call per attempt, numbered");
+  });
+});
