@@ -104,10 +104,8 @@ impl Config {
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let vars = Vars(&var);
         let lease_ms = vars.int("IDEMPOTENCY_LEASE_SECONDS", 120, 1, 900)? * 1000;
-        // Unset, the origin timeout is 100 s, or just under a shorter lease.
-        let origin_timeout_default = if lease_ms > 1000 { (lease_ms - 1000).min(100_000) } else { lease_ms / 2 };
         let origin_timeout_ms = match vars.get("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS") {
-            None => origin_timeout_default,
+            None => default_origin_timeout_ms(lease_ms),
             Some(_) => vars.int("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", 100, 1, 899)? * 1000,
         };
         if origin_timeout_ms >= lease_ms {
@@ -257,6 +255,20 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
             }
         }
     }
+}
+
+/// The origin time limit when `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS` is unset:
+/// 100 s, or one second under a shorter lease (half of a 1 s one). Always
+/// below the lease, so an attempt ends while it can still own its key.
+///
+/// ```
+/// use oncekey::core::default_origin_timeout_ms;
+/// assert_eq!(default_origin_timeout_ms(120_000), 100_000);
+/// assert_eq!(default_origin_timeout_ms(30_000), 29_000);
+/// assert_eq!(default_origin_timeout_ms(1_000), 500);
+/// ```
+pub fn default_origin_timeout_ms(lease_ms: u64) -> u64 {
+    if lease_ms > 1000 { (lease_ms - 1000).min(100_000) } else { lease_ms / 2 }
 }
 
 #[cfg(test)]

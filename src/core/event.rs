@@ -70,14 +70,27 @@ pub fn event_record_name(consumer: &str, key: &str) -> RecordName {
     RecordName(hasher.finish())
 }
 
+/// How a handler's run ended, as the consumer saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandlerRun {
+    /// It returned `Ok`.
+    Done,
+    /// It returned an error.
+    Failed,
+    /// It was still running at the time limit; the consumer stopped waiting.
+    StillRunning,
+}
+
 /// How a handler's run is recorded: success stores the key as done (later
 /// deliveries are acknowledged as duplicates); failure releases it, so the
-/// retry runs the handler again.
-pub fn handler_outcome(handler_ok: bool) -> Outcome {
-    if handler_ok {
-        Outcome::Answered(StoredResponse { status: 204, headers: vec![], body: None })
-    } else {
-        Outcome::NotSent
+/// retry runs the handler again; a run still going at the time limit may yet
+/// do its work, so its key stays leased until the lease ends (as for a
+/// consumer that crashed).
+pub fn handler_outcome(run: HandlerRun) -> Outcome {
+    match run {
+        HandlerRun::Done => Outcome::Answered(StoredResponse { status: 204, headers: vec![], body: None }),
+        HandlerRun::Failed => Outcome::NotSent,
+        HandlerRun::StillRunning => Outcome::Unknown,
     }
 }
 
@@ -387,15 +400,17 @@ mod tests {
     }
 
     #[test]
-    fn handler_results_map_to_store_and_release() {
+    fn handler_runs_map_to_store_release_and_lease() {
         let policy = crate::core::RecordPolicy::default();
         let crate::core::Write::Put(reserved) = crate::core::begin(None, EVENT_FINGERPRINT, 0, &policy).write else {
             panic!("begin reserves")
         };
-        let ok = crate::core::finish(Some(reserved.clone()), 1, handler_outcome(true), 1, &policy);
+        let ok = crate::core::finish(Some(reserved.clone()), 1, handler_outcome(HandlerRun::Done), 1, &policy);
         assert!(matches!(ok.answer, Finished::Stored(_)));
-        let failed = crate::core::finish(Some(reserved), 1, handler_outcome(false), 1, &policy);
+        let failed = crate::core::finish(Some(reserved.clone()), 1, handler_outcome(HandlerRun::Failed), 1, &policy);
         assert_eq!(failed.answer, Finished::Released);
+        let running = crate::core::finish(Some(reserved), 1, handler_outcome(HandlerRun::StillRunning), 1, &policy);
+        assert_eq!(running.answer, Finished::LeaseKept);
     }
 
     #[test]

@@ -47,12 +47,12 @@ mod store;
 mod uuid7;
 mod wire;
 
-pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES};
+pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
 pub use event::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Settle, content_key, event_record_name, handler_outcome,
-    settle,
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
+    handler_outcome, settle,
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;

@@ -27,10 +27,12 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys};
 
 use crate::core::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, Problem, RecordName, RecordPolicy, Settle, Store, event_record_name, handler_outcome, settle,
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, HandlerRun, Problem, RecordName, RecordPolicy,
+    Settle, Store, default_origin_timeout_ms, event_record_name, handler_outcome, settle,
 };
 
 use super::consumer_counters::{COUNTERS_PATH, object_name};
+use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::http::now_ms;
 use super::layer::COORDINATOR_BINDING;
@@ -81,6 +83,7 @@ pub struct Consumer {
     key_fn: Option<KeyFn>,
     policy: RecordPolicy,
     store_timeout_ms: u64,
+    handler_timeout_ms: u64,
     max_retry_delay_secs: u32,
 }
 
@@ -93,12 +96,14 @@ impl std::fmt::Debug for Consumer {
 impl Consumer {
     /// A consumer named `name` (its records and counters are kept apart from
     /// every other consumer's), keyed by message id, with `policy`'s lease
-    /// and TTL, and a 5 s store timeout.
+    /// and TTL, and a 5 s store timeout. The handler is given the default
+    /// origin time limit for that lease ([`default_origin_timeout_ms`]).
     pub fn new(name: &str, policy: RecordPolicy) -> Self {
         Self {
             name: name.to_owned(),
             strategy: EventKeyStrategy::MessageId,
             key_fn: None,
+            handler_timeout_ms: default_origin_timeout_ms(policy.lease_ms),
             policy,
             store_timeout_ms: 5000,
             max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
@@ -106,8 +111,11 @@ impl Consumer {
     }
 
     /// A consumer configured from the worker's variables: the lease
-    /// (`IDEMPOTENCY_LEASE_SECONDS`, which must outlast the handler), the
-    /// TTL and the store timeout.
+    /// (`IDEMPOTENCY_LEASE_SECONDS`), the TTL, the store timeout, and the
+    /// handler's time limit (`IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, below the
+    /// lease). A handler still running at the limit is no longer waited for:
+    /// its key stays leased until the lease ends and the message is retried,
+    /// as for a consumer that crashed. The work it started may still finish.
     ///
     /// # Errors
     /// [`Problem::Misconfigured`] naming the first variable with a bad value.
@@ -117,6 +125,7 @@ impl Consumer {
         let config = layer.config();
         let mut consumer = Self::new(name, config.records.clone());
         consumer.store_timeout_ms = config.store_timeout_ms;
+        consumer.handler_timeout_ms = config.origin_timeout_ms;
         Ok(consumer)
     }
 
@@ -259,11 +268,20 @@ impl Consumer {
                 log.delivery = if reclaimed { "run-reclaimed" } else { "run" };
                 log.attempt = Some(attempt);
                 let event = Event { id, key, body, attempt, reclaimed };
-                let result = handler(event).await;
-                if let Err(e) = &result {
-                    log.error = Some(format!("handler: {e}"));
-                }
-                self.settle(message, store, &name, attempt, result.is_ok(), stats, log).await;
+                // Like the origin's, the handler's time limit is below the
+                // lease: its finish comes while it can still own the key.
+                let run = match within(self.handler_timeout_ms, handler(event)).await {
+                    Some(Ok(_)) => HandlerRun::Done,
+                    Some(Err(e)) => {
+                        log.error = Some(format!("handler: {e}"));
+                        HandlerRun::Failed
+                    }
+                    None => {
+                        log.error = Some(format!("handler still running after {} ms", self.handler_timeout_ms));
+                        HandlerRun::StillRunning
+                    }
+                };
+                self.settle(message, store, &name, attempt, run, stats, log).await;
             }
         }
     }
@@ -276,11 +294,11 @@ impl Consumer {
         store: &DurableStore,
         name: &RecordName,
         attempt: u32,
-        handler_ok: bool,
+        run: HandlerRun,
         stats: &mut ConsumerStats,
         log: &mut EventLog,
     ) {
-        let finished = store.finish(name, attempt, handler_outcome(handler_ok), now_ms()).await;
+        let finished = store.finish(name, attempt, handler_outcome(run), now_ms()).await;
         let finished = match finished {
             Ok(finished) => {
                 stats.count_finish(&finished);
@@ -293,7 +311,7 @@ impl Consumer {
                 None
             }
         };
-        match settle(finished.as_ref(), handler_ok, attempt, self.max_retry_delay_secs) {
+        match settle(finished.as_ref(), run == HandlerRun::Done, attempt, self.max_retry_delay_secs) {
             Settle::Ack => self.ack(message, log),
             Settle::Retry { delay_secs } => self.retry(message, delay_secs, log),
         }

@@ -330,3 +330,38 @@ describe("a consumer that crashes mid-handler", () => {
     }
   });
 });
+
+describe("a handler that outlives its time limit", () => {
+  test("no longer waited for at the limit: the key stays leased, the message retried, then reclaimed once", async () => {
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", DEMO_EVENT_KEY: "message-id" };
+    const worker = await start({ vars });
+    try {
+      const c = customer("stuck");
+      const id = randomUUID();
+      // The first run writes its points, then never returns.
+      const body = orderPlaced(c, 2500, { demoFault: "consumer-crash" });
+      const before = await stats(worker);
+      const started = Date.now();
+      const first = await Promise.race([
+        worker.deliver([{ id, body }]),
+        sleep(6000).then(() => assert.fail("the batch waited for the stuck handler")),
+      ]);
+      assert.ok(Date.now() - started < 3000, `the batch ended after ${Date.now() - started} ms`);
+      assert.ok(!first.acked.has(id), "not acknowledged: the outcome is unknown");
+      assert.ok(first.retried.has(id), "retried");
+      assert.equal((await loyalty(worker, c)).points, 25, "the stuck run did its work");
+
+      const early = await worker.deliver([{ id, body, attempts: 2 }]);
+      assert.ok(early.retried.has(id) && !early.acked.has(id), "the lease still holds the key");
+      await sleep(started + 3200 - Date.now()); // the lease is over
+      const late = await worker.deliver([{ id, body, attempts: 3 }]);
+      assert.ok(late.acked.has(id), "the run after the lease reclaimed the key and finished");
+      const account = await loyalty(worker, c);
+      assert.equal(account.points, 25, "the reclaimed run did not award again (the handler's own check)");
+      const d = delta(await stats(worker), before);
+      assert.deepEqual({ firstRuns: d.firstRuns, reclaims: d.reclaims, releases: d.releases }, { firstRuns: 2, reclaims: 1, releases: 0 });
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
