@@ -1,5 +1,6 @@
 // Runs the built worker (build/index.js + wasm) in workerd through
 // Miniflare, with real local KV and Durable Object bindings.
+import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -148,6 +149,11 @@ export async function start({
     ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); } } : {}),
   });
   const url = await mf.ready;
+  /** The stub of the record's coordinator object. */
+  const coordinatorOf = async (recordHex) => {
+    const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
+    return ns.get(ns.idFromName(recordHex));
+  };
   return {
     mf,
     url,
@@ -166,14 +172,12 @@ export async function start({
     fetch: (path, init) => mf.dispatchFetch(BASE + path, init),
     /** What the record's coordinator object says of itself: {calls, stored, alarm}. */
     async coordinator(recordHex) {
-      const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
-      const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/calls");
+      const res = await (await coordinatorOf(recordHex)).fetch("https://coordinator/calls");
       return res.json();
     },
     /** Sends an encoded store call to the record's object, as the worker does: the reply's bytes. */
     async storeCall(recordHex, bytes) {
-      const ns = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO", "oncekey");
-      const res = await ns.get(ns.idFromName(recordHex)).fetch("https://coordinator/call", { method: "POST", body: bytes });
+      const res = await (await coordinatorOf(recordHex)).fetch("https://coordinator/call", { method: "POST", body: bytes });
       if (res.status !== 200) throw new Error(`store call answered ${res.status}`);
       return [...new Uint8Array(await res.arrayBuffer())];
     },
@@ -223,6 +227,18 @@ export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7 }) {
   view.setBigUint64(9, BigInt(ttlMs));
   bytes.fill(fingerprintByte, 21);
   return bytes;
+}
+
+/** Polls `probe` until `done(value)` holds: that value. Fails after `timeoutMs`. */
+export async function until(probe, done, { timeoutMs = 15000, everyMs = 100, what = "condition" } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let value;
+  for (;;) {
+    value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(value)}`);
+    await sleep(everyMs);
+  }
 }
 
 export const tempDir = () => mkdtempSync(join(tmpdir(), "oncekey-edge-"));

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  beginCall, defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem,
+  beginCall, defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem, until,
 } from "./harness.mjs";
 
 describe("with the default configuration", () => {
@@ -210,18 +210,12 @@ describe("with the default configuration", () => {
     await sleep(first.answered + 500 - Date.now()); // the lease is over, the record still remembered
     const second = await begin({ leaseMs: 400, ttlMs: 2000 });
     assert.deepEqual(second.reply, [1, 0, 0, 0, 2, 1], "attempt 2, reclaimed: the record lives on");
-    const until = async (what, probe) => {
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(50)) {
-        const object = await worker.coordinator(name);
-        if (probe(object)) return object;
-      }
-      assert.fail(`timed out waiting until ${what}`);
-    };
-    const rearmed = await until("the first alarm has run",
-      (o) => o.alarm !== armed.alarm && (o.alarm !== null || !o.stored)); // not mid-alarm
+    const object = () => worker.coordinator(name);
+    const rearmed = await until(object, (o) => o.alarm !== armed.alarm && (o.alarm !== null || !o.stored), // not mid-alarm
+      { what: "the first alarm to run", timeoutMs: 10_000, everyMs: 50 });
     assert.equal(rearmed.stored, true, "the alarm kept a record that is still live");
     within(rearmed.alarm, second, 2400, "re-armed");
-    const gone = await until("the record is deleted", (o) => !o.stored);
+    const gone = await until(object, (o) => !o.stored, { what: "the record's deletion", timeoutMs: 10_000, everyMs: 50 });
     assert.equal(gone.alarm, null, "no alarm left");
     assert.ok(Date.now() >= second.sent + 2400, "deleted no earlier than its expiry");
     assert.deepEqual((await begin({ leaseMs: 400, ttlMs: 600 })).reply, [1, 0, 0, 0, 1, 0],

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { sleep, start, tempDir } from "./harness.mjs";
+import { sleep, start, tempDir, until } from "./harness.mjs";
 
 const customer = (name) => `${name}-${randomUUID().slice(0, 8)}`;
 
@@ -38,18 +38,6 @@ async function stats(worker) {
 /** Counter changes since `before`. */
 function delta(now, then) {
   return Object.fromEntries(Object.keys(now).filter((k) => typeof now[k] === "number").map((k) => [k, now[k] - then[k]]));
-}
-
-/** Polls `probe` until `done(value)` holds; fails after `timeoutMs`. */
-async function until(probe, done, { timeoutMs = 15000, everyMs = 100, what = "condition" } = {}) {
-  const deadline = Date.now() + timeoutMs;
-  let value;
-  for (;;) {
-    value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(value)}`);
-    await sleep(everyMs);
-  }
 }
 
 /** POST /api/orders for a customer. */
