@@ -20,7 +20,7 @@ export CARGO_TERM_COLOR := never
 .PHONY: help install test test-core test-core-wasm
 
 help:
-	@echo "make dev    serve the worker, demo origin and demo page on 127.0.0.1:$(PORT)"
+	@echo "make dev    serve the demo (worker, demo origin, page) on 127.0.0.1:$(PORT)"
 	@echo "make test   run every test (installs what it needs first)"
 	@echo "make bench  run the benchmarks, results in bench/RESULTS.md"
 
@@ -46,33 +46,48 @@ fuzz:
 	scripts/install.sh fuzz
 	scripts/fuzz.sh
 
-## ---- The edge worker ------------------------------------------------------
-## build-worker: the deployable worker (feature `demo`) into build/, rebuilt
-## only when a Rust source or the manifest changed. wrangler's [build] runs
-## it too. dev: build first, then wrangler from a config without [build] so
-## it starts in seconds. deploy-dry-run: the bundle wrangler would upload.
-EDGE_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
-WORKER_BUILD_FLAGS ?= --release --features demo
+## ---- The edge workers ------------------------------------------------------
+## Two deployables beside the library (SPEC §10): the production proxy
+## (workers/proxy, deployed by the root wrangler.toml, built into
+## build/proxy/) and the demo (workers/demo, workers/demo/wrangler.toml, built
+## into build/demo/). Each is rebuilt only when a Rust source or manifest
+## changed. The root config's [build] runs `make build-proxy`, so
+## `npx wrangler deploy` and `npx wrangler dev` build what they need.
+## dev: build the demo, then wrangler from its config (no [build]), so it
+## starts in seconds.
+LIB_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
+PROXY_SOURCES := $(LIB_SOURCES) $(wildcard workers/proxy/src/*.rs) workers/proxy/Cargo.toml
+DEMO_SOURCES := $(LIB_SOURCES) $(wildcard workers/demo/src/*.rs) workers/demo/Cargo.toml
 
-.PHONY: build-worker dev deploy-dry-run test-edge bench bench-edge bench-peers bench-core
+.PHONY: build-worker build-proxy build-demo dev proxy-dev deploy-dry-run test-edge bench bench-edge bench-peers bench-core
 
-build-worker: build/index.js
+build-proxy: install build/proxy/index.js
+build-demo: install build/demo/index.js
+build-worker: build-proxy build-demo
 
-build/index.js: $(EDGE_SOURCES)
-	worker-build $(WORKER_BUILD_FLAGS)
+# worker-build takes the crate's path; --out-dir is relative to it.
+build/proxy/index.js: $(PROXY_SOURCES)
+	worker-build --release workers/proxy --out-dir ../../build/proxy
 	@touch $@
 
-build/wrangler.dev.toml: wrangler.toml
-	@mkdir -p build
-	@# Same settings, paths relative to build/, no [build] step.
-	sed -e '/^\[build\]/,/^command/d' -e 's|^main = "build/|main = "|' -e 's|^directory = "www"|directory = "../www"|' \
-	  wrangler.toml > $@
+build/demo/index.js: $(DEMO_SOURCES)
+	worker-build --release workers/demo --out-dir ../../build/demo
+	@touch $@
 
-dev: install build-worker build/wrangler.dev.toml
-	wrangler dev --config build/wrangler.dev.toml --ip 127.0.0.1 --port $(PORT) \
+dev: install build-demo
+	wrangler dev --config workers/demo/wrangler.toml --ip 127.0.0.1 --port $(PORT) \
 	  --persist-to $(CURDIR)/.wrangler/state --show-interactive-dev-session=false
 
-deploy-dry-run: install build-worker
+## The production proxy under wrangler dev in front of your own API:
+## `make proxy-dev ORIGIN_URL=http://127.0.0.1:3000` is
+## `npx wrangler dev --var ORIGIN_URL:…` at the root, on PORT.
+proxy-dev: install build-proxy
+	@[ -n "$${ORIGIN_URL:-}" ] || { echo "proxy-dev: set ORIGIN_URL, e.g. make proxy-dev ORIGIN_URL=http://127.0.0.1:3000" >&2; exit 1; }
+	wrangler dev --var ORIGIN_URL:$(ORIGIN_URL) --ip 127.0.0.1 --port $(PORT) --show-interactive-dev-session=false
+
+## The bundle wrangler would upload for the root config (the production
+## proxy), and its gzip size.
+deploy-dry-run: install build-proxy
 	rm -rf build/deploy
 	wrangler deploy --dry-run --outdir build/deploy
 	@echo "bundle: $$(cat build/deploy/*.wasm build/deploy/*.js | gzip -9 | wc -c) bytes gzip (wasm + js)"
@@ -117,7 +132,22 @@ load: install build-worker
 
 bench: bench-edge
 
-test: install test-core test-core-wasm test-edge
+## The library as others use it (SPEC §10): `cargo publish --dry-run`, no
+## exact pins or global choices in its dependencies, and a crate outside it
+## (tests/consumer) that depends on it with feature `edge`, built for wasm32.
+.PHONY: test-crate
+test-crate: install
+	scripts/test-crate.sh
+
+## What a user deploys (tests/deploy): the root config's dry run (only the
+## proxy, its bindings, no demo code, its size), the README's origin snippets
+## and deploy commands, `wrangler dev` of the root config in front of a local
+## API, and `make dev`.
+.PHONY: test-deploy
+test-deploy: install build-worker www-vendor
+	scripts/test-node-counted.sh tests/deploy/deploy.test.js
+
+test: install test-core test-core-wasm test-crate test-edge test-deploy
 
 ## ---- The browser package and the demo page --------------------------------
 ## build-browser: the npm package into pkg/dist/ (scripts/build-browser.sh),
@@ -125,7 +155,7 @@ test: install test-core test-core-wasm test-edge
 ## build copied to www/vendor/oncekey/, where the demo page imports it from;
 ## `dev` depends on it so the worker serves a current copy.
 BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
-  $(wildcard pkg/src/*) pkg/package.json Cargo.toml Cargo.lock scripts/build-browser.sh
+  $(wildcard pkg/src/*) pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh
 
 .PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
   test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e bench-browser
@@ -167,7 +197,7 @@ test-browser-types: build-browser
 test-browser-pack: build-browser
 	scripts/test-browser-pack.sh
 
-test-browser-e2e: install-browser www-vendor build-worker build/wrangler.dev.toml test-browser-pack
+test-browser-e2e: install-browser www-vendor build-demo test-browser-pack
 	scripts/test-node-counted.sh tests/browser-e2e/
 
 test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e

@@ -1,10 +1,10 @@
 // A/B of two worker builds in one workerd (not part of `make bench`): the
-// build in build/ ("new") against another build directory ("old"), each as
+// demo build in build/demo/ ("new") against another build directory ("old"), each as
 // its own worker with its own KV and Durable Objects, the series
 // interleaved, compared on latency and on workerd CPU per request.
 //
-//   git worktree add /tmp/oncekey-old <commit> && (cd /tmp/oncekey-old && make build-worker)
-//   node bench/ab.mjs /tmp/oncekey-old/build      # AB_REQUESTS=500 AB_ROUNDS=6
+//   git worktree add /tmp/oncekey-old <commit> && (cd /tmp/oncekey-old && make build-demo)
+//   node bench/ab.mjs /tmp/oncekey-old/build/demo      # AB_REQUESTS=500 AB_ROUNDS=6
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -12,12 +12,12 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { COMPATIBILITY_DATE, start } from "../tests/edge/harness.mjs";
 
-const OLD = resolve(process.argv[2] ?? "/tmp/oncekey-old/build");
+const OLD = resolve(process.argv[2] ?? "/tmp/oncekey-old/build/demo");
 const N = Number(process.env.AB_REQUESTS ?? 500);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 6);
 const CONCURRENCY = 4;
 
-const toml = readFileSync("wrangler.toml", "utf8");
+const toml = readFileSync("workers/demo/wrangler.toml", "utf8");
 const vars = Object.fromEntries(
   [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
 );

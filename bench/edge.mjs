@@ -63,6 +63,7 @@ const IMPLS = {
 };
 const loadStart = loadavg();
 const worker = await start({
+  worker: "proxy",
   vars: { ORIGIN_URL },
   outboundService: "origin",
   extraWorkers: [
@@ -240,7 +241,7 @@ reached the way a proxy reaches a real origin: a fetch to \`ORIGIN_URL\` (onceke
 deployed; the peers through \`bench/peers/proxy.ts\`), which Miniflare's \`outboundService\` routes
 to the origin worker. Same origin, same hop: the differences are the layers'.
 
-- **oncekey**: the release build (\`make build-worker\`), default settings, \`ORIGIN_URL\` set.
+- **oncekey**: the release build (\`make build-proxy\`, the production proxy), default settings, \`ORIGIN_URL\` set.
 - **plain**: \`bench/peers/plain.ts\`, SPEC §3–4 in TypeScript as a competent user would write it
   (KV read first, one Durable Object \`begin\` over RPC, origin and \`finish\` under \`waitUntil\`, KV copy;
   JSON records; one log line per decision), built with esbuild.

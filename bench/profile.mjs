@@ -3,9 +3,9 @@
 // on one path with 4 in flight, Profiler.stop. Writes
 // build/<path>.cpuprofile (open it in Chrome DevTools) and prints the
 // functions with the most inclusive time per request. For Rust names, build
-// without stripping: CARGO_PROFILE_RELEASE_STRIP=false worker-build --no-opt --release --features demo
+// without stripping: CARGO_PROFILE_RELEASE_STRIP=false worker-build --no-opt --release workers/demo --out-dir ../../build/demo
 //
-//   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000 PROFILE_BUILD=build
+//   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000 PROFILE_BUILD=build/demo
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,9 +14,9 @@ import WebSocket from "ws";
 
 const PATH = process.argv[2] ?? "first";
 const N = Number(process.env.PROFILE_REQUESTS ?? 1000);
-const BUILD = process.env.PROFILE_BUILD ?? "build";
+const BUILD = process.env.PROFILE_BUILD ?? "build/demo";
 const PORT = 9339;
-const toml = readFileSync("wrangler.toml", "utf8");
+const toml = readFileSync("workers/demo/wrangler.toml", "utf8");
 const vars = Object.fromEntries(
   [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
 );

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/dist/ from the crate (feature `browser`),
+# Builds the npm package into pkg/dist/ from pkg/wasm (the library's
+# browser bindings and a small allocator),
 # offline: cargo → wasm-bindgen (.tools) → wasm-opt (npm binaryen) → esbuild.
 #
 #   pkg/dist/oncekey.js        browsers and bundlers (fetches the wasm beside it)
@@ -18,13 +19,13 @@ OUT=pkg/dist
 export CARGO_TARGET_DIR=$PWD/target/browser
 export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
 export CARGO_PROFILE_RELEASE_STRIP=false
-cargo build --quiet --release --lib --target wasm32-unknown-unknown --features browser
+cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-browser-wasm
 
 rm -rf "$OUT"
 "$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
   --remove-name-section --remove-producers-section \
   --out-dir "$OUT/bindgen" --out-name oncekey_wasm \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey.wasm"
+  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_browser_wasm.wasm"
 "$BIN/wasm-opt" -Oz "$OUT/bindgen/oncekey_wasm_bg.wasm" -o "$OUT/oncekey_bg.wasm"
 
 common=(--bundle --format=esm --minify --target=es2022 --legal-comments=none --log-level=warning)

@@ -7,7 +7,8 @@
 //! `Retry-After` parsing and payload fingerprint all come from here.
 //!
 //! Export names are camelCase and prefixed as the glue expects; they are
-//! not the package's public API (SPEC §8 is, in `pkg/src/`).
+//! not the package's public API (SPEC §8 is, in `pkg/src/`). The package's
+//! wasm is built by `pkg/wasm`, which adds the allocator.
 
 mod fingerprint;
 mod key;
@@ -16,7 +17,3 @@ mod retry;
 pub use fingerprint::payload_fingerprint;
 pub use key::KeySource;
 pub use retry::{RetryPlan, retry_after_ms};
-
-#[global_allocator]
-static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
-    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };

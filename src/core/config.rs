@@ -3,6 +3,8 @@
 //! A bad value is an error naming the variable, answered as 500
 //! `misconfigured`; it is never replaced by a default.
 
+use super::origin::OriginUrl;
+use super::paths::{KeyRule, PathPattern};
 use super::policy::RecordPolicy;
 use super::scope::ScopeSource;
 
@@ -16,11 +18,46 @@ pub enum Consistency {
     Kv,
 }
 
+/// How completed answers are copied to Workers KV and read back
+/// (`IDEMPOTENCY_KV_REPLAY`, SPEC §4), with the Durable Object deciding.
+/// A copy is only ever trusted to say "here is the answer"
+/// ([`replay_from_copy`](super::replay_from_copy)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvReplayMode {
+    /// `fallback`: copies are written after the object commits an answer;
+    /// KV is read only when the object fails or does not answer in time.
+    Fallback,
+    /// `read-first`: as `fallback`, and KV is also read before the object
+    /// (for keyed traffic that is mostly retries from many regions).
+    ReadFirst,
+    /// `off`: no copies, no reads.
+    Off,
+}
+
+impl KvReplayMode {
+    /// Whether completed answers are copied to KV.
+    pub fn writes_copies(self) -> bool {
+        self != Self::Off
+    }
+
+    /// Whether KV is read before the object is asked.
+    pub fn reads_first(self) -> bool {
+        self == Self::ReadFirst
+    }
+
+    /// Whether a KV copy may answer when the object fails or times out.
+    pub fn falls_back(self) -> bool {
+        self != Self::Off
+    }
+}
+
 /// The validated configuration of the layer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// `ORIGIN_URL`: the proxy target; `None` runs the embedded demo origin.
-    pub origin_url: Option<String>,
+    /// `ORIGIN_URL`: the proxy's origin, unless a service binding takes
+    /// precedence ([`Origin::choose`](super::Origin::choose)); unused by a
+    /// layer that wraps its own handler.
+    pub origin_url: Option<OriginUrl>,
     /// Lease, TTL and release set (`IDEMPOTENCY_LEASE_SECONDS`,
     /// `IDEMPOTENCY_TTL_SECONDS`, `IDEMPOTENCY_RELEASE_ON`).
     pub records: RecordPolicy,
@@ -29,8 +66,13 @@ pub struct Config {
     pub origin_timeout_ms: u64,
     /// `IDEMPOTENCY_METHODS`: covered methods, upper-case.
     pub methods: Vec<String>,
+    /// `IDEMPOTENCY_PATHS`: covered paths (never empty).
+    pub paths: Vec<PathPattern>,
     /// `IDEMPOTENCY_REQUIRED`: a covered request without a key is a 400.
     pub required: bool,
+    /// `IDEMPOTENCY_REQUIRED_PATHS`: paths where a key is required; they
+    /// are covered too, listed in `IDEMPOTENCY_PATHS` or not.
+    pub required_paths: Vec<PathPattern>,
     /// `IDEMPOTENCY_SCOPE`: where the caller's identity comes from.
     pub scope: Vec<ScopeSource>,
     /// `IDEMPOTENCY_MAX_BODY_BYTES`: the largest keyed request body.
@@ -39,8 +81,10 @@ pub struct Config {
     pub max_response_bytes: usize,
     /// `IDEMPOTENCY_CONSISTENCY`.
     pub consistency: Consistency,
-    /// `IDEMPOTENCY_KV_REPLAY`: copy completed answers to KV, read it first.
-    pub kv_replay: bool,
+    /// `IDEMPOTENCY_KV_REPLAY`: how completed answers are copied to KV and
+    /// read back. `IDEMPOTENCY_CONSISTENCY=kv` uses KV as its store whatever
+    /// this says.
+    pub kv_replay: KvReplayMode,
     /// `IDEMPOTENCY_STORE_TIMEOUT_MS`.
     pub store_timeout_ms: u64,
     /// `IDEMPOTENCY_FAIL_OPEN`: forward unprotected when the store fails.
@@ -60,13 +104,15 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 15] = [
+pub const VARIABLES: [&str; 17] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
     "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
     "IDEMPOTENCY_METHODS",
+    "IDEMPOTENCY_PATHS",
     "IDEMPOTENCY_REQUIRED",
+    "IDEMPOTENCY_REQUIRED_PATHS",
     "IDEMPOTENCY_SCOPE",
     "IDEMPOTENCY_MAX_BODY_BYTES",
     "IDEMPOTENCY_MAX_RESPONSE_BYTES",
@@ -127,7 +173,10 @@ impl Config {
             },
             origin_timeout_ms,
             methods: vars.methods()?,
+            // Nothing covered would be a silent hole; no required path is a choice.
+            paths: vars.paths("IDEMPOTENCY_PATHS", "/*", None)?,
             required: vars.flag("IDEMPOTENCY_REQUIRED", false)?,
+            required_paths: vars.paths("IDEMPOTENCY_REQUIRED_PATHS", "", Some(Vec::new()))?,
             scope: vars.scope()?,
             max_body_bytes: vars.int("IDEMPOTENCY_MAX_BODY_BYTES", 1_048_576, 0, 104_857_600)? as usize,
             max_response_bytes: vars.int(
@@ -141,16 +190,56 @@ impl Config {
                 Some("kv") => Consistency::Kv,
                 Some(other) => return Err(vars.bad("IDEMPOTENCY_CONSISTENCY", other, "`durable` or `kv`")),
             },
-            kv_replay: vars.flag("IDEMPOTENCY_KV_REPLAY", true)?,
+            kv_replay: match vars.get("IDEMPOTENCY_KV_REPLAY").as_deref() {
+                None | Some("fallback") => KvReplayMode::Fallback,
+                Some("read-first") => KvReplayMode::ReadFirst,
+                Some("off") => KvReplayMode::Off,
+                Some(other) => {
+                    return Err(vars.bad("IDEMPOTENCY_KV_REPLAY", other, "`fallback`, `read-first` or `off`"));
+                }
+            },
             store_timeout_ms: vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
         })
     }
 
-    /// Whether requests with this method are protected.
+    /// Whether this method is in `IDEMPOTENCY_METHODS`. Whether a request
+    /// is covered also depends on its path: see [`Config::key_rule`].
     pub fn covers(&self, method: &str) -> bool {
         self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
+    }
+
+    /// What a request with this method and path (as received) needs
+    /// (SPEC §1). Covered: the method is in `IDEMPOTENCY_METHODS` and the path
+    /// matches `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS` (a path
+    /// that requires a key is protected too). Required: covered, and
+    /// `IDEMPOTENCY_REQUIRED` is on or the path matches
+    /// `IDEMPOTENCY_REQUIRED_PATHS`.
+    ///
+    /// ```
+    /// use oncekey::core::{Config, KeyRule};
+    /// let config = Config::from_vars(|name| match name {
+    ///     "IDEMPOTENCY_PATHS" => Some("/v1/*".into()),
+    ///     "IDEMPOTENCY_REQUIRED_PATHS" => Some("/v1/charges".into()),
+    ///     _ => None,
+    /// })
+    /// .unwrap();
+    /// assert_eq!(config.key_rule("POST", "/v1/charges"), KeyRule::Required);
+    /// assert_eq!(config.key_rule("POST", "/v1/refunds"), KeyRule::Optional);
+    /// assert_eq!(config.key_rule("GET", "/v1/charges"), KeyRule::Uncovered);
+    /// assert_eq!(config.key_rule("POST", "/health"), KeyRule::Uncovered);
+    /// ```
+    pub fn key_rule(&self, method: &str, path: &str) -> KeyRule {
+        let matched = |patterns: &[PathPattern]| patterns.iter().any(|p| p.matches(path));
+        let required_path = matched(&self.required_paths);
+        if !self.covers(method) || !(required_path || matched(&self.paths)) {
+            KeyRule::Uncovered
+        } else if self.required || required_path {
+            KeyRule::Required
+        } else {
+            KeyRule::Optional
+        }
     }
 
     /// Whether a cross-origin caller from `origin` is allowed: one listed
@@ -224,6 +313,24 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
         }
     }
 
+    /// A list of path patterns; an empty value is `when_empty` (an error
+    /// when `None`).
+    fn paths(
+        &self,
+        name: &'static str,
+        default: &str,
+        when_empty: Option<Vec<PathPattern>>,
+    ) -> Result<Vec<PathPattern>, ConfigError> {
+        let raw = self.get(name).unwrap_or_else(|| default.to_owned());
+        match when_empty {
+            _ if !raw.is_empty() => {
+                PathPattern::parse_list(&raw).map_err(|e| ConfigError { variable: name, reason: e.to_string() })
+            }
+            Some(patterns) => Ok(patterns),
+            None => Err(ConfigError { variable: name, reason: "\"\" covers no path: list at least one (`/*` is every path)".into() }),
+        }
+    }
+
     fn scope(&self) -> Result<Vec<ScopeSource>, ConfigError> {
         const NAME: &str = "IDEMPOTENCY_SCOPE";
         let raw = self.get(NAME).unwrap_or_else(|| "header:authorization".to_owned());
@@ -239,18 +346,19 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
             .collect()
     }
 
-    fn origin_url(&self) -> Result<Option<String>, ConfigError> {
+    fn origin_url(&self) -> Result<Option<OriginUrl>, ConfigError> {
         const NAME: &str = "ORIGIN_URL";
         match self.get(NAME) {
             None => Ok(None),
             Some(url) if url.is_empty() => Ok(None),
+            Some(url) if url == "request" => Ok(Some(OriginUrl::Request)),
             Some(url) => {
                 let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
                 match rest {
                     Some(host) if !host.is_empty() && !host.starts_with('/') && !url.contains(char::is_whitespace) => {
-                        Ok(Some(url.trim_end_matches('/').to_owned()))
+                        Ok(Some(OriginUrl::Fixed(url.trim_end_matches('/').to_owned())))
                     }
-                    _ => Err(self.bad(NAME, &url, "an http:// or https:// URL")),
+                    _ => Err(self.bad(NAME, &url, "an http:// or https:// URL, or `request`")),
                 }
             }
         }
@@ -307,16 +415,20 @@ mod tests {
         assert_eq!(c.records.release_on, vec![408, 425, 429, 503]);
         assert_eq!(c.origin_timeout_ms, 100_000);
         assert_eq!(c.methods, vec!["POST", "PATCH"]);
+        assert_eq!(c.paths, vec![PathPattern::Prefix("/".into())]);
         assert!(!c.required);
+        assert!(c.required_paths.is_empty());
         assert_eq!(c.scope, vec![ScopeSource::Header("authorization".into())]);
         assert_eq!(c.max_body_bytes, 1_048_576);
         assert_eq!(c.max_response_bytes, 1_048_576);
         assert_eq!(c.consistency, Consistency::Durable);
-        assert!(c.kv_replay);
+        assert_eq!(c.kv_replay, KvReplayMode::Fallback);
         assert_eq!(c.store_timeout_ms, 5000);
         assert!(!c.fail_open);
         assert!(c.cors_origins.is_empty());
         assert!(c.covers("post") && c.covers("PATCH") && !c.covers("PUT") && !c.covers("GET"));
+        assert_eq!(c.key_rule("POST", "/any/path"), KeyRule::Optional);
+        assert_eq!(c.key_rule("GET", "/any/path"), KeyRule::Uncovered);
     }
 
     #[test]
@@ -327,23 +439,29 @@ mod tests {
             ("IDEMPOTENCY_LEASE_SECONDS", "900"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "899"),
             ("IDEMPOTENCY_METHODS", "post, put ,DELETE"),
+            ("IDEMPOTENCY_PATHS", " /v1/charges , /v1/payments/* "),
             ("IDEMPOTENCY_REQUIRED", "true"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/refunds"),
             ("IDEMPOTENCY_SCOPE", "header:X-Api-Key,cookie:session"),
             ("IDEMPOTENCY_MAX_BODY_BYTES", "10"),
             ("IDEMPOTENCY_MAX_RESPONSE_BYTES", "1572864"),
             ("IDEMPOTENCY_RELEASE_ON", "503"),
             ("IDEMPOTENCY_CONSISTENCY", "kv"),
-            ("IDEMPOTENCY_KV_REPLAY", "false"),
+            ("IDEMPOTENCY_KV_REPLAY", "off"),
             ("IDEMPOTENCY_STORE_TIMEOUT_MS", "250"),
             ("IDEMPOTENCY_FAIL_OPEN", "true"),
             ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://b.example"),
         ])
         .unwrap();
-        assert_eq!(c.origin_url.as_deref(), Some("https://api.example.com"));
+        assert_eq!(c.origin_url, Some(OriginUrl::Fixed("https://api.example.com".into())));
         assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 60_000, release_on: vec![503] });
         assert_eq!(c.origin_timeout_ms, 899_000);
         assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
-        assert!(c.required && c.fail_open && !c.kv_replay);
+        let paths = vec![PathPattern::Exact("/v1/charges".into()), PathPattern::Prefix("/v1/payments/".into())];
+        assert_eq!(c.paths, paths);
+        assert_eq!(c.required_paths, vec![PathPattern::Exact("/v1/refunds".into())]);
+        assert!(c.required && c.fail_open);
+        assert_eq!(c.kv_replay, KvReplayMode::Off);
         assert_eq!(c.scope, vec![ScopeSource::Header("x-api-key".into()), ScopeSource::Cookie("session".into())]);
         assert_eq!((c.max_body_bytes, c.max_response_bytes), (10, 1_572_864));
         assert_eq!(c.consistency, Consistency::Kv);
@@ -370,6 +488,27 @@ mod tests {
             ("IDEMPOTENCY_METHODS", "POST,,PATCH"),
             ("IDEMPOTENCY_METHODS", "PO ST"),
             ("IDEMPOTENCY_METHODS", "POST,PROPFIND"),
+            ("IDEMPOTENCY_PATHS", ""),
+            ("IDEMPOTENCY_PATHS", " "),
+            ("IDEMPOTENCY_PATHS", "/v1/charges,,/v1/refunds"),
+            ("IDEMPOTENCY_PATHS", "/v1/charges,"),
+            ("IDEMPOTENCY_PATHS", "v1/charges"),
+            ("IDEMPOTENCY_PATHS", "*"),
+            ("IDEMPOTENCY_PATHS", "/v1/*/charges"),
+            ("IDEMPOTENCY_PATHS", "/v1/**"),
+            ("IDEMPOTENCY_PATHS", "/v1/charges?x=1"),
+            ("IDEMPOTENCY_PATHS", "/v1/charges#top"),
+            ("IDEMPOTENCY_PATHS", "/v1/my charges"),
+            ("IDEMPOTENCY_PATHS", "/v1/\u{1}"),
+            ("IDEMPOTENCY_PATHS", "/café"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/charges,,/v1/refunds"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", ",/v1/charges"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "v1/charges"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/*/charges"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/charges?x"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/charges#x"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/a b"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/\tx"),
             ("IDEMPOTENCY_REQUIRED", "yes"),
             ("IDEMPOTENCY_SCOPE", "authorization"),
             ("IDEMPOTENCY_MAX_BODY_BYTES", "lots"),
@@ -378,6 +517,11 @@ mod tests {
             ("IDEMPOTENCY_RELEASE_ON", "99"),
             ("IDEMPOTENCY_CONSISTENCY", "eventual"),
             ("IDEMPOTENCY_KV_REPLAY", "1"),
+            ("IDEMPOTENCY_KV_REPLAY", "true"),
+            ("IDEMPOTENCY_KV_REPLAY", "false"),
+            ("IDEMPOTENCY_KV_REPLAY", "Fallback"),
+            ("IDEMPOTENCY_KV_REPLAY", "read_first"),
+            ("IDEMPOTENCY_KV_REPLAY", ""),
             ("IDEMPOTENCY_STORE_TIMEOUT_MS", "0"),
             ("IDEMPOTENCY_FAIL_OPEN", "TRUE "),
         ];
@@ -389,9 +533,78 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_origin_url_means_the_demo_origin() {
+    fn kv_replay_takes_three_values() {
+        // (value, mode, writes copies, reads first, falls back)
+        let rows = [
+            ("fallback", KvReplayMode::Fallback, true, false, true),
+            (" read-first ", KvReplayMode::ReadFirst, true, true, true),
+            ("off", KvReplayMode::Off, false, false, false),
+        ];
+        for (value, mode, writes, first, falls_back) in rows {
+            let c = with(&[("IDEMPOTENCY_KV_REPLAY", value)]).unwrap();
+            assert_eq!(c.kv_replay, mode, "{value:?}");
+            assert_eq!(
+                (mode.writes_copies(), mode.reads_first(), mode.falls_back()),
+                (writes, first, falls_back),
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn key_rule_follows_methods_paths_and_requirements() {
+        use KeyRule::{Optional, Required, Uncovered};
+        let paths = [("IDEMPOTENCY_PATHS", "/v1/charges,/v1/payments/*")];
+        let required_paths =
+            [("IDEMPOTENCY_PATHS", "/v1/payments/*"), ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/payments/pi_1/capture*,/v2/*")];
+        let everywhere_required = [("IDEMPOTENCY_PATHS", "/v1/charges"), ("IDEMPOTENCY_REQUIRED", "true")];
+        let both = [("IDEMPOTENCY_REQUIRED", "true"), ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/charges")];
+        let no_required_paths = [("IDEMPOTENCY_REQUIRED_PATHS", "")];
+        type Row<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, KeyRule);
+        let rows: Vec<Row> = vec![
+            (&[], "POST", "/", Optional),
+            (&[], "patch", "/anything", Optional),
+            (&[], "PUT", "/anything", Uncovered),
+            (&no_required_paths, "POST", "/anything", Optional),
+            (&paths, "POST", "/v1/charges", Optional),
+            (&paths, "POST", "/v1/charges/ch_1", Uncovered),
+            (&paths, "POST", "/v1/Charges", Uncovered),
+            (&paths, "POST", "/v1/payments", Optional),
+            (&paths, "POST", "/v1/payments/pi_1", Optional),
+            (&paths, "POST", "/v1/paymentsX", Uncovered),
+            (&paths, "GET", "/v1/charges", Uncovered),
+            (&paths, "POST", "/health", Uncovered),
+            (&required_paths, "POST", "/v1/payments/pi_1", Optional),
+            (&required_paths, "POST", "/v1/payments/pi_1/capture", Required),
+            (&required_paths, "POST", "/v1/payments/pi_1/capture/x", Required),
+            // A required path outside IDEMPOTENCY_PATHS is covered too.
+            (&required_paths, "POST", "/v2/refunds", Required),
+            (&required_paths, "POST", "/v2", Required),
+            (&required_paths, "GET", "/v2/refunds", Uncovered),
+            (&required_paths, "POST", "/v3/refunds", Uncovered),
+            (&everywhere_required, "POST", "/v1/charges", Required),
+            (&everywhere_required, "POST", "/v1/refunds", Uncovered),
+            (&everywhere_required, "DELETE", "/v1/charges", Uncovered),
+            (&both, "POST", "/v1/charges", Required),
+            (&both, "POST", "/v1/refunds", Required),
+        ];
+        for (vars, method, path, rule) in rows {
+            let c = with(vars).unwrap();
+            assert_eq!(c.key_rule(method, path), rule, "{vars:?} {method} {path}");
+        }
+    }
+
+    #[test]
+    fn origin_url_is_a_url_request_or_unset() {
         assert_eq!(with(&[("ORIGIN_URL", "")]).unwrap().origin_url, None);
-        assert_eq!(with(&[("ORIGIN_URL", "http://127.0.0.1:9000")]).unwrap().origin_url.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(
+            with(&[("ORIGIN_URL", "http://127.0.0.1:9000")]).unwrap().origin_url,
+            Some(OriginUrl::Fixed("http://127.0.0.1:9000".into()))
+        );
+        assert_eq!(with(&[("ORIGIN_URL", " request ")]).unwrap().origin_url, Some(OriginUrl::Request));
+        for bad in ["Request", "requests", "127.0.0.1:3000", "//api.example.com"] {
+            assert_eq!(with(&[("ORIGIN_URL", bad)]).unwrap_err().variable, "ORIGIN_URL", "{bad}");
+        }
     }
 
     #[test]

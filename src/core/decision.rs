@@ -88,6 +88,29 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
     }
 }
 
+/// The answer a copy kept outside the store (a Workers KV copy, SPEC §4)
+/// may replay: a live `Completed` record with this fingerprint, as [`begin`]
+/// would replay it. Anything else (no copy, an expired one, another
+/// fingerprint, an in-flight or released record) is no answer: a copy is
+/// never trusted to say "absent", "in flight" or "reused", so the request
+/// goes on to the store, or fails closed when the store is down.
+///
+/// ```
+/// use oncekey::core::{Completed, Fingerprint, Record, StoredResponse, replay_from_copy};
+/// let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
+/// let copy = Completed { fingerprint: Fingerprint([1; 32]), attempt: 1, response: answer, expires_at: 2_000 };
+/// let found = || Some(Record::Completed(copy.clone()));
+/// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 1_999), Some(copy.clone()));
+/// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 2_000), None, "expired");
+/// assert_eq!(replay_from_copy(found(), Fingerprint([2; 32]), 1_000), None, "another request");
+/// ```
+pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64) -> Option<Completed> {
+    match found?.live(now_ms)? {
+        Record::Completed(c) if c.fingerprint == fingerprint => Some(c),
+        _ => None,
+    }
+}
+
 /// How an attempt at the origin ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -253,6 +276,29 @@ mod tests {
             let step = begin(found, FP, NOW, &policy());
             assert_eq!(step.answer, want, "{name}");
             assert_eq!(step.write, write, "{name}");
+        }
+    }
+
+    #[test]
+    fn only_a_live_matching_copy_is_replayed() {
+        let rows: Vec<(&str, Option<Record>, Option<Completed>)> = vec![
+            ("no copy", None, None),
+            ("completed, same fingerprint", Some(Record::Completed(completed(FP, NOW + 1))), Some(completed(FP, NOW + 1))),
+            ("completed, other fingerprint", Some(Record::Completed(completed(OTHER, NOW + 1))), None),
+            ("completed, expired now", Some(Record::Completed(completed(FP, NOW))), None),
+            ("completed, expired long ago", Some(Record::Completed(completed(FP, 1))), None),
+            ("in flight, lease live", Some(in_flight(FP, 1, NOW + 5_000)), None),
+            ("in flight, lease over", Some(in_flight(FP, 1, NOW - 1)), None),
+            ("released", Some(Record::Released(Released { last_attempt: 1, expires_at: NOW + 1 })), None),
+        ];
+        for (name, found, want) in rows {
+            assert_eq!(replay_from_copy(found.clone(), FP, NOW), want, "{name}");
+            // The same rule as the store's: a copy replays exactly when `begin` would.
+            let begun = match begin(found, FP, NOW, &policy()).answer {
+                Decision::Replay(c) => Some(c),
+                _ => None,
+            };
+            assert_eq!(begun, want, "{name}: begin");
         }
     }
 

@@ -36,6 +36,8 @@ mod event;
 mod expiry;
 mod fingerprint;
 mod key;
+mod origin;
+mod paths;
 mod policy;
 mod problem;
 mod record;
@@ -47,9 +49,13 @@ mod store;
 mod uuid7;
 mod wire;
 
-pub use config::{Config, ConfigError, Consistency, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms};
+pub use config::{
+    Config, ConfigError, Consistency, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms,
+};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
-pub use decision::{Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish};
+pub use decision::{
+    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish, replay_from_copy,
+};
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
     handler_outcome, settle,
@@ -57,6 +63,8 @@ pub use event::{
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use origin::{ORIGIN_BINDING, Origin, OriginUrl};
+pub use paths::{KeyRule, PathPattern, PathPatternError};
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
 pub use record::{Completed, DecodeError, InFlight, Record, Released};

@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
+use crate::core::{Completed, Config, KeyRule, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
 
 /// Headers a cross-origin caller may read on the layer's answers.
 const EXPOSED: &str = "Idempotent-Replayed, Idempotent-Body-Omitted, Retry-After, Server-Timing";
@@ -81,6 +81,23 @@ pub fn problem_response(problem: &Problem) -> Result<Response> {
         .fixed(problem.to_json().into_bytes()))
 }
 
+/// The answer while the worker's configuration is bad: 500 `misconfigured`
+/// naming the variable, with one log line.
+///
+/// # Errors
+/// Only if the runtime fails to build the response.
+pub fn misconfigured_response(problem: &Problem) -> Result<Response> {
+    let log = super::log::DecisionLog {
+        outcome: "misconfigured",
+        tier: "layer",
+        status: problem.status(),
+        error: Some(problem.detail()),
+        ..Default::default()
+    };
+    log.emit(&Timing::default());
+    problem_response(problem)
+}
+
 /// The stored answer, replayed: its status, headers and body (or an empty
 /// body and `Idempotent-Body-Omitted: true`), marked as a replay.
 pub(crate) fn replay_response(completed: &Completed) -> Result<Response> {
@@ -119,7 +136,8 @@ pub(crate) fn preflight_response(req: &Request, config: &Config, origin: &str) -
     Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty())
 }
 
-/// Whether this is a CORS preflight asking for a covered method.
+/// Whether this is a CORS preflight for a covered request: the method it
+/// asks for, on its path.
 pub(crate) fn is_preflight_for_covered(req: &Request, config: &Config) -> bool {
     req.method() == worker::Method::Options
         && req
@@ -127,7 +145,7 @@ pub(crate) fn is_preflight_for_covered(req: &Request, config: &Config) -> bool {
             .get("Access-Control-Request-Method")
             .ok()
             .flatten()
-            .is_some_and(|m| config.covers(&m))
+            .is_some_and(|m| config.key_rule(&m, &req.path()) != KeyRule::Uncovered)
 }
 
 /// How much of an oversized body is read and dropped before the 413.

@@ -1,9 +1,11 @@
-//! Workers KV: the replay tier in front of the Durable Object, and the
-//! only store in `IDEMPOTENCY_CONSISTENCY=kv` mode.
+//! Workers KV: copies of completed answers beside the Durable Object
+//! (`IDEMPOTENCY_KV_REPLAY`: read when the object fails, or before it), and
+//! the only store in `IDEMPOTENCY_CONSISTENCY=kv` mode.
 //!
-//! A copy is only ever trusted to say "here is the answer": a miss, an
-//! expired or undecodable copy, or a KV error sends the request on to the
-//! object (KV is eventually consistent and caches misses).
+//! A copy is only ever trusted to say "here is the answer"
+//! ([`crate::core::replay_from_copy`]): a miss, an expired or undecodable
+//! copy, or a KV error is no answer (KV is eventually consistent and caches
+//! misses).
 
 use worker::{KvError, KvStore};
 

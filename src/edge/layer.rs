@@ -10,9 +10,10 @@ use worker::{Context, Env, Headers, Method, Request, RequestInit, Response, Resp
 
 use crate::core::{
     Completed, Config, ConfigError, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, Outcome, Problem,
-    RecordName, Step, Store, StoredResponse, Write, begin, finish,
+    RecordName, Step, Store, StoredResponse, Write, begin, finish, replay_from_copy,
 };
 
+use super::deadline::within;
 use super::durable_store::{DurableStore, StoreError};
 use super::http::{self, Timing, now_ms};
 use super::kv_replay::KvReplay;
@@ -79,6 +80,25 @@ impl Idempotency {
         Ok(Self::new(config))
     }
 
+    /// The layer configured from the worker's variables, read and checked
+    /// once per isolate: variables are fixed for an isolate's life (a new
+    /// deployment starts new isolates). For a worker with one configuration,
+    /// such as the proxy; [`Idempotency::from_env`] reads them every time.
+    ///
+    /// # Errors
+    /// As [`Idempotency::from_env`]; a bad configuration is checked again on
+    /// the next request.
+    pub fn for_isolate(env: &Env) -> std::result::Result<Self, Problem> {
+        thread_local! {
+            static LAYER: std::cell::OnceCell<Idempotency> = const { std::cell::OnceCell::new() };
+        }
+        if let Some(layer) = LAYER.with(|layer| layer.get().cloned()) {
+            return Ok(layer);
+        }
+        let layer = Self::from_env(env)?;
+        Ok(LAYER.with(|cached| cached.get_or_init(|| layer).clone()))
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &Config {
         &self.config
@@ -109,16 +129,11 @@ impl Idempotency {
         }
         let method = req.method();
         let key_header = req.headers().get("Idempotency-Key")?;
-        let key = match key_header {
-            _ if !config.covers(method.as_ref()) => None,
-            None if config.required => Some(Err(Problem::MissingKey)),
-            None => None,
-            Some(raw) => Some(IdempotencyKey::parse_bytes(raw.as_bytes()).map_err(|e| Problem::InvalidKey(e.to_string()))),
-        };
-        let key = match key {
-            None => return self.pass_through(req, origin, timing, cors, "pass-through", None).await,
-            Some(Err(problem)) => return self.refuse(problem, &mut log, timing, cors.as_deref()),
-            Some(Ok(key)) => key,
+        let rule = config.key_rule(method.as_ref(), &req.path());
+        let key = match rule.key(key_header.as_deref().map(str::as_bytes)) {
+            Ok(None) => return self.pass_through(req, origin, timing, cors, "pass-through", None).await,
+            Err(problem) => return self.refuse(problem, &mut log, timing, cors.as_deref()),
+            Ok(Some(key)) => key,
         };
 
         let body = match http::read_body(&req, config.max_body_bytes).await? {
@@ -140,26 +155,26 @@ impl Idempotency {
         let name = RecordName::new(url.host_str().unwrap_or(""), &config.scope, lookup, &key);
         log.record = Some(name.to_hex()[..16].to_owned());
 
-        let kv = if config.kv_replay || config.consistency == Consistency::Kv {
+        // KV-only mode keeps its records there, whatever IDEMPOTENCY_KV_REPLAY says.
+        let kv = if config.kv_replay.writes_copies() || config.consistency == Consistency::Kv {
             env.kv(super::layer::KV_BINDING).ok().map(KvReplay::new)
         } else {
             None
         };
 
-        // The KV replay tier: only a live, matching copy is trusted. A read
-        // leaves nothing in flight, so it runs before the `waitUntil` below.
-        if let Some(kv) = kv.as_ref().filter(|_| config.kv_replay && config.consistency == Consistency::Durable) {
-            let started = now_ms();
-            let copy = kv.read(&name, started).await;
-            Timing::add(&mut timing.kv, now_ms() - started);
-            match copy {
-                Ok(Some(crate::core::Record::Completed(c))) if c.fingerprint == fingerprint => {
+        // `read-first`: a copy in KV answers before the object is asked. A
+        // read leaves nothing in flight, so it runs before the `waitUntil`
+        // below; a miss, an expired copy or a KV error goes on to the object.
+        let read_first = config.kv_replay.reads_first() && config.consistency == Consistency::Durable;
+        if let Some(kv) = kv.as_ref().filter(|_| read_first) {
+            match read_copy(kv, &name, fingerprint, config.store_timeout_ms, &mut timing).await {
+                Ok(Some(completed)) => {
                     log.outcome = "replay";
                     log.tier = "kv";
-                    return finish_replay(&c, &mut log, timing, cors.as_deref());
+                    return finish_replay(&completed, &mut log, timing, cors.as_deref());
                 }
-                Ok(_) => {}
-                Err(e) => log.error = Some(format!("kv read: {e}")),
+                Ok(None) => {}
+                Err(e) => log.error = Some(e),
             }
         }
 
@@ -212,7 +227,7 @@ impl Idempotency {
             Ok(ns) => DurableStore::new(ns, config.records.clone(), config.store_timeout_ms),
             Err(e) => {
                 let error = StoreError::Failed(e.to_string());
-                return (self.store_failed(error, forward, origin, log, timing, cors).await, None);
+                return (self.object_failed(error, forward, fingerprint, &attempt_ctx, origin, log, timing).await, None);
             }
         };
         let started = now_ms();
@@ -220,7 +235,7 @@ impl Idempotency {
         Timing::add(&mut timing.durable, now_ms() - started);
         log.tier = "do";
         match decision {
-            Err(e) => (self.store_failed(e, forward, origin, log, timing, cors).await, None),
+            Err(e) => (self.object_failed(e, forward, fingerprint, &attempt_ctx, origin, log, timing).await, None),
             Ok(Decision::InFlight { .. }) => {
                 log.outcome = "in-flight";
                 (self.refuse(Problem::KeyInFlight, &mut log, timing, cors.as_deref()), None)
@@ -232,8 +247,11 @@ impl Idempotency {
             Ok(Decision::Replay(completed)) => {
                 log.outcome = "replay";
                 let response = finish_replay(&completed, &mut log, timing, cors.as_deref());
-                // The KV copy may be missing (written late, or evicted): put it back.
-                let after = attempt_ctx.kv.filter(|_| config.kv_replay).map(|kv| KvCopy { kv, name, completed });
+                // Read first and still here: the KV copy is missing (written
+                // late, or evicted), so put it back. With `fallback` every
+                // replay comes here, and the copy written at completion stands.
+                let after =
+                    attempt_ctx.kv.filter(|_| config.kv_replay.reads_first()).map(|kv| KvCopy { kv, name, completed });
                 (response, after)
             }
             Ok(Decision::Execute { attempt, reclaimed }) => {
@@ -299,11 +317,46 @@ impl Idempotency {
         }
     }
 
+    /// The object failed or did not answer in time. With a KV replay mode
+    /// other than `off`, a live copy of this request's answer is replayed
+    /// (safe: a copy exists only for a committed answer); otherwise, as
+    /// [`Self::store_failed`].
+    #[allow(clippy::too_many_arguments)]
+    async fn object_failed<O: OriginCall>(
+        &self,
+        error: StoreError,
+        forward: Forward,
+        fingerprint: Fingerprint,
+        attempt_ctx: &AttemptContext,
+        origin: O,
+        mut log: DecisionLog,
+        mut timing: Timing,
+    ) -> Result<Response>
+    {
+        let config = &self.config;
+        let cors = attempt_ctx.cors.clone();
+        let Some(kv) = attempt_ctx.kv.as_ref().filter(|_| config.kv_replay.falls_back()) else {
+            return self.store_failed(error, forward, origin, log, timing, cors).await;
+        };
+        match read_copy(kv, &attempt_ctx.name, fingerprint, config.store_timeout_ms, &mut timing).await {
+            Ok(Some(completed)) => {
+                log.outcome = "replay";
+                log.tier = "kv";
+                log.error = Some(format!("store: {error}"));
+                finish_replay(&completed, &mut log, timing, cors.as_deref())
+            }
+            Ok(None) => self.store_failed(error, forward, origin, log, timing, cors).await,
+            Err(kv_error) => {
+                self.store_failed(format!("{error}; {kv_error}"), forward, origin, log, timing, cors).await
+            }
+        }
+    }
+
     /// The store failed: 503, or the request forwarded unprotected when
     /// failing open.
     async fn store_failed<O: OriginCall>(
         &self,
-        error: StoreError,
+        error: impl std::fmt::Display,
         forward: Forward,
         origin: O,
         mut log: DecisionLog,
@@ -369,6 +422,28 @@ impl Idempotency {
         let response = http::problem_response(&problem)?;
         http::decorate(response.headers(), &timing, cors)?;
         Ok(response)
+    }
+}
+
+/// Reads this request's answer from its KV copy, within the store time
+/// limit: the core's [`replay_from_copy`] decides whether the copy found may
+/// answer. The error is a short description for the log.
+async fn read_copy(
+    kv: &KvReplay,
+    name: &RecordName,
+    fingerprint: Fingerprint,
+    timeout_ms: u64,
+    timing: &mut Timing,
+) -> std::result::Result<Option<Completed>, String>
+{
+    let started = now_ms();
+    let found = within(timeout_ms, kv.read(name, started)).await;
+    let now = now_ms();
+    Timing::add(&mut timing.kv, now - started);
+    match found {
+        Some(Ok(found)) => Ok(replay_from_copy(found, fingerprint, now)),
+        Some(Err(e)) => Err(format!("kv read: {e}")),
+        None => Err(format!("kv read: no answer within {timeout_ms} ms")),
     }
 }
 

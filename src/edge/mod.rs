@@ -5,11 +5,13 @@
 //! - [`IdempotencyCoordinator`] is the Durable Object class to bind as
 //!   `IDEMPOTENCY_DO` (export it from your worker: it is exported by this
 //!   crate's wasm module as soon as the feature is on);
-//! - [`proxy`] forwards to `ORIGIN_URL`;
+//! - [`ProxyOrigin`] forwards to the proxy's origin: another Worker bound
+//!   as `ORIGIN`, `ORIGIN_URL`, or the request's own URL;
 //! - [`Consumer`] wraps a Cloudflare Queues handler on the same stores
-//!   (its counters live in the coordinator's namespace too);
-//! - with feature `demo`, the embedded demo origin and the worker's
-//!   `fetch` entry point.
+//!   (its counters live in the coordinator's namespace too).
+//!
+//! The entry points live in the crates that deploy: `workers/proxy` (the
+//! production proxy) and `workers/demo`.
 //!
 //! The adapter holds no decisions of its own: it reads the request into the
 //! core's values, runs [`crate::core::begin`]/[`crate::core::finish`] in a
@@ -26,15 +28,12 @@ mod layer;
 mod log;
 mod origin;
 
-#[cfg(feature = "demo")]
-pub mod demo;
-
 pub use consumer::{Consumer, Event};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
-pub use http::{Timing, problem_response};
+pub use http::{Timing, misconfigured_response, problem_response};
 pub use kv_replay::KvReplay;
 pub use crate::core::VARIABLES;
 pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
 pub use log::DecisionLog;
-pub use origin::{OriginError, proxy, with_timeout};
+pub use origin::{OriginError, ProxyOrigin, with_timeout};

@@ -1,8 +1,11 @@
-//! Calling the origin: the proxy to `ORIGIN_URL`, the time limit, and how a
-//! failed call maps to the core's [`Outcome`](crate::core::Outcome).
+//! Calling the origin: the proxy's origin (a Worker, a URL or the
+//! request's own URL), the time limit, and how a failed call maps to the
+//! core's [`Outcome`](crate::core::Outcome).
 
 use std::future::Future;
-use worker::{Fetch, Request, RequestInit, Response};
+use worker::{Env, Fetch, Fetcher, Request, RequestInit, Response};
+
+use crate::core::{Config, ORIGIN_BINDING, Origin, Problem};
 
 use super::deadline::within;
 
@@ -30,25 +33,63 @@ where
         .unwrap_or_else(|| Err(OriginError::NoAnswer(format!("no answer within {timeout_ms} ms"))))
 }
 
-/// Forwards `req` to `origin` (scheme and host, no trailing slash), keeping
-/// its method, path, query, headers and body.
-///
-/// A fetch that fails is reported as [`OriginError::NoAnswer`]: the runtime
-/// does not say whether the request left, so the safe reading is "maybe".
-///
-/// # Errors
-/// [`OriginError`] when no response came back.
-pub async fn proxy(origin: String, req: Request) -> Result<Response, OriginError> {
-    let url = req.url().map_err(|e| OriginError::NotSent(e.to_string()))?;
-    let target = match url.query() {
-        Some(query) => format!("{origin}{}?{query}", url.path()),
-        None => format!("{origin}{}", url.path()),
-    };
-    let mut init = RequestInit::new();
-    init.with_method(req.method())
-        .with_headers(req.headers().clone())
-        .with_body(req.inner().body().map(Into::into))
-        .with_redirect(worker::RequestRedirect::Manual);
-    let outgoing = Request::new_with_init(&target, &init).map_err(|e| OriginError::NotSent(e.to_string()))?;
-    Fetch::Request(outgoing).send().await.map_err(|e| OriginError::NoAnswer(e.to_string()))
+/// The proxy's origin: the core's choice ([`Origin::choose`]) with the
+/// binding it names. What the production proxy forwards to; a worker that
+/// wraps its own handler does not need it.
+#[derive(Clone, Debug)]
+pub struct ProxyOrigin {
+    origin: Origin,
+    service: Option<Fetcher>,
+}
+
+impl ProxyOrigin {
+    /// The origin configured for this worker: the service binding `ORIGIN`
+    /// when bound, else `ORIGIN_URL` (a URL, or `request`).
+    ///
+    /// # Errors
+    /// [`Problem::Misconfigured`] naming `ORIGIN_URL` when neither is set.
+    pub fn from_env(env: &Env, config: &Config) -> Result<Self, Problem> {
+        let service = env.service(ORIGIN_BINDING).ok();
+        let origin = Origin::choose(service.is_some(), config.origin_url.as_ref())
+            .map_err(|e| Problem::Misconfigured(e.to_string()))?;
+        Ok(Self { origin, service })
+    }
+
+    /// Which kind of origin this is.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Forwards `req` with its method, headers and body: to the bound
+    /// Worker, to `ORIGIN_URL` with the request's path and query, or to the
+    /// request's own URL. Redirects are handed back to the caller, not
+    /// followed.
+    ///
+    /// A fetch that fails is reported as [`OriginError::NoAnswer`]: the
+    /// runtime does not say whether the request left, so the safe reading
+    /// is "maybe".
+    ///
+    /// # Errors
+    /// [`OriginError`] when no response came back.
+    pub async fn forward(self, req: Request) -> Result<Response, OriginError> {
+        let not_sent = |e: worker::Error| OriginError::NotSent(e.to_string());
+        let target = match &self.origin {
+            Origin::Url(_) => {
+                let url = req.url().map_err(not_sent)?;
+                self.origin.target(url.path(), url.query()).unwrap_or_else(|| url.to_string())
+            }
+            Origin::Service | Origin::SameUrl => req.inner().url(),
+        };
+        let mut init = RequestInit::new();
+        init.with_method(req.method())
+            .with_headers(req.headers().clone())
+            .with_body(req.inner().body().map(Into::into))
+            .with_redirect(worker::RequestRedirect::Manual);
+        let outgoing = Request::new_with_init(&target, &init).map_err(not_sent)?;
+        let answer = match &self.service {
+            Some(worker) => worker.fetch_request(outgoing).await,
+            None => Fetch::Request(outgoing).send().await,
+        };
+        answer.map_err(|e| OriginError::NoAnswer(e.to_string()))
+    }
 }

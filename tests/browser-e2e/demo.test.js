@@ -34,7 +34,7 @@ function freePort() {
 function spawnWorker(port) {
   const state = mkdtempSync(join(tmpdir(), 'oncekey-e2e-'));
   const child = spawn(join(ROOT, 'node_modules/.bin/wrangler'), [
-    'dev', '--config', 'build/wrangler.dev.toml', '--ip', '127.0.0.1', '--port', String(port),
+    'dev', '--config', 'workers/demo/wrangler.toml', '--ip', '127.0.0.1', '--port', String(port),
     '--persist-to', state, '--show-interactive-dev-session=false',
     // A short lease, so an attempt whose outcome the edge lost is reclaimed
     // within the test's patience (see the reload test) instead of after 120 s.

@@ -98,12 +98,14 @@ describe("store down with IDEMPOTENCY_FAIL_OPEN=true", () => {
 });
 
 describe("an origin whose body is still arriving when the time limit passes", () => {
-  // Proxy mode in front of an origin that sends its head at once and the
-  // rest of its body 2.5 s later, with a 1 s origin limit and a 2 s lease.
+  // The production proxy in front of an origin that sends its head at once
+  // and the rest of its body 2.5 s later, with a 1 s origin limit and a 2 s
+  // lease.
   let worker;
   const attempts = [];
   before(async () => {
     worker = await start({
+      worker: "proxy",
       vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
       outboundService: (request) => {
         attempts.push(request.headers.get("idempotency-attempt"));

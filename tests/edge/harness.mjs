@@ -1,5 +1,6 @@
-// Runs the built worker (build/index.js + wasm) in workerd through
-// Miniflare, with real local KV and Durable Object bindings.
+// Runs a built worker in workerd through Miniflare, with real local KV and
+// Durable Object bindings: the demo (build/demo/, workers/demo/wrangler.toml)
+// or the production proxy (build/proxy/, the root wrangler.toml).
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -10,7 +11,11 @@ import http from "node:http";
 import { Miniflare } from "miniflare";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const BUILD = join(ROOT, "build");
+/** The two deployables: their build output and their wrangler config. */
+export const WORKERS = {
+  demo: { build: join(ROOT, "build", "demo"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
+  proxy: { build: join(ROOT, "build", "proxy"), config: join(ROOT, "wrangler.toml") },
+};
 export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
@@ -89,7 +94,11 @@ export default {
 `;
 
 /**
- * Starts the worker. `vars` override wrangler.toml's defaults; `store`
+ * Starts a worker: `worker` is "demo" (the default: the layer in front of
+ * the embedded shop, with its order book and queue) or "proxy" (the
+ * production proxy: only the coordinator and KV; give it an origin through
+ * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`). `vars`
+ * override that worker's wrangler.toml [vars]; `store`
  * is "real", "fail", "hang", "slow", "fail-first-finish" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
@@ -99,31 +108,42 @@ export default {
  * `ORIGIN_URL`).
  */
 export async function start({
-  vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false, outboundService,
+  worker = "demo", vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false,
+  outboundService, serviceBindings,
 } = {}) {
+  const { build, config } = WORKERS[worker];
+  const demo = worker === "demo";
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
         ? { className: "IdempotencyCoordinator", useSQLite: true }
         : { className: "FaultyStore", scriptName: "faults" },
-    ORDERS: { className: "Orders", useSQLite: true },
+    ...(demo ? { ORDERS: { className: "Orders", useSQLite: true } } : {}),
   };
   const workers = [
     {
       name: "oncekey",
       modules: true,
-      modulesRoot: BUILD,
-      scriptPath: join(BUILD, "index.js"),
+      modulesRoot: build,
+      scriptPath: join(build, "index.js"),
       modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
       compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { ...defaultVars(), ...vars },
+      // A var given as `undefined` is left unset.
+      bindings: Object.fromEntries(
+        Object.entries({ ...defaultVars(config), ...vars }).filter(([, value]) => value !== undefined),
+      ),
       kvNamespaces: ["IDEMPOTENCY_KV"],
       durableObjects,
       ...(outboundService ? { outboundService } : {}),
-      // The demo's event flow on Miniflare's local queue (wrangler.toml
+      ...(serviceBindings ? { serviceBindings } : {}),
+      // The demo's event flow on Miniflare's local queue (its wrangler.toml
       // binds the same names), delivered quickly.
-      queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
-      queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },
+      ...(demo
+        ? {
+          queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
+          queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },
+        }
+        : {}),
     },
   ];
   if (store !== "real") {
@@ -203,12 +223,12 @@ export async function start({
   };
 }
 
-/** The demo's event queue (wrangler.toml: queues.producers / consumers). */
+/** The demo's event queue (workers/demo/wrangler.toml: queues.producers / consumers). */
 export const QUEUE = "oncekey-order-events";
 
-/** The [vars] of wrangler.toml, so tests run with the shipped defaults. */
-export function defaultVars() {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+/** The [vars] of a wrangler config (the demo's by default), so tests run with the shipped defaults. */
+export function defaultVars(config = WORKERS.demo.config) {
+  const toml = readFileSync(config, "utf8");
   const section = toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0];
   return Object.fromEntries(
     [...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),

@@ -150,31 +150,6 @@ describe("with the default configuration", () => {
     assert.equal((await ordersOf(worker, item)).count, 2);
   });
 
-  test("after completion a replay is served from KV without touching the Durable Object", async () => {
-    const item = uniqueItem("kvtier");
-    const key = newKey();
-    const first = await order(worker, { key, item });
-    assert.equal(first.status, 201);
-    assert.deepEqual(tiers(first), ["kv", "do", "origin"]);
-    const name = recordName("oncekey.test", undefined, key);
-    const callsAfterFirst = await worker.calls(name);
-    assert.equal(callsAfterFirst, 2, "begin and finish");
-    let replay;
-    for (let i = 0; i < 50; i++) { // the KV copy is written just after the answer
-      replay = await order(worker, { key, item });
-      if (tiers(replay).join() === "kv") break;
-      await sleep(50);
-    }
-    assert.equal(replay.headers.get("idempotent-replayed"), "true");
-    assert.deepEqual(tiers(replay), ["kv"]);
-    const callsNow = await worker.calls(name);
-    const viaObject = await worker.calls(name) - callsNow; // reading the count is not a store call
-    assert.equal(viaObject, 0);
-    const again = await order(worker, { key, item });
-    assert.deepEqual(tiers(again), ["kv"]);
-    assert.equal(await worker.calls(name), callsNow, "the replay did not reach the object");
-  });
-
   test("the object's expiry alarm is set to the record's expiry, an absolute time", async () => {
     const { IDEMPOTENCY_LEASE_SECONDS: lease = 120, IDEMPOTENCY_TTL_SECONDS: ttl = 86_400 } = defaultVars();
     const lives = (Number(lease) + Number(ttl)) * 1000; // an in-flight record: lease, then TTL

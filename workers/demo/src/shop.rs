@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use worker::{Delay, Env, Headers, Method, Request, Response, ResponseBuilder, Result};
 
-use crate::core::{PROBLEM_CONTENT_TYPE, Uuid7Generator};
-use crate::edge::OriginError;
+use oncekey::core::{PROBLEM_CONTENT_TYPE, Uuid7Generator};
+use oncekey::edge::OriginError;
 
 const MAX_DELAY_MS: u64 = 10_000;
 

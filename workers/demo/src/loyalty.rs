@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use worker::wasm_bindgen::JsValue;
 use worker::{Delay, Env, MessageBatch, Method, QueueContentType, RawMessageBuilder, Request, RequestInit, Response, Result, js_sys};
 
-use crate::edge::{Consumer, Event};
+use oncekey::edge::{Consumer, Event};
 
 /// The consumer's name: its records and counters are kept under it.
 pub const CONSUMER: &str = "loyalty";
