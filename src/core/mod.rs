@@ -33,6 +33,7 @@ mod cors;
 mod decision;
 mod digest;
 mod event;
+mod exchange;
 mod expiry;
 mod fingerprint;
 mod key;
@@ -59,6 +60,10 @@ pub use decision::{
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
     handler_outcome, settle,
+};
+pub use exchange::{
+    Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, HeaderEdit, OriginResult, Reply, ReplyBody,
+    RequestHead, Timing,
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;

@@ -13,8 +13,12 @@ pub enum Problem {
     MissingKey,
     /// 400: the `Idempotency-Key` header is malformed.
     InvalidKey(String),
-    /// 409: another attempt with this key is running; retry after a second.
-    KeyInFlight,
+    /// 409: another attempt with this key holds it; retry after
+    /// `retry_after_secs`.
+    KeyInFlight {
+        /// Seconds for the `Retry-After` header.
+        retry_after_secs: u32,
+    },
     /// 413: the keyed request body is over `IDEMPOTENCY_MAX_BODY_BYTES`.
     BodyTooLarge {
         /// The limit, in bytes.
@@ -58,7 +62,8 @@ impl Problem {
     /// Seconds for a `Retry-After` header, for the problems that have one.
     pub fn retry_after_secs(&self) -> Option<u32> {
         match self {
-            Self::KeyInFlight | Self::StoreUnavailable => Some(1),
+            Self::KeyInFlight { retry_after_secs } => Some(*retry_after_secs),
+            Self::StoreUnavailable => Some(1),
             _ => None,
         }
     }
@@ -68,7 +73,7 @@ impl Problem {
         match self {
             Self::MissingKey => "This endpoint requires an Idempotency-Key header on this method.".into(),
             Self::InvalidKey(why) => format!("The Idempotency-Key header is not valid: {why}."),
-            Self::KeyInFlight => {
+            Self::KeyInFlight { .. } => {
                 "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.".into()
             }
             Self::BodyTooLarge { limit } => format!("The request body is larger than {limit} bytes."),
@@ -109,7 +114,7 @@ impl Problem {
         match self {
             Self::MissingKey => ("missing-key", 400, "Idempotency-Key is missing"),
             Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
-            Self::KeyInFlight => ("key-in-flight", 409, "A request with this key is in flight"),
+            Self::KeyInFlight { .. } => ("key-in-flight", 409, "A request with this key is in flight"),
             Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
             Self::BodyIncomplete => ("body-incomplete", 400, "Request body incomplete"),
             Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
@@ -131,7 +136,7 @@ mod tests {
         let table = [
             (Problem::MissingKey, "missing-key", 400, None),
             (Problem::InvalidKey("empty".into()), "invalid-key", 400, None),
-            (Problem::KeyInFlight, "key-in-flight", 409, Some(1)),
+            (Problem::KeyInFlight { retry_after_secs: 7 }, "key-in-flight", 409, Some(7)),
             (Problem::BodyTooLarge { limit: 5 }, "body-too-large", 413, None),
             (Problem::BodyIncomplete, "body-incomplete", 400, None),
             (Problem::KeyReused, "key-reused", 422, None),
@@ -155,7 +160,7 @@ mod tests {
         let all = [
             Problem::MissingKey,
             Problem::InvalidKey(String::new()),
-            Problem::KeyInFlight,
+            Problem::KeyInFlight { retry_after_secs: 1 },
             Problem::BodyTooLarge { limit: 1 },
             Problem::BodyIncomplete,
             Problem::KeyReused,

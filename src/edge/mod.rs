@@ -14,8 +14,9 @@
 //! production proxy) and `workers/demo`.
 //!
 //! The adapter holds no decisions of its own: it reads the request into the
-//! core's values, runs [`crate::core::begin`]/[`crate::core::finish`] in a
-//! store, and performs what they say.
+//! core's [`Exchange`](crate::core::Exchange), performs each action it
+//! returns (a store call, the origin, an answer, a log line, a KV copy) and
+//! reports the result back.
 
 mod consumer;
 mod consumer_counters;
@@ -23,17 +24,17 @@ mod coordinator;
 mod deadline;
 mod durable_store;
 mod http;
+mod kv_only_store;
 mod kv_replay;
 mod layer;
-mod log;
 mod origin;
 
 pub use consumer::{Consumer, Event};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
-pub use http::{Timing, misconfigured_response, problem_response};
+pub use http::{misconfigured_response, problem_response};
+pub use kv_only_store::KvOnlyStore;
 pub use kv_replay::KvReplay;
-pub use crate::core::VARIABLES;
+pub use crate::core::{DecisionLog, Timing, VARIABLES};
 pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
-pub use log::DecisionLog;
 pub use origin::{OriginError, ProxyOrigin, with_timeout};

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { freePort } from '../support/free-port.mjs';
 import { tmpdir } from 'node:os';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -18,18 +18,6 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 let base = process.env.BASE_URL;
 let worker;
 let browser;
-
-/** A port nothing listens on now: the kernel picks it. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function spawnWorker(port) {
   const state = mkdtempSync(join(tmpdir(), 'oncekey-e2e-'));

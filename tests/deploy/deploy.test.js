@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../support/free-port.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -174,18 +174,6 @@ test("every wrangler command in the README's deploy steps exists in the pinned w
     assert.doesNotMatch(run.stdout + run.stderr, /Unknown argument|Unknown command/i, command);
   }
 });
-
-/** A port the kernel says is free. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a long-running command and waits until `url` answers; resolves with a stop(). */
 async function startServing(command, args, url, env = QUIET) {

@@ -1,0 +1,133 @@
+//! What the exchange asks its host to do, and the results it takes back.
+
+use super::reply::Reply;
+use crate::core::{Completed, Fingerprint, Outcome, RecordName};
+
+/// The next thing the host must do. Each I/O action names the
+/// [`Exchange`](super::Exchange) method that takes its result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Read the request body, counting bytes read, up to `limit`; report
+    /// with [`Exchange::body_read`](super::Exchange::body_read).
+    ReadBody {
+        /// The most bytes to keep (`IDEMPOTENCY_MAX_BODY_BYTES`).
+        limit: usize,
+    },
+    /// Forward the request unprotected: the client's request with these
+    /// header edits and its body (`body`, when the exchange already read it,
+    /// else the request's own), the whole answer within `timeout_ms`. Keep
+    /// the origin's response; report its status and headers with
+    /// [`Exchange::forwarded`](super::Exchange::forwarded).
+    Forward {
+        /// Header edits for the forwarded request.
+        edits: Vec<HeaderEdit>,
+        /// The body already read, or `None` for the request's own.
+        body: Option<Vec<u8>>,
+        /// The origin time limit, in ms.
+        timeout_ms: u64,
+    },
+    /// Read the KV copy of `name` (a record, or nothing), within
+    /// `timeout_ms`; report with [`Exchange::copy_read`](super::Exchange::copy_read).
+    ReadCopy {
+        /// The record's name (its hex is the KV key).
+        name: RecordName,
+        /// The read's time limit, in ms.
+        timeout_ms: u64,
+    },
+    /// From here on the exchange must run to its end even if the caller
+    /// goes away (`waitUntil`): a handler cancelled between `begin` and
+    /// `finish` would leave the key in flight for a lease. Then call
+    /// [`Exchange::detached`](super::Exchange::detached).
+    Detach,
+    /// Call the store's atomic `begin`; report with
+    /// [`Exchange::begun`](super::Exchange::begun).
+    Begin {
+        /// The record's name.
+        name: RecordName,
+        /// The request's fingerprint.
+        fingerprint: Fingerprint,
+    },
+    /// Call the origin with the request, these header edits and `body`;
+    /// read its whole answer within `timeout_ms` (past it the outcome is
+    /// unknown); report with [`Exchange::origin_answered`](super::Exchange::origin_answered).
+    CallOrigin {
+        /// The attempt this call is.
+        attempt: u32,
+        /// Header edits: the key unquoted, the attempt number.
+        edits: Vec<HeaderEdit>,
+        /// The request body, as read.
+        body: Vec<u8>,
+        /// The origin time limit, in ms, for the whole answer.
+        timeout_ms: u64,
+    },
+    /// Call the store's atomic `finish`; report with
+    /// [`Exchange::finished`](super::Exchange::finished).
+    Finish {
+        /// The record's name.
+        name: RecordName,
+        /// The attempt that ended.
+        attempt: u32,
+        /// How it ended.
+        outcome: Outcome,
+    },
+    /// Wait `ms`, then call [`Exchange::paused`](super::Exchange::paused).
+    Pause {
+        /// How long, in ms.
+        ms: u64,
+    },
+    /// Answer the caller with `reply` (a [`ReplyBody::Origin`](super::ReplyBody::Origin)
+    /// body is the origin response the host kept); then call
+    /// [`Exchange::responded`](super::Exchange::responded).
+    Respond(Reply),
+    /// Write one log line (JSON); then call [`Exchange::logged`](super::Exchange::logged).
+    Log(String),
+    /// Copy a completed answer to KV (its failure changes nothing); then
+    /// call [`Exchange::copy_written`](super::Exchange::copy_written).
+    WriteCopy {
+        /// The record's name.
+        name: RecordName,
+        /// The answer, with its expiry.
+        completed: Completed,
+    },
+    /// Nothing more to do.
+    Done,
+}
+
+/// A change to a request's headers before it goes to the origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderEdit {
+    /// Set the header to this value.
+    Set(&'static str, String),
+    /// Remove the header.
+    Remove(&'static str),
+}
+
+/// How reading a keyed request's body ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyRead {
+    /// The whole body, within the limit.
+    Complete(Vec<u8>),
+    /// More bytes than the limit were read.
+    TooLarge,
+    /// The body broke off before its end.
+    Incomplete,
+}
+
+/// How an origin call ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OriginResult {
+    /// The origin answered in full within the time limit.
+    Answered {
+        /// Its status.
+        status: u16,
+        /// Its headers, in order.
+        headers: Vec<(String, String)>,
+        /// Its whole body.
+        body: Vec<u8>,
+    },
+    /// The request was never sent: the origin cannot have acted on it.
+    NotSent(String),
+    /// The request may have reached the origin but no whole answer came
+    /// back (reset, time limit, a body that broke off).
+    NoAnswer(String),
+}

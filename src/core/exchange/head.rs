@@ -1,0 +1,53 @@
+//! What a host reads off a request before the exchange starts.
+
+use crate::core::Config;
+
+/// The parts of a request the exchange decides on. The host fills it from
+/// the runtime's request; nothing else of the request crosses over.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestHead {
+    /// The method, as sent (`POST`).
+    pub method: String,
+    /// The host the request was sent to, as the runtime serialises it
+    /// (punycode, lower-case).
+    pub host: String,
+    /// The path, percent-encoded as received.
+    pub path: String,
+    /// The query without its `?`, if there is one.
+    pub query: Option<String>,
+    /// The raw `Idempotency-Key` header, if sent.
+    pub key: Option<Vec<u8>>,
+    /// The `Origin` header, for CORS.
+    pub origin: Option<String>,
+    /// `Access-Control-Request-Method`, on a CORS preflight.
+    pub preflight_method: Option<String>,
+    /// `Access-Control-Request-Headers`, on a CORS preflight.
+    pub preflight_headers: Option<String>,
+    /// Whether the client sent an `Idempotency-Attempt` header (always
+    /// removed before the origin sees the request).
+    pub has_attempt_header: bool,
+    /// The headers [`RequestHead::headers_read`] names that are present,
+    /// lower-case names.
+    pub headers: Vec<(String, String)>,
+}
+
+impl RequestHead {
+    /// The headers the fingerprint and the record name read: `content-type`
+    /// and each scope source's header. A host copies only these.
+    pub fn headers_read(config: &Config) -> Vec<&str> {
+        std::iter::once("content-type").chain(config.scope.iter().map(|source| source.header())).collect()
+    }
+
+    /// A header copied into [`RequestHead::headers`].
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Path and query, as the fingerprint reads them.
+    pub(crate) fn path_and_query(&self) -> String {
+        match &self.query {
+            Some(query) => format!("{}?{query}", self.path),
+            None => self.path.clone(),
+        }
+    }
+}

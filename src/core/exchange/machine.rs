@@ -1,0 +1,406 @@
+//! The exchange's state machine: one method per result a host reports,
+//! each returning the next [`Action`].
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use super::action::{Action, BodyRead, HeaderEdit, OriginResult};
+use super::head::RequestHead;
+use super::log::{DecisionLog, Timing};
+use super::reply::{Reply, ReplyBody};
+use crate::core::{
+    Completed, Config, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, KeyRule, Outcome, Problem,
+    Record, RecordName, StoredResponse, replay_from_copy,
+};
+
+/// Pauses before each repeat of a `finish` the store failed, in ms. An
+/// outcome that is known but not recorded would hold the key for a whole
+/// lease; repeating is safe, since once one call has landed a repeat finds
+/// no attempt in flight and writes nothing.
+pub const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
+
+/// One request's exchange. Created by [`Exchange::start`]; each method
+/// takes the result of the action it names and returns the next one. A
+/// method called out of turn (a host bug) ends the exchange with
+/// [`Action::Done`].
+#[derive(Debug)]
+pub struct Exchange {
+    config: Rc<Config>,
+    /// The allowed cross-origin caller of this request, if any.
+    cors: Option<String>,
+    log: DecisionLog,
+    timing: Timing,
+    /// When the pending I/O action started, on the host's clock.
+    since: u64,
+    stage: Stage,
+    /// What follows an answer: its log line, a KV copy.
+    after: VecDeque<Action>,
+}
+
+/// What the exchange waits for.
+#[derive(Debug)]
+enum Stage {
+    /// The body of a keyed request.
+    Body { key: IdempotencyKey, head: RequestHead },
+    /// A KV copy read before the object (`read-first`).
+    ReadFirst(Keyed),
+    /// The go-ahead to run detached.
+    Detaching(Keyed),
+    /// The store's `begin`.
+    Beginning(Keyed),
+    /// A KV copy read after the store failed (`fallback`).
+    Fallback { keyed: Keyed, error: String },
+    /// The origin's answer to attempt `attempt`.
+    Calling { keyed: Keyed, attempt: u32 },
+    /// The store's `finish`, or the pause before repeating it.
+    Finishing(Finishing),
+    /// An unprotected forward's answer.
+    Forwarding { outcome: &'static str, error: Option<String> },
+    /// The queued actions after the answer.
+    Answered,
+}
+
+/// A keyed request once its body is read.
+#[derive(Debug)]
+struct Keyed {
+    key: IdempotencyKey,
+    name: RecordName,
+    fingerprint: Fingerprint,
+    /// The body, until it goes to the origin.
+    body: Vec<u8>,
+}
+
+/// An attempt whose outcome is being recorded.
+#[derive(Debug)]
+struct Finishing {
+    name: RecordName,
+    attempt: u32,
+    outcome: Outcome,
+    /// The caller's answer, sent once the outcome is recorded.
+    reply: Reply,
+    /// Failed `finish` calls so far.
+    failures: usize,
+}
+
+impl Exchange {
+    /// Starts the exchange for a request with head `head` at `now_ms`.
+    pub fn start(config: Rc<Config>, head: RequestHead, now_ms: u64) -> (Self, Action) {
+        let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
+        let mut exchange = Self {
+            config,
+            cors,
+            log: DecisionLog { tier: "layer", ..DecisionLog::default() },
+            timing: Timing::default(),
+            since: now_ms,
+            stage: Stage::Answered,
+            after: VecDeque::new(),
+        };
+        let action = exchange.first_action(head);
+        (exchange, action)
+    }
+
+    fn first_action(&mut self, head: RequestHead) -> Action {
+        let config = Rc::clone(&self.config);
+        let is_preflight = head.method.eq_ignore_ascii_case("OPTIONS")
+            && head.preflight_method.as_deref().is_some_and(|m| config.key_rule(m, &head.path) != KeyRule::Uncovered);
+        if let Some(origin) = self.cors.clone().filter(|_| is_preflight) {
+            self.log.outcome = "preflight";
+            return self.respond(Reply::preflight(&config, &origin, head.preflight_headers.as_deref()));
+        }
+        let rule = config.key_rule(&head.method, &head.path);
+        match rule.key(head.key.as_deref()) {
+            Ok(None) => self.forward("pass-through", None, head.has_attempt_header, None),
+            Err(problem) => self.refuse(problem),
+            Ok(Some(key)) => {
+                self.stage = Stage::Body { key, head };
+                Action::ReadBody { limit: config.max_body_bytes }
+            }
+        }
+    }
+
+    /// The keyed request's body was read.
+    pub fn body_read(&mut self, read: BodyRead, now_ms: u64) -> Action {
+        let Stage::Body { key, head } = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        let body = match read {
+            BodyRead::Complete(body) => body,
+            BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.config.max_body_bytes }),
+            BodyRead::Incomplete => return self.refuse(Problem::BodyIncomplete),
+        };
+        let fingerprint = Fingerprint::of(&head.method, &head.path_and_query(), head.header("content-type"), &body);
+        let name = RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key);
+        self.log.record = Some(name.to_hex()[..16].to_owned());
+        let keyed = Keyed { key, name, fingerprint, body };
+        if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
+            self.since = now_ms;
+            self.stage = Stage::ReadFirst(keyed);
+            return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
+        }
+        self.stage = Stage::Detaching(keyed);
+        Action::Detach
+    }
+
+    /// A KV copy was read (`None`: no copy; `Err`: the read failed).
+    pub fn copy_read(&mut self, found: Result<Option<Record>, String>, now_ms: u64) -> Action {
+        Timing::add(&mut self.timing.kv, now_ms.saturating_sub(self.since));
+        let (keyed, store_error) = match std::mem::replace(&mut self.stage, Stage::Answered) {
+            Stage::ReadFirst(keyed) => (keyed, None),
+            Stage::Fallback { keyed, error } => (keyed, Some(error)),
+            _ => return Action::Done,
+        };
+        let (found, kv_error) = match found {
+            Ok(found) => (found, None),
+            Err(e) => (None, Some(format!("kv read: {e}"))),
+        };
+        if let Some(completed) = replay_from_copy(found, keyed.fingerprint, now_ms) {
+            self.log.tier = "kv";
+            self.log.error = store_error.map(|e| format!("store: {e}"));
+            return self.replay(&completed);
+        }
+        match store_error {
+            None => {
+                self.log.error = kv_error;
+                self.stage = Stage::Detaching(keyed);
+                Action::Detach
+            }
+            Some(error) => {
+                let error = kv_error.map_or_else(|| error.clone(), |kv| format!("{error}; {kv}"));
+                self.store_failed(error, keyed)
+            }
+        }
+    }
+
+    /// The host runs the rest detached.
+    pub fn detached(&mut self, now_ms: u64) -> Action {
+        let Stage::Detaching(keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        self.since = now_ms;
+        let action = Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint };
+        self.stage = Stage::Beginning(keyed);
+        action
+    }
+
+    /// The store's `begin` answered (`Err`: it failed or timed out).
+    pub fn begun(&mut self, decision: Result<Decision, String>, now_ms: u64) -> Action {
+        let Stage::Beginning(mut keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        let durable = self.config.consistency == Consistency::Durable;
+        let spent = now_ms.saturating_sub(self.since);
+        if durable {
+            self.log.tier = "do";
+            Timing::add(&mut self.timing.durable, spent);
+        } else {
+            self.log.tier = "kv";
+            Timing::add(&mut self.timing.kv, spent);
+        }
+        match decision {
+            Err(error) if durable && self.config.kv_replay.falls_back() => {
+                self.since = now_ms;
+                let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.config.store_timeout_ms };
+                self.stage = Stage::Fallback { keyed, error };
+                action
+            }
+            Err(error) => self.store_failed(error, keyed),
+            Ok(Decision::InFlight { retry_after_secs }) => {
+                self.log.outcome = "in-flight";
+                self.refuse(Problem::KeyInFlight { retry_after_secs })
+            }
+            Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
+            Ok(Decision::Replay(completed)) => {
+                let action = self.replay(&completed);
+                // Read first and still here: the KV copy is missing (written
+                // late, or evicted), so put it back. With `fallback` the copy
+                // written at completion stands.
+                if durable && self.config.kv_replay.reads_first() {
+                    self.after.push_back(Action::WriteCopy { name: keyed.name, completed });
+                }
+                action
+            }
+            Ok(Decision::Execute { attempt, reclaimed }) => {
+                self.log.outcome = if reclaimed && durable { "execute-reclaimed" } else { "execute" };
+                self.log.attempt = Some(attempt);
+                self.since = now_ms;
+                let action = Action::CallOrigin {
+                    attempt,
+                    edits: vec![
+                        HeaderEdit::Set("Idempotency-Key", keyed.key.as_str().to_owned()),
+                        HeaderEdit::Set("Idempotency-Attempt", attempt.to_string()),
+                    ],
+                    body: std::mem::take(&mut keyed.body),
+                    timeout_ms: self.config.origin_timeout_ms,
+                };
+                self.stage = Stage::Calling { keyed, attempt };
+                action
+            }
+        }
+    }
+
+    /// The origin call of an attempt ended.
+    pub fn origin_answered(&mut self, result: OriginResult, now_ms: u64) -> Action {
+        let Stage::Calling { keyed, attempt } = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
+        let (outcome, reply) = match result {
+            OriginResult::Answered { status, headers, body } => {
+                let max = self.config.max_response_bytes;
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max);
+                let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
+                (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Bytes(body) })
+            }
+            OriginResult::NotSent(e) => {
+                self.log.error = Some(e);
+                (Outcome::NotSent, Reply::problem(&Problem::OriginUnreachable))
+            }
+            OriginResult::NoAnswer(e) => {
+                self.log.error = Some(e);
+                (Outcome::Unknown, Reply::problem(&Problem::OriginUnreachable))
+            }
+        };
+        self.since = now_ms;
+        let action = Action::Finish { name: keyed.name, attempt, outcome: outcome.clone() };
+        self.stage = Stage::Finishing(Finishing { name: keyed.name, attempt, outcome, reply, failures: 0 });
+        action
+    }
+
+    /// The store's `finish` answered (`Err`: it failed or timed out).
+    pub fn finished(&mut self, result: Result<Finished, String>, now_ms: u64) -> Action {
+        let Stage::Finishing(mut finishing) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        let durable = self.config.consistency == Consistency::Durable;
+        if durable {
+            Timing::add(&mut self.timing.durable, now_ms.saturating_sub(self.since));
+        }
+        if let (Err(_), Some(&ms)) = (&result, FINISH_RETRY_PAUSES_MS.get(finishing.failures)) {
+            finishing.failures += 1;
+            self.stage = Stage::Finishing(finishing);
+            return Action::Pause { ms };
+        }
+        let mut copy = None;
+        self.log.finish = Some(match result {
+            Ok(Finished::Stored(completed)) => {
+                copy = Some(completed);
+                "stored"
+            }
+            Ok(Finished::Released) => "released",
+            Ok(Finished::LeaseKept) => "lease-kept",
+            Ok(Finished::Stale) => "stale",
+            Err(e) => {
+                self.log.error = Some(e);
+                "store-failed"
+            }
+        });
+        let action = self.respond(finishing.reply);
+        if let Some(completed) = copy.filter(|_| durable && self.config.kv_replay.writes_copies()) {
+            self.after.push_back(Action::WriteCopy { name: finishing.name, completed });
+        }
+        action
+    }
+
+    /// The pause before repeating a failed `finish` is over.
+    pub fn paused(&mut self, now_ms: u64) -> Action {
+        let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
+        self.since = now_ms;
+        Action::Finish { name: finishing.name, attempt: finishing.attempt, outcome: finishing.outcome.clone() }
+    }
+
+    /// An unprotected forward ended: the origin's status and headers (its
+    /// body stays with the host), or why no answer came.
+    pub fn forwarded(&mut self, result: Result<(u16, Vec<(String, String)>), String>, now_ms: u64) -> Action {
+        let Stage::Forwarding { outcome, error } = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
+        self.log = DecisionLog { outcome, tier: "origin", error, ..DecisionLog::default() };
+        let reply = match result {
+            Ok((status, headers)) => Reply { status, headers, body: ReplyBody::Origin },
+            Err(e) => {
+                self.log.error = Some(e);
+                Reply::problem(&Problem::OriginUnreachable)
+            }
+        };
+        // The baseline path logs only failures and fail-open forwards.
+        let quiet = outcome == "pass-through" && self.log.error.is_none();
+        let action = self.respond(reply);
+        if quiet {
+            self.after.retain(|a| !matches!(a, Action::Log(_)));
+        }
+        action
+    }
+
+    /// The answer was handed to the caller.
+    pub fn responded(&mut self, _now_ms: u64) -> Action {
+        self.next_after()
+    }
+
+    /// The log line was written.
+    pub fn logged(&mut self, _now_ms: u64) -> Action {
+        self.next_after()
+    }
+
+    /// The KV copy was written (or failed to be: nothing depends on it).
+    pub fn copy_written(&mut self, _now_ms: u64) -> Action {
+        self.next_after()
+    }
+
+    /// The decision so far (complete once the answer is out).
+    pub fn log(&self) -> &DecisionLog {
+        &self.log
+    }
+
+    fn next_after(&mut self) -> Action {
+        self.after.pop_front().unwrap_or(Action::Done)
+    }
+
+    /// A stored answer, replayed.
+    fn replay(&mut self, completed: &Completed) -> Action {
+        self.log.outcome = "replay";
+        self.log.attempt = Some(completed.attempt);
+        self.respond(Reply::replay(completed))
+    }
+
+    /// One of the layer's own errors.
+    fn refuse(&mut self, problem: Problem) -> Action {
+        if self.log.outcome.is_empty() {
+            self.log.outcome = problem.code();
+        }
+        self.respond(Reply::problem(&problem))
+    }
+
+    /// The store failed: 503, or the request forwarded unprotected when
+    /// failing open.
+    fn store_failed(&mut self, error: String, keyed: Keyed) -> Action {
+        if self.config.fail_open {
+            return self.forward("fail-open", Some(error), true, Some(keyed.body));
+        }
+        self.log.outcome = "store-unavailable";
+        self.log.error = Some(error);
+        self.refuse(Problem::StoreUnavailable)
+    }
+
+    /// Forwards the request unprotected, without a client-sent
+    /// `Idempotency-Attempt`.
+    fn forward(&mut self, outcome: &'static str, error: Option<String>, strip: bool, body: Option<Vec<u8>>) -> Action {
+        self.stage = Stage::Forwarding { outcome, error };
+        let edits = if strip { vec![HeaderEdit::Remove("Idempotency-Attempt")] } else { Vec::new() };
+        Action::Forward { edits, body, timeout_ms: self.config.origin_timeout_ms }
+    }
+
+    /// Answers the caller: the reply with its `Server-Timing` and CORS
+    /// headers (a preflight carries its own), then the log line.
+    fn respond(&mut self, reply: Reply) -> Action {
+        let reply = if self.log.outcome == "preflight" {
+            reply
+        } else {
+            reply.decorated(&self.timing, self.cors.as_deref())
+        };
+        self.log.status = reply.status;
+        self.stage = Stage::Answered;
+        self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
+        Action::Respond(reply)
+    }
+}

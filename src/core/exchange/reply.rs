@@ -1,0 +1,105 @@
+//! The answers the exchange gives a caller, as status, headers and body:
+//! problems, replays, preflights and the origin's own answers, each with
+//! the headers every answer that passed through the layer carries
+//! (`Server-Timing`, CORS for an allowed caller).
+
+use super::log::Timing;
+use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
+
+/// Headers a cross-origin caller may read on the layer's answers.
+const EXPOSED: &str = "Idempotent-Replayed, Idempotent-Body-Omitted, Retry-After, Server-Timing";
+
+/// An answer for the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The status.
+    pub status: u16,
+    /// Every header, in order (a name may repeat).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: ReplyBody,
+}
+
+/// Where an answer's body comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplyBody {
+    /// These bytes (none at all when empty: a 204 must not carry even an
+    /// empty body).
+    Bytes(Vec<u8>),
+    /// The body of the origin response the host kept from
+    /// [`Action::Forward`](super::Action::Forward), streamed as it comes.
+    Origin,
+}
+
+impl Reply {
+    /// One of the layer's own errors: problem+json, `Cache-Control:
+    /// no-store`, and `Retry-After` for the problems that have one.
+    pub fn problem(problem: &Problem) -> Self {
+        let mut headers = vec![
+            ("content-type".to_owned(), PROBLEM_CONTENT_TYPE.to_owned()),
+            ("cache-control".to_owned(), "no-store".to_owned()),
+        ];
+        if let Some(secs) = problem.retry_after_secs() {
+            headers.push(("retry-after".to_owned(), secs.to_string()));
+        }
+        Self { status: problem.status(), headers, body: ReplyBody::Bytes(problem.to_json().into_bytes()) }
+    }
+
+    /// A stored answer replayed: its status, headers and body (or an empty
+    /// body and `Idempotent-Body-Omitted: true`), marked as a replay.
+    pub fn replay(completed: &Completed) -> Self {
+        let response = &completed.response;
+        let mut headers = response.headers.clone();
+        set(&mut headers, "idempotent-replayed", "true");
+        set(&mut headers, "cache-control", "no-store");
+        if response.body_omitted() {
+            set(&mut headers, "idempotent-body-omitted", "true");
+        }
+        Self { status: response.status, headers, body: ReplyBody::Bytes(response.body.clone().unwrap_or_default()) }
+    }
+
+    /// The answer to an allowed CORS preflight for a covered request.
+    pub fn preflight(config: &Config, origin: &str, requested_headers: Option<&str>) -> Self {
+        let mut methods = config.methods.clone();
+        methods.extend(["GET", "HEAD", "OPTIONS"].map(String::from));
+        let headers = [
+            ("access-control-allow-origin", origin.to_owned()),
+            ("vary", "Origin".to_owned()),
+            ("access-control-allow-methods", methods.join(", ")),
+            ("access-control-allow-headers", preflight_allow_headers(requested_headers)),
+            ("access-control-max-age", "600".to_owned()),
+            ("cache-control", "no-store".to_owned()),
+        ];
+        let headers = headers.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
+        Self { status: 204, headers, body: ReplyBody::Bytes(Vec::new()) }
+    }
+
+    /// Adds what every answer that passed through the layer carries: the
+    /// tiers' `Server-Timing`, and for an allowed cross-origin caller its
+    /// `Access-Control-Allow-Origin` (unless the answer has one) and the
+    /// exposed headers.
+    pub(crate) fn decorated(mut self, timing: &Timing, cors: Option<&str>) -> Self {
+        if let Some(value) = timing.header_value() {
+            self.headers.push(("server-timing".to_owned(), value));
+        }
+        if let Some(origin) = cors {
+            if !has(&self.headers, "access-control-allow-origin") {
+                self.headers.push(("access-control-allow-origin".to_owned(), origin.to_owned()));
+                self.headers.push(("vary".to_owned(), "Origin".to_owned()));
+            }
+            set(&mut self.headers, "access-control-expose-headers", EXPOSED);
+        }
+        self
+    }
+}
+
+/// Whether `name` (lower-case) is among `headers`, in any case.
+fn has(headers: &[(String, String)], name: &str) -> bool {
+    headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+}
+
+/// Sets `name` (lower-case) to `value`, replacing every earlier value.
+fn set(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    headers.push((name.to_owned(), value.to_owned()));
+}

@@ -1,0 +1,418 @@
+//! The exchange driven end to end against in-memory stand-ins: the atomic
+//! [`MemoryStore`], a KV map, a scripted origin. Each row pins one rule the
+//! hosts used to decide themselves.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::*;
+use crate::core::{Config, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store};
+
+/// Runs a future that never waits (the memory store's).
+fn now_or_never<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the memory store never waits"),
+    }
+}
+
+/// The stand-ins an exchange runs against, and what it did to them.
+struct World {
+    config: Rc<Config>,
+    store: MemoryStore,
+    kv: HashMap<RecordName, Record>,
+    /// Store calls that fail before the store sees them, in turn.
+    store_failures: usize,
+    kv_fails: bool,
+    origin: Box<dyn FnMut(u32) -> OriginResult>,
+    calls: Vec<u32>,
+    now: u64,
+}
+
+/// What one exchange did.
+#[derive(Debug)]
+struct Run {
+    /// The actions' names, in order.
+    steps: Vec<&'static str>,
+    reply: Reply,
+    log: serde_json::Value,
+    edits: Vec<HeaderEdit>,
+    forwarded_body: Option<Option<Vec<u8>>>,
+}
+
+fn created() -> OriginResult {
+    OriginResult::Answered {
+        status: 201,
+        headers: vec![("content-type".into(), "application/json".into()), ("set-cookie".into(), "s=1".into())],
+        body: br#"{"orderId":"o1"}"#.to_vec(),
+    }
+}
+
+impl World {
+    fn new(vars: &[(&str, &str)]) -> Self {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let config = Config::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
+        Self {
+            store: MemoryStore::new(config.records.clone()),
+            config: Rc::new(config),
+            kv: HashMap::new(),
+            store_failures: 0,
+            kv_fails: false,
+            origin: Box::new(|_| created()),
+            calls: Vec::new(),
+            now: 1_000,
+        }
+    }
+
+    fn fail_store(&mut self) -> bool {
+        let fail = self.store_failures > 0;
+        self.store_failures = self.store_failures.saturating_sub(1);
+        fail
+    }
+
+    /// Drives one request to its end, performing every action.
+    fn run(&mut self, head: RequestHead, body: BodyRead) -> Run {
+        let (mut exchange, mut action) = Exchange::start(Rc::clone(&self.config), head, self.now);
+        let mut body = Some(body);
+        let (mut steps, mut reply, mut edits, mut forwarded_body) = (Vec::new(), None, Vec::new(), None);
+        let mut log = serde_json::Value::Null;
+        loop {
+            self.now += 1;
+            let now = self.now;
+            action = match action {
+                Action::ReadBody { .. } => {
+                    steps.push("read-body");
+                    exchange.body_read(body.take().expect("the body is read once"), now)
+                }
+                Action::ReadCopy { name, .. } => {
+                    steps.push("read-copy");
+                    let found = if self.kv_fails { Err("kv down".into()) } else { Ok(self.kv.get(&name).cloned()) };
+                    exchange.copy_read(found, now)
+                }
+                Action::Detach => {
+                    steps.push("detach");
+                    exchange.detached(now)
+                }
+                Action::Begin { name, fingerprint } => {
+                    steps.push("begin");
+                    let decision = if self.fail_store() {
+                        Err("store exploded".to_owned())
+                    } else {
+                        Ok(now_or_never(self.store.begin(&name, fingerprint, now)).unwrap())
+                    };
+                    exchange.begun(decision, now)
+                }
+                Action::CallOrigin { attempt, edits: e, .. } => {
+                    steps.push("call-origin");
+                    self.calls.push(attempt);
+                    edits = e;
+                    let result = (self.origin)(attempt);
+                    exchange.origin_answered(result, now)
+                }
+                Action::Finish { name, attempt, outcome } => {
+                    steps.push("finish");
+                    let finished = if self.fail_store() {
+                        Err("store exploded".to_owned())
+                    } else {
+                        Ok(now_or_never(self.store.finish(&name, attempt, outcome, now)).unwrap())
+                    };
+                    exchange.finished(finished, now)
+                }
+                Action::Pause { .. } => {
+                    steps.push("pause");
+                    exchange.paused(now)
+                }
+                Action::Forward { edits: e, body, .. } => {
+                    steps.push("forward");
+                    edits = e;
+                    forwarded_body = Some(body);
+                    exchange.forwarded(Ok((200, vec![("content-type".into(), "text/plain".into())])), now)
+                }
+                Action::Respond(r) => {
+                    steps.push("respond");
+                    reply = Some(r);
+                    exchange.responded(now)
+                }
+                Action::Log(line) => {
+                    steps.push("log");
+                    log = serde_json::from_str(&line).unwrap();
+                    exchange.logged(now)
+                }
+                Action::WriteCopy { name, completed } => {
+                    steps.push("write-copy");
+                    self.kv.insert(name, Record::Completed(completed));
+                    exchange.copy_written(now)
+                }
+                Action::Done => break,
+            };
+        }
+        Run { steps, reply: reply.expect("every exchange answers"), log, edits, forwarded_body }
+    }
+}
+
+fn keyed(key: &str) -> RequestHead {
+    RequestHead {
+        method: "POST".into(),
+        host: "shop.example".into(),
+        path: "/api/orders".into(),
+        key: Some(key.as_bytes().to_vec()),
+        headers: vec![("content-type".into(), "application/json".into())],
+        ..RequestHead::default()
+    }
+}
+
+fn order() -> BodyRead {
+    BodyRead::Complete(br#"{"item":"tea"}"#.to_vec())
+}
+
+fn header<'a>(reply: &'a Reply, name: &str) -> Option<&'a str> {
+    reply.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+fn code(reply: &Reply) -> String {
+    let ReplyBody::Bytes(body) = &reply.body else { panic!("a problem has a body") };
+    let body: serde_json::Value = serde_json::from_slice(body).unwrap();
+    body["type"].as_str().unwrap().trim_start_matches("urn:oncekey:problem:").to_owned()
+}
+
+#[test]
+fn a_first_execution_makes_one_store_call_before_the_origin_and_no_kv_operation_before_its_answer() {
+    let mut world = World::new(&[]);
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log", "write-copy"]);
+    assert_eq!(run.reply.status, 201);
+    assert_eq!(run.reply.body, ReplyBody::Bytes(br#"{"orderId":"o1"}"#.to_vec()));
+    assert_eq!(header(&run.reply, "set-cookie"), Some("s=1"), "the caller gets every header");
+    assert_eq!(
+        run.edits,
+        [HeaderEdit::Set("Idempotency-Key", "k1".into()), HeaderEdit::Set("Idempotency-Attempt", "1".into())]
+    );
+    assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("do;") && t.contains("origin;")));
+    assert_eq!((run.log["oncekey"].as_str(), run.log["finish"].as_str()), (Some("execute"), Some("stored")));
+    assert_eq!(run.log["record"].as_str().map(str::len), Some(16));
+    assert_eq!(world.calls, [1]);
+}
+
+#[test]
+fn a_retry_is_replayed_by_the_object_without_touching_kv() {
+    let mut world = World::new(&[]);
+    world.run(keyed("k1"), order());
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "respond", "log"]);
+    assert_eq!((run.reply.status, header(&run.reply, "idempotent-replayed")), (201, Some("true")));
+    assert_eq!(header(&run.reply, "set-cookie"), None, "never replayed");
+    assert_eq!(header(&run.reply, "cache-control"), Some("no-store"));
+    assert_eq!(world.calls, [1]);
+}
+
+#[test]
+fn read_first_answers_from_a_copy_and_puts_a_missing_one_back() {
+    let mut world = World::new(&[("IDEMPOTENCY_KV_REPLAY", "read-first")]);
+    let first = world.run(keyed("k1"), order());
+    assert_eq!(first.steps[..3], ["read-body", "read-copy", "detach"], "a miss goes on to the object");
+    let from_kv = world.run(keyed("k1"), order());
+    assert_eq!(from_kv.steps, ["read-body", "read-copy", "respond", "log"]);
+    assert_eq!((from_kv.log["tier"].as_str(), header(&from_kv.reply, "idempotent-replayed")), (Some("kv"), Some("true")));
+    world.kv.clear();
+    let put_back = world.run(keyed("k1"), order());
+    assert_eq!(put_back.steps, ["read-body", "read-copy", "detach", "begin", "respond", "log", "write-copy"]);
+    assert_eq!(world.kv.len(), 1);
+    world.kv_fails = true;
+    let kv_down = world.run(keyed("k1"), order());
+    assert_eq!(kv_down.reply.status, 201, "a KV error goes on to the object");
+    assert!(kv_down.log["error"].as_str().is_some_and(|e| e.contains("kv read")));
+}
+
+#[test]
+fn a_copy_from_another_request_or_an_expired_one_is_never_replayed() {
+    let mut world = World::new(&[("IDEMPOTENCY_KV_REPLAY", "read-first"), ("IDEMPOTENCY_TTL_SECONDS", "60")]);
+    world.run(keyed("k1"), order());
+    let other = world.run(keyed("k1"), BodyRead::Complete(br#"{"item":"cake"}"#.to_vec()));
+    assert_eq!((other.reply.status, code(&other.reply).as_str()), (422, "key-reused"));
+    world.now += 61_000;
+    let later = world.run(keyed("k1"), order());
+    assert_eq!(later.steps[..3], ["read-body", "read-copy", "detach"], "the expired copy is a miss");
+    assert_eq!(world.calls, [1, 1], "the key is new again after its TTL");
+}
+
+#[test]
+fn when_the_object_fails_a_copy_is_replayed_else_503() {
+    let mut world = World::new(&[]);
+    world.run(keyed("k1"), order());
+    world.store_failures = 1;
+    let replayed = world.run(keyed("k1"), order());
+    assert_eq!(replayed.steps, ["read-body", "detach", "begin", "read-copy", "respond", "log"]);
+    assert_eq!((replayed.reply.status, replayed.log["tier"].as_str()), (201, Some("kv")));
+    assert!(replayed.log["error"].as_str().is_some_and(|e| e.starts_with("store:")));
+    world.store_failures = 1;
+    let none = world.run(keyed("k2"), order());
+    assert_eq!((none.reply.status, code(&none.reply).as_str()), (503, "store-unavailable"));
+    assert_eq!(header(&none.reply, "retry-after"), Some("1"));
+    assert_eq!(world.calls, [1], "fail closed: the origin is not called");
+    let mut off = World::new(&[("IDEMPOTENCY_KV_REPLAY", "off")]);
+    let run = off.run(keyed("k1"), order());
+    assert!(!run.steps.contains(&"write-copy"), "off: no copies");
+    off.store_failures = 1;
+    assert_eq!(off.run(keyed("k1"), order()).steps, ["read-body", "detach", "begin", "respond", "log"]);
+}
+
+#[test]
+fn failing_open_forwards_the_body_read_without_a_client_attempt_number() {
+    let mut world = World::new(&[("IDEMPOTENCY_FAIL_OPEN", "true"), ("IDEMPOTENCY_KV_REPLAY", "off")]);
+    world.store_failures = 1;
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "forward", "respond", "log"]);
+    assert_eq!(run.edits, [HeaderEdit::Remove("Idempotency-Attempt")]);
+    assert_eq!(run.forwarded_body, Some(Some(br#"{"item":"tea"}"#.to_vec())));
+    assert_eq!((run.reply.body.clone(), run.log["oncekey"].as_str()), (ReplyBody::Origin, Some("fail-open")));
+}
+
+#[test]
+fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
+    let mut world = World::new(&[]);
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    exchange.body_read(order(), 1);
+    exchange.detached(2);
+    let Action::Respond(reply) = exchange.begun(Ok(Decision::InFlight { retry_after_secs: 7 }), 3) else { panic!() };
+    assert_eq!((reply.status, code(&reply).as_str(), header(&reply, "retry-after")), (409, "key-in-flight", Some("7")));
+    world.run(keyed("k2"), order());
+    let reused = world.run(keyed("k2"), BodyRead::Complete(b"{}".to_vec()));
+    assert_eq!((reused.reply.status, code(&reused.reply).as_str()), (422, "key-reused"));
+}
+
+#[test]
+fn an_origin_failure_is_an_outcome_and_a_502() {
+    for (result, finish) in [
+        (OriginResult::NotSent("refused".into()), "released"),
+        (OriginResult::NoAnswer("reset".into()), "lease-kept"),
+    ] {
+        let mut world = World::new(&[]);
+        world.origin = Box::new(move |_| result.clone());
+        let run = world.run(keyed("k1"), order());
+        assert_eq!((run.reply.status, code(&run.reply).as_str()), (502, "origin-unreachable"));
+        assert_eq!(run.log["finish"].as_str(), Some(finish));
+        assert!(!run.steps.contains(&"write-copy"));
+    }
+}
+
+#[test]
+fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
+    let mut world = World::new(&[]);
+    world.store_failures = 0;
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    exchange.body_read(order(), 1);
+    exchange.detached(2);
+    exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
+    exchange.origin_answered(created(), 4);
+    let fail = || Err("store exploded".to_owned());
+    assert_eq!(exchange.finished(fail(), 5), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[0] });
+    assert!(matches!(exchange.paused(105), Action::Finish { attempt: 1, .. }));
+    assert_eq!(exchange.finished(fail(), 106), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[1] });
+    assert!(matches!(exchange.paused(506), Action::Finish { attempt: 1, .. }));
+    let Action::Respond(reply) = exchange.finished(fail(), 507) else { panic!("given up after two repeats") };
+    assert_eq!(reply.status, 201, "the caller still gets the origin's answer");
+    assert_eq!((exchange.log().finish, exchange.log().error.as_deref()), (Some("store-failed"), Some("store exploded")));
+    // One failure, then the repeat lands: stored, and copied.
+    let mut world = World::new(&[]);
+    world.origin = Box::new(|_| created());
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    exchange.body_read(order(), 1);
+    exchange.detached(2);
+    exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
+    exchange.origin_answered(created(), 4);
+    exchange.finished(fail(), 5);
+    exchange.paused(105);
+    let stored = crate::core::Completed {
+        fingerprint: crate::core::Fingerprint([0; 32]),
+        attempt: 1,
+        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(vec![]) },
+        expires_at: 9,
+    };
+    assert!(matches!(exchange.finished(Ok(Finished::Stored(stored)), 106), Action::Respond(_)));
+    assert!(matches!(exchange.responded(107), Action::Log(_)));
+    assert!(matches!(exchange.logged(108), Action::WriteCopy { .. }));
+    assert_eq!(exchange.copy_written(109), Action::Done);
+}
+
+#[test]
+fn an_answer_over_the_limit_is_answered_whole_and_stored_without_its_body() {
+    let mut world = World::new(&[("IDEMPOTENCY_MAX_RESPONSE_BYTES", "4")]);
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.reply.body, ReplyBody::Bytes(br#"{"orderId":"o1"}"#.to_vec()));
+    let replay = world.run(keyed("k1"), order());
+    assert_eq!(replay.reply.body, ReplyBody::Bytes(Vec::new()));
+    assert_eq!(header(&replay.reply, "idempotent-body-omitted"), Some("true"));
+}
+
+#[test]
+fn which_requests_are_covered_and_when_a_key_is_required() {
+    let mut world = World::new(&[("IDEMPOTENCY_REQUIRED_PATHS", "/api/orders")]);
+    let missing = world.run(RequestHead { key: None, ..keyed("") }, order());
+    assert_eq!((missing.reply.status, code(&missing.reply).as_str()), (400, "missing-key"));
+    let invalid = world.run(keyed("bad key"), order());
+    assert_eq!((invalid.reply.status, code(&invalid.reply).as_str()), (400, "invalid-key"));
+    let other = RequestHead { key: None, path: "/api/other".into(), has_attempt_header: true, ..keyed("") };
+    let passed = world.run(other, order());
+    assert_eq!(passed.steps, ["forward", "respond"], "the baseline path logs nothing");
+    assert_eq!(passed.edits, [HeaderEdit::Remove("Idempotency-Attempt")], "a client's attempt number never reaches the origin");
+    assert_eq!(passed.forwarded_body, Some(None), "the request's own body, unread");
+    let get = world.run(RequestHead { method: "GET".into(), ..keyed("k1") }, order());
+    assert_eq!((get.steps.as_slice(), get.edits.len()), (&["forward", "respond"][..], 0));
+}
+
+#[test]
+fn bodies_over_the_limit_or_broken_off_are_refused() {
+    let mut world = World::new(&[]);
+    let large = world.run(keyed("k1"), BodyRead::TooLarge);
+    assert_eq!((large.reply.status, code(&large.reply).as_str()), (413, "body-too-large"));
+    let broken = world.run(keyed("k1"), BodyRead::Incomplete);
+    assert_eq!((broken.reply.status, code(&broken.reply).as_str()), (400, "body-incomplete"));
+    assert!(world.calls.is_empty());
+}
+
+#[test]
+fn cors_headers_for_an_allowed_caller_and_preflights_only_for_covered_requests() {
+    let mut world = World::new(&[("IDEMPOTENCY_CORS_ORIGINS", "https://app.example")]);
+    let from = |origin: &str| RequestHead { origin: Some(origin.into()), ..keyed("k1") };
+    let allowed = world.run(from("https://app.example"), order());
+    assert_eq!(header(&allowed.reply, "access-control-allow-origin"), Some("https://app.example"));
+    assert!(header(&allowed.reply, "access-control-expose-headers").is_some_and(|h| h.contains("Idempotent-Replayed")));
+    let stranger = world.run(RequestHead { key: Some(b"k2".to_vec()), ..from("https://evil.example") }, order());
+    assert_eq!(header(&stranger.reply, "access-control-allow-origin"), None);
+    let preflight = |method: &str| RequestHead {
+        method: "OPTIONS".into(),
+        key: None,
+        preflight_method: Some(method.into()),
+        preflight_headers: Some("idempotency-key, content-type".into()),
+        ..from("https://app.example")
+    };
+    let covered = world.run(preflight("POST"), BodyRead::Incomplete);
+    assert_eq!((covered.reply.status, covered.steps.as_slice()), (204, &["respond", "log"][..]));
+    assert!(header(&covered.reply, "access-control-allow-headers").is_some_and(|h| h.contains("idempotency-key")));
+    assert_eq!(world.run(preflight("GET"), BodyRead::Incomplete).steps, ["forward", "respond"]);
+}
+
+#[test]
+fn kv_only_mode_decides_in_its_store_and_writes_no_separate_copy() {
+    let mut world = World::new(&[("IDEMPOTENCY_CONSISTENCY", "kv")]);
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log"]);
+    assert_eq!(run.log["tier"].as_str(), Some("kv"));
+    assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("kv;")));
+    world.store_failures = 1;
+    let failed = world.run(keyed("k2"), order());
+    assert_eq!(failed.reply.status, 503, "no fallback: KV is the store");
+}
+
+#[test]
+fn a_result_out_of_turn_ends_the_exchange() {
+    let world = World::new(&[]);
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    assert_eq!(exchange.begun(Ok(Decision::Mismatch), 1), Action::Done);
+    assert_eq!(exchange.origin_answered(created(), 1), Action::Done);
+    let _ = Problem::KeyReused;
+}
