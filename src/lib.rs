@@ -6,7 +6,8 @@
 //!
 //! - [`core`]: the sans-IO state machine (always built);
 //! - `edge`: the Cloudflare Worker adapter (feature `edge`);
-//! - `browser`: the wasm-bindgen client (feature `browser`).
+//! - `browser`: the wasm-bindgen client (feature `browser`);
+//! - `js`: the JavaScript edge host's bindings (feature `js`).
 //!
 //! ```
 //! use oncekey::core::{begin, Decision, Fingerprint, RecordPolicy};
@@ -23,3 +24,5 @@ pub mod edge;
 
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;
+#[cfg(all(feature = "js", target_arch = "wasm32"))]
+pub mod js;

@@ -111,6 +111,22 @@ pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms:
     }
 }
 
+/// KV's smallest `expirationTtl`, in seconds.
+pub const KV_MIN_TTL_SECS: u64 = 60;
+
+/// The `expirationTtl` of a KV copy of `completed` written at `now_ms`: it
+/// expires with the record, never under KV's 60 s floor (reads check
+/// `expires_at` themselves, so a copy kept longer is never replayed late).
+///
+/// ```
+/// use oncekey::core::copy_ttl_secs;
+/// assert_eq!(copy_ttl_secs(86_400_000, 0), 86_400);
+/// assert_eq!(copy_ttl_secs(1_500, 0), 60);
+/// ```
+pub fn copy_ttl_secs(expires_at: u64, now_ms: u64) -> u64 {
+    expires_at.saturating_sub(now_ms).div_ceil(1000).max(KV_MIN_TTL_SECS)
+}
+
 /// How an attempt at the origin ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {

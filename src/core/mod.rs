@@ -55,7 +55,8 @@ pub use config::{
 };
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{
-    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, Outcome, Step, Write, begin, finish, replay_from_copy,
+    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, begin, copy_ttl_secs, finish,
+    replay_from_copy,
 };
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,

@@ -9,10 +9,7 @@
 
 use worker::{KvError, KvStore};
 
-use crate::core::{Completed, Record, RecordName};
-
-/// KV's smallest `expirationTtl`, in seconds.
-const KV_MIN_TTL_SECS: u64 = 60;
+use crate::core::{Completed, Record, RecordName, copy_ttl_secs};
 
 /// The namespace bound as `IDEMPOTENCY_KV`, keyed by record name (hex).
 #[derive(Clone, Debug)]
@@ -42,7 +39,7 @@ impl KvReplay {
     /// # Errors
     /// KV failed; the object still holds the record.
     pub async fn write(&self, name: &RecordName, completed: &Completed, now_ms: u64) -> Result<(), KvError> {
-        let ttl = completed.expires_at.saturating_sub(now_ms).div_ceil(1000).max(KV_MIN_TTL_SECS);
+        let ttl = copy_ttl_secs(completed.expires_at, now_ms);
         let bytes = Record::Completed(completed.clone()).encode();
         self.kv.put_bytes(&name.to_hex(), &bytes)?.expiration_ttl(ttl).execute().await
     }

@@ -1,0 +1,60 @@
+//! `Layer`: the configuration, validated once, that starts exchanges.
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+
+use super::exchange::JsExchange;
+use super::values::{header_pairs, string};
+use crate::core::{Config, Exchange, RequestHead};
+
+/// The layer for one options object and `env`.
+#[wasm_bindgen]
+pub struct Layer {
+    config: Rc<Config>,
+}
+
+#[wasm_bindgen]
+impl Layer {
+    /// Validates `options` (§6 in camelCase) over `vars` (the worker's
+    /// `env`).
+    ///
+    /// # Errors
+    /// An `Error` naming the option and the variable with a bad value.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue, vars: JsValue) -> Result<Layer, JsError> {
+        let config = super::options::config(&options, &vars).map_err(|e| JsError::new(&e))?;
+        Ok(Self { config: Rc::new(config) })
+    }
+
+    /// The request headers the exchange reads (lower-case names).
+    #[wasm_bindgen(js_name = headersRead)]
+    pub fn headers_read(&self) -> Vec<String> {
+        RequestHead::headers_read(&self.config).into_iter().map(str::to_owned).collect()
+    }
+
+    /// Starts the exchange for a request head (`{method, host, path, query,
+    /// key, origin, preflightMethod, preflightHeaders, hasAttemptHeader,
+    /// headers}`) at `now_ms`.
+    pub fn start(&self, head: JsValue, now_ms: f64) -> JsExchange {
+        let has_attempt = js_sys::Reflect::get(&head, &JsValue::from_str("hasAttemptHeader"))
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let head = RequestHead {
+            method: string(&head, "method").unwrap_or_default(),
+            host: string(&head, "host").unwrap_or_default(),
+            path: string(&head, "path").unwrap_or_else(|| "/".to_owned()),
+            query: string(&head, "query"),
+            key: string(&head, "key").map(String::into_bytes),
+            origin: string(&head, "origin"),
+            preflight_method: string(&head, "preflightMethod"),
+            preflight_headers: string(&head, "preflightHeaders"),
+            has_attempt_header: has_attempt,
+            headers: header_pairs(&js_sys::Reflect::get(&head, &JsValue::from_str("headers")).unwrap_or_default()),
+        };
+        let now = now_ms as u64;
+        let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);
+        JsExchange::new(exchange, Rc::clone(&self.config), action, now)
+    }
+}

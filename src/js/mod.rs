@@ -1,0 +1,22 @@
+//! The JavaScript host's bindings (feature `js`, wasm32 only): the core's
+//! [`Exchange`](crate::core::Exchange) and the coordinator's steps for the
+//! `oncekey/worker` npm entry (SPEC §11), built into its wasm by
+//! `pkg/worker-wasm`.
+//!
+//! Thin wasm-bindgen wrappers, deciding nothing: [`Layer`] validates the
+//! options through the core's configuration, [`JsExchange`] turns each core
+//! [`Action`](crate::core::Action) into a plain object the JavaScript glue
+//! performs (store calls go to the coordinator as encoded
+//! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
+//! into the core's values; [`coordinator_step`] and [`alarm_step`] run the
+//! coordinator's atomic step inside a JavaScript Durable Object.
+
+mod coordinator;
+mod exchange;
+mod layer;
+mod options;
+mod values;
+
+pub use coordinator::{alarm_step, coordinator_step, misconfigured_reply};
+pub use exchange::JsExchange;
+pub use layer::Layer;

@@ -1,0 +1,89 @@
+//! The options object of `withIdempotency` (SPEC §11): the variables of §6
+//! in camelCase, turned into the variable values the core's
+//! [`Config::from_vars`] validates. `env` vars fill what options leave out.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::core::Config;
+
+/// Each option and the variable it sets.
+const OPTIONS: [(&str, &str); 16] = [
+    ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
+    ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
+    ("originTimeoutSeconds", "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS"),
+    ("methods", "IDEMPOTENCY_METHODS"),
+    ("paths", "IDEMPOTENCY_PATHS"),
+    ("required", "IDEMPOTENCY_REQUIRED"),
+    ("requiredPaths", "IDEMPOTENCY_REQUIRED_PATHS"),
+    ("scope", "IDEMPOTENCY_SCOPE"),
+    ("maxBodyBytes", "IDEMPOTENCY_MAX_BODY_BYTES"),
+    ("maxResponseBytes", "IDEMPOTENCY_MAX_RESPONSE_BYTES"),
+    ("releaseOn", "IDEMPOTENCY_RELEASE_ON"),
+    ("consistency", "IDEMPOTENCY_CONSISTENCY"),
+    ("kvReplay", "IDEMPOTENCY_KV_REPLAY"),
+    ("storeTimeoutMs", "IDEMPOTENCY_STORE_TIMEOUT_MS"),
+    ("failOpen", "IDEMPOTENCY_FAIL_OPEN"),
+    ("corsOrigins", "IDEMPOTENCY_CORS_ORIGINS"),
+];
+
+/// Options read by the JavaScript glue itself, not the core.
+const GLUE_OPTIONS: [&str; 1] = ["bindings"];
+
+/// The configuration from `options` (an object, or undefined) and `vars`
+/// (the worker's `env`): an option wins over its variable.
+///
+/// # Errors
+/// An unknown option, an option of the wrong type, or a bad value, named
+/// by option and variable.
+pub(crate) fn config(options: &JsValue, vars: &JsValue) -> Result<Config, String> {
+    let mut given: Vec<(&'static str, &'static str, String)> = Vec::new();
+    if !options.is_undefined() && !options.is_null() {
+        let object: &js_sys::Object = options.dyn_ref().ok_or("the options must be an object")?;
+        for name in js_sys::Object::keys(object).iter() {
+            let name = name.as_string().unwrap_or_default();
+            if GLUE_OPTIONS.contains(&name.as_str()) {
+                continue;
+            }
+            let Some(&(option, variable)) = OPTIONS.iter().find(|(option, _)| *option == name) else {
+                let known: Vec<&str> = OPTIONS.iter().map(|(o, _)| *o).chain(GLUE_OPTIONS).collect();
+                return Err(format!("unknown option `{name}` (known: {})", known.join(", ")));
+            };
+            let value = js_sys::Reflect::get(object, &JsValue::from_str(option)).unwrap_or(JsValue::UNDEFINED);
+            if value.is_undefined() {
+                continue;
+            }
+            let text = as_variable(&value).ok_or_else(|| {
+                format!("option `{option}` must be a string, a number, a boolean or a list of them")
+            })?;
+            given.push((option, variable, text));
+        }
+    }
+    let var = |name: &str| -> Option<String> {
+        if let Some((_, _, text)) = given.iter().find(|(_, variable, _)| *variable == name) {
+            return Some(text.clone());
+        }
+        js_sys::Reflect::get(vars, &JsValue::from_str(name)).ok().and_then(|v| v.as_string())
+    };
+    Config::from_vars(var).map_err(|e| match given.iter().find(|(_, variable, _)| *variable == e.variable) {
+        Some((option, _, _)) => format!("option `{option}` ({e})"),
+        None => e.to_string(),
+    })
+}
+
+/// An option's value as its variable would be written: numbers in
+/// decimal, booleans as `true`/`false`, lists comma-separated.
+fn as_variable(value: &JsValue) -> Option<String> {
+    if let Some(text) = value.as_string() {
+        return Some(text);
+    }
+    if let Some(number) = value.as_f64() {
+        return Some(number.to_string());
+    }
+    if let Some(flag) = value.as_bool() {
+        return Some(flag.to_string());
+    }
+    let list: &js_sys::Array = value.dyn_ref()?;
+    let items: Option<Vec<String>> =
+        list.iter().map(|item| item.as_string().or_else(|| item.as_f64().map(|n| n.to_string()))).collect();
+    Some(items?.join(","))
+}
