@@ -2,7 +2,10 @@
 
 /// Headers that are never stored: hop-by-hop headers (RFC 9110 §7.6.1),
 /// `set-cookie` (a replay must not hand one caller's session to a retry)
-/// and the framing headers the runtime recomputes.
+/// and the framing headers the runtime recomputes. Nor is any
+/// `access-control-*` header ([`CORS_PREFIX`]): CORS is answered for the
+/// caller at hand, and a replay to a second allowed origin must not carry
+/// the first one's `Access-Control-Allow-Origin`.
 const NOT_STORED: &[&str] = &[
     "connection",
     "content-length",
@@ -16,6 +19,9 @@ const NOT_STORED: &[&str] = &[
     "transfer-encoding",
     "upgrade",
 ];
+
+/// The prefix of the CORS response headers, never stored.
+const CORS_PREFIX: &str = "access-control-";
 
 /// A response as kept in a `Completed` record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +61,9 @@ impl StoredResponse {
         let headers = headers
             .into_iter()
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
-            .filter(|(name, _)| !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name))
+            .filter(|(name, _)| {
+                !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name) && !name.starts_with(CORS_PREFIX)
+            })
             .collect();
         let body = (body.len() <= max_body_bytes).then_some(body);
         Self { status, headers, body }
@@ -95,6 +103,9 @@ mod tests {
                 ("Trailer", "x"),
                 ("Proxy-Authenticate", "Basic"),
                 ("Location", "/orders/1"),
+                ("Access-Control-Allow-Origin", "https://a.example"),
+                ("access-control-expose-headers", "Location"),
+                ("Access-Control-Allow-Credentials", "true"),
             ]),
             b"ok".to_vec(),
             10,

@@ -85,3 +85,45 @@ describe("with IDEMPOTENCY_CORS_ORIGINS=*", () => {
     });
   }
 });
+
+describe("CORS headers of an origin that does its own (the production proxy)", () => {
+  const A = "https://a.example";
+  const B = "https://b.example";
+  let proxy;
+  before(async () => {
+    proxy = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_CORS_ORIGINS: `${A},${B}` },
+      // The origin answers for the caller it saw, and exposes Location.
+      outboundService: (request) => new Response('{"orderId":"o1"}', {
+        status: 201,
+        headers: {
+          "content-type": "application/json",
+          location: "/orders/1",
+          "access-control-allow-origin": request.headers.get("origin") ?? "*",
+          "access-control-expose-headers": "Location",
+        },
+      }),
+    });
+  });
+  after(() => proxy?.dispose());
+
+  test("the origin's exposed headers are merged with the layer's; a replay to another origin is allowed for it", async () => {
+    const key = crypto.randomUUID();
+    const send = (origin) => proxy.fetch("/v1/orders", {
+      method: "POST",
+      headers: { origin, "content-type": "application/json", "idempotency-key": key },
+      body: "{}",
+    });
+    const first = await send(A);
+    assert.equal(first.status, 201);
+    const exposed = first.headers.get("access-control-expose-headers").split(", ");
+    assert.ok(exposed.includes("Location"), `the origin's Location stays readable: ${exposed}`);
+    assert.ok(exposed.includes("Idempotent-Replayed") && exposed.includes("Retry-After"), `${exposed}`);
+    assert.equal(first.headers.get("access-control-allow-origin"), A);
+    const replay = await send(B);
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(replay.headers.get("access-control-allow-origin"), B, "allowed for the caller at hand, not the first one");
+    assert.equal(replay.headers.get("location"), "/orders/1");
+  });
+});

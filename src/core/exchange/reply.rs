@@ -77,7 +77,8 @@ impl Reply {
     /// Adds what every answer that passed through the layer carries: the
     /// tiers' `Server-Timing`, and for an allowed cross-origin caller its
     /// `Access-Control-Allow-Origin` (unless the answer has one) and the
-    /// exposed headers.
+    /// layer's headers in `Access-Control-Expose-Headers`, merged with what
+    /// the origin exposes (a 201's `Location` stays readable).
     pub(crate) fn decorated(mut self, timing: &Timing, cors: Option<&str>) -> Self {
         if let Some(value) = timing.header_value() {
             self.headers.push(("server-timing".to_owned(), value));
@@ -87,10 +88,37 @@ impl Reply {
                 self.headers.push(("access-control-allow-origin".to_owned(), origin.to_owned()));
                 self.headers.push(("vary".to_owned(), "Origin".to_owned()));
             }
-            set(&mut self.headers, "access-control-expose-headers", EXPOSED);
+            let exposed = merge_exposed(&self.headers);
+            set(&mut self.headers, "access-control-expose-headers", &exposed);
         }
         self
     }
+}
+
+/// The origin's exposed header names (every `Access-Control-Expose-Headers`
+/// value, in order) followed by the layer's that are not among them, names
+/// compared without case. A `*` from the origin stays: it already exposes
+/// everything to a caller without credentials, and is kept for one with.
+fn merge_exposed(headers: &[(String, String)]) -> String {
+    let mut names: Vec<&str> = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("access-control-expose-headers"))
+        .flat_map(|(_, v)| v.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    for ours in EXPOSED.split(", ") {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(ours)) {
+            names.push(ours);
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    names.retain(|n| {
+        let new = !seen.iter().any(|s| s.eq_ignore_ascii_case(n));
+        seen.push(n);
+        new
+    });
+    names.join(", ")
 }
 
 /// Whether `name` (lower-case) is among `headers`, in any case.

@@ -416,3 +416,34 @@ fn a_result_out_of_turn_ends_the_exchange() {
     assert_eq!(exchange.origin_answered(created(), 1), Action::Done);
     let _ = Problem::KeyReused;
 }
+
+#[test]
+fn the_origin_s_exposed_headers_are_kept_and_its_cors_headers_never_replayed() {
+    let mut world = World::new(&[("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://b.example")]);
+    world.origin = Box::new(|_| OriginResult::Answered {
+        status: 201,
+        headers: vec![
+            ("location".into(), "/orders/1".into()),
+            ("access-control-allow-origin".into(), "https://a.example".into()),
+            ("access-control-expose-headers".into(), "Location, idempotent-replayed".into()),
+        ],
+        body: b"{}".to_vec(),
+    });
+    let from = |origin: &str| RequestHead { origin: Some(origin.into()), ..keyed("k1") };
+    let first = world.run(from("https://a.example"), order());
+    assert_eq!(
+        header(&first.reply, "access-control-expose-headers"),
+        Some("Location, idempotent-replayed, Idempotent-Body-Omitted, Retry-After, Server-Timing"),
+        "merged, not replaced, and no name twice"
+    );
+    assert_eq!(header(&first.reply, "access-control-allow-origin"), Some("https://a.example"));
+    let replay = world.run(from("https://b.example"), order());
+    assert_eq!(header(&replay.reply, "idempotent-replayed"), Some("true"));
+    assert_eq!(header(&replay.reply, "access-control-allow-origin"), Some("https://b.example"), "the caller at hand");
+    assert_eq!(
+        replay.reply.headers.iter().filter(|(n, _)| n == "access-control-allow-origin").count(),
+        1,
+        "the first caller's origin was not stored"
+    );
+    assert_eq!(header(&replay.reply, "location"), Some("/orders/1"));
+}
