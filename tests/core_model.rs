@@ -115,7 +115,8 @@ struct Violations {
     attempts_not_rising: u32,
     /// A finish from an attempt that no longer held the key wrote something.
     stale_writes: u32,
-    /// A finish from the attempt holding a live lease was thrown away.
+    /// A finish from the attempt still holding the key (not reclaimed, not
+    /// forgotten), its lease live or not, was thrown away.
     lost_finishes: u32,
     /// A client got a replay different from the stored answer.
     replay_mismatches: u32,
@@ -214,7 +215,10 @@ fn run<S: ModelStore>(store: &S, actions: &[Action]) -> Violations {
                     continue;
                 }
                 let (key, attempt) = (a.key, a.attempt);
-                let superseded = !a.holds_key || now >= a.lease_ends;
+                // Superseded: another attempt took the key, or the store's
+                // clock says the record is forgotten. A finish after the
+                // lease ended is not superseded while nobody reclaimed.
+                let superseded = !a.holds_key || now >= a.lease_ends + TTL_MS;
                 let name = record_name(key);
                 let before = store.peek(&name);
                 let outcome = match outcome {

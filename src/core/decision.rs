@@ -155,9 +155,12 @@ pub enum Finished {
 }
 
 /// Finishes attempt `attempt`, given the record found now. Only a record
-/// that is still `InFlight` with that attempt and a live lease is changed;
-/// a finish that comes after its lease ended writes nothing, because from
-/// then on another attempt may run (the caller still gets its answer).
+/// that is still `InFlight` with that attempt is changed (not reclaimed,
+/// not expired, not gone) — even after its lease ended: nobody reclaimed
+/// the key, so the answer is still this attempt's, and throwing it away
+/// would let the next retry run the work again. A reclaimed record holds a
+/// higher attempt number, so a finish that lost the key writes nothing (its
+/// caller still gets the answer).
 ///
 /// ```
 /// use oncekey::core::{begin, finish, Finished, Fingerprint, RecordPolicy, Outcome, StoredResponse, Write};
@@ -169,7 +172,7 @@ pub enum Finished {
 /// ```
 pub fn finish(found: Option<Record>, attempt: u32, outcome: Outcome, now_ms: u64, policy: &RecordPolicy) -> Step<Finished> {
     let current = match found.and_then(|record| record.live(now_ms)) {
-        Some(Record::InFlight(r)) if r.attempt == attempt && now_ms < r.lease_expires_at => r,
+        Some(Record::InFlight(r)) if r.attempt == attempt => r,
         _ => return Step { answer: Finished::Stale, write: Write::Keep },
     };
     let release = || Step {
@@ -378,13 +381,24 @@ mod tests {
     }
 
     #[test]
+    fn a_finish_after_its_lease_ended_still_lands_if_nobody_reclaimed() {
+        // LEASE=10: the origin answered at 9.1 s, the first finish failed,
+        // its retry lands at 10.05 s.
+        let step = finish(Some(in_flight(FP, 2, NOW - 50)), 2, Outcome::Answered(answer(201)), NOW, &policy());
+        assert!(matches!(step.answer, Finished::Stored(ref c) if c.attempt == 2), "{:?}", step.answer);
+        let step = finish(Some(in_flight(FP, 2, NOW - 50)), 2, Outcome::NotSent, NOW, &policy());
+        assert_eq!(step.answer, Finished::Released);
+        let step = finish(Some(in_flight(FP, 2, NOW - 50)), 2, Outcome::Unknown, NOW, &policy());
+        assert_eq!((step.answer, step.write), (Finished::LeaseKept, Write::Keep));
+    }
+
+    #[test]
     fn stale_finishes_write_nothing() {
         let outcomes = [Outcome::Answered(answer(201)), Outcome::Answered(answer(503)), Outcome::NotSent, Outcome::Unknown];
         let cases: Vec<(&str, Option<Record>)> = vec![
             ("gone", None),
             ("reclaimed by a later attempt", Some(in_flight(FP, 3, NOW + 1))),
             ("older attempt number", Some(in_flight(FP, 1, NOW + 1))),
-            ("lease ended", Some(in_flight(FP, 2, NOW))),
             ("completed", Some(Record::Completed(completed(FP, NOW + 1)))),
             ("released", Some(Record::Released(Released { last_attempt: 2, expires_at: NOW + 1 }))),
             (

@@ -71,3 +71,32 @@ test("a finish the store fails once is repeated, so the key is not held for a le
     await worker.dispose();
   }
 });
+
+test("a finish that lands just after its lease ended still stores the answer when nobody reclaimed", async () => {
+  // A 2 s lease; the origin answers at 0.9 s; the first finish is held
+  // 1.5 s and fails, so its repeat lands after the lease (SPEC §3). Thrown
+  // away, the next retry would reclaim the key and create a second order.
+  const worker = await start({
+    store: "late-first-finish",
+    vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
+  });
+  try {
+    const key = newKey();
+    const item = uniqueItem("late-finish");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    const send = () => worker.raw("/api/orders?delay_ms=900", {
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body,
+    });
+    const started = Date.now();
+    const first = await send();
+    assert.equal(first.status, 201, first.text);
+    assert.ok(Date.now() - started > 2000, `the repeat landed after the lease (${Date.now() - started} ms)`);
+    const retry = await send();
+    assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
+    assert.equal(retry.headers["idempotent-replayed"], "true", "the late finish was stored");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});

@@ -35,6 +35,17 @@ export class FaultyStore {
       await new Promise((resolve) => setTimeout(resolve, 500));
       return real().fetch(request);
     }
+    if (this.env.MODE === "late-first-finish") {
+      // The first finish of each record is held 1.5 s, then fails: its
+      // repeat lands after a short lease has ended.
+      const call = new Uint8Array(await request.arrayBuffer());
+      if (call[0] === 2 && !this.heldOnce) {
+        this.heldOnce = true;
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        return new Response("store exploded", { status: 500 });
+      }
+      return real().fetch(new Request(request.url, { method: "POST", body: call }));
+    }
     if (this.env.MODE === "fail-first-finish") {
       // The first finish of each record fails; everything else is real.
       const call = new Uint8Array(await request.arrayBuffer());
@@ -99,7 +110,7 @@ export default {
  * production proxy: only the coordinator and KV; give it an origin through
  * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`). `vars`
  * override that worker's wrangler.toml [vars]; `store`
- * is "real", "fail", "hang", "slow", "fail-first-finish" or "flaky" (the
+ * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
