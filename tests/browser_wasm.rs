@@ -2,7 +2,9 @@
 //! headless Chromium (`make test-browser` checks both counts).
 #![cfg(all(feature = "browser", target_arch = "wasm32"))]
 
-use oncekey::browser::{KeySource, RetryPlan, payload_fingerprint, retry_after_ms};
+use oncekey::browser::{
+    Answer, KeySource, RetryPlan, answer_kind, answer_reads_body, answer_replayed, payload_fingerprint, retry_after_ms,
+};
 use oncekey::core::Fingerprint;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -55,30 +57,33 @@ fn batches_grow_while_used_up_and_shrink_to_use() {
     }
 }
 
+const FRESH: Option<Answer> = Some(Answer::Fresh);
+const IN_FLIGHT: Option<Answer> = Some(Answer::InFlight);
+
 #[wasm_bindgen_test]
 fn retry_plan_follows_the_core_policy() {
     let mut plan = RetryPlan::new(Some(2.0), None, Some(100.0), None, Some(false), None, None).unwrap();
-    assert_eq!(plan.next(503, Some("2".into()), false, false, NOW, 0.5), 2000.0, "Retry-After wins");
-    assert_eq!(plan.next(0, None, false, false, NOW, 0.5), 200.0, "second retry backs off");
-    assert_eq!(plan.next(0, None, false, false, NOW, 0.5), -1.0, "limit reached");
+    assert_eq!(plan.next(503, Some("2".into()), FRESH, NOW, 0.5), 2000.0, "Retry-After wins");
+    assert_eq!(plan.next(0, None, None, NOW, 0.5), 200.0, "second retry backs off");
+    assert_eq!(plan.next(0, None, None, NOW, 0.5), -1.0, "limit reached");
 
     let mut plan = RetryPlan::new(None, None, None, None, None, None, None).unwrap();
-    assert_eq!(plan.next(500, None, true, false, NOW, 0.5), -1.0, "a replay is final");
-    assert_eq!(plan.next(422, None, false, false, NOW, 0.5), -1.0);
-    assert_eq!(plan.next(404, None, false, false, NOW, 0.5), -1.0);
-    assert!(plan.is_settled(201, false, false));
-    assert!(!plan.is_settled(503, false, false));
-    assert!(!plan.is_settled(409, false, true));
-    assert!(!plan.is_settled(0, false, false));
+    assert_eq!(plan.next(500, None, Some(Answer::Replayed), NOW, 0.5), -1.0, "a replay is final");
+    assert_eq!(plan.next(422, None, FRESH, NOW, 0.5), -1.0);
+    assert_eq!(plan.next(404, None, FRESH, NOW, 0.5), -1.0);
+    assert!(plan.is_settled(201, FRESH));
+    assert!(!plan.is_settled(503, FRESH));
+    assert!(!plan.is_settled(409, IN_FLIGHT));
+    assert!(!plan.is_settled(0, None));
 }
 
 #[wasm_bindgen_test]
 fn key_in_flight_polls_apart_from_the_limit() {
     let mut plan = RetryPlan::new(Some(0.0), None, None, None, None, None, Some(2500.0)).unwrap();
-    assert_eq!(plan.next(409, Some("1".into()), false, true, NOW, 0.5), 1000.0);
-    assert_eq!(plan.next(409, Some("1".into()), false, true, NOW, 0.5), 1000.0);
-    assert_eq!(plan.next(409, Some("1".into()), false, true, NOW, 0.5), -1.0, "waited 2000 of 2500 ms");
-    assert_eq!(plan.next(503, None, false, false, NOW, 0.5), -1.0, "limit 0: no counted retry");
+    assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), 1000.0);
+    assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), 1000.0);
+    assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), -1.0, "waited 2000 of 2500 ms");
+    assert_eq!(plan.next(503, None, FRESH, NOW, 0.5), -1.0, "limit 0: no counted retry");
 }
 
 #[wasm_bindgen_test]
@@ -87,8 +92,26 @@ fn options_are_checked_and_unbounded_values_accepted() {
     assert!(RetryPlan::new(None, None, Some(f64::NAN), None, None, None, None).is_err());
     let mut plan = RetryPlan::new(Some(f64::INFINITY), Some(vec![418]), Some(10.0), Some(f64::INFINITY), Some(false), Some(500.0), None)
         .unwrap();
-    assert_eq!(plan.next(418, Some("60".into()), false, false, NOW, 0.5), 500.0, "maxRetryAfter caps");
-    assert_eq!(plan.next(503, None, false, false, NOW, 0.5), -1.0, "only the given statusCodes");
+    assert_eq!(plan.next(418, Some("60".into()), FRESH, NOW, 0.5), 500.0, "maxRetryAfter caps");
+    assert_eq!(plan.next(503, None, FRESH, NOW, 0.5), -1.0, "only the given statusCodes");
+}
+
+#[wasm_bindgen_test]
+fn answers_are_read_by_the_core() {
+    let stripe = r#"{"error":{"code":"idempotency_key_in_use","type":"invalid_request_error"}}"#;
+    let hono = r#"{"type":"https://hono-idempotency.dev/errors/conflict","title":"A request is outstanding for this idempotency key"}"#;
+    for body in [stripe, hono, r#"{"title":"A request is outstanding for this Idempotency-Key"}"#] {
+        assert_eq!(answer_kind(409, false, Some(body.into())), Answer::InFlight, "{body}");
+        assert_eq!(answer_kind(422, false, Some(body.into())), Answer::Fresh, "{body}");
+    }
+    assert_eq!(answer_kind(409, false, Some(r#"{"error":"seat taken"}"#.into())), Answer::Fresh, "a bare 409");
+    assert_eq!(answer_kind(409, false, None), Answer::Fresh);
+    assert_eq!(answer_kind(409, true, Some(stripe.into())), Answer::Replayed);
+    assert!(answer_replayed(None, Some("true".into())) && answer_replayed(Some("TRUE".into()), None));
+    assert!(!answer_replayed(None, None) && !answer_replayed(Some("false".into()), Some("no".into())));
+    assert!(answer_reads_body(409, None) && answer_reads_body(409, Some("120".into())));
+    assert!(!answer_reads_body(200, None) && !answer_reads_body(409, Some(" 99999999 ".into())));
+    assert!(answer_reads_body(409, Some("junk".into())), "an unreadable length reads as none");
 }
 
 #[wasm_bindgen_test]

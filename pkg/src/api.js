@@ -1,10 +1,12 @@
 // The public API (SPEC §8). Glue only: every decision — the key, whether
-// and when to retry, Retry-After, the payload fingerprint — is made by the
-// Rust core through the wasm exports imported here.
-import { KeySource, RetryPlan, payloadFingerprint } from '../dist/bindgen/oncekey_wasm.js';
+// and when to retry, Retry-After, which answers are replays or in flight,
+// the payload fingerprint — is made by the Rust core through the wasm
+// exports imported here.
+import {
+  KeySource, RetryPlan, answerKind, answerReadsBody, answerReplayed, payloadFingerprint,
+} from '../dist/bindgen/oncekey_wasm.js';
 
 const KEY_HEADER = 'Idempotency-Key';
-const KEY_IN_FLIGHT = 'urn:oncekey:problem:key-in-flight';
 const COVERED_METHODS = ['POST', 'PATCH'];
 const STORAGE_PREFIX = 'oncekey:';
 
@@ -69,7 +71,8 @@ export function newKey() {
 }
 
 export function isReplayed(response) {
-  return response.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true';
+  const h = response.headers;
+  return answerReplayed(h.get('idempotent-replayed'), h.get('idempotency-replayed'));
 }
 
 function retryPlan(retry) {
@@ -89,16 +92,14 @@ function retryPlan(retry) {
   }
 }
 
-// Recognised by its problem type, not by 409 alone.
-async function isKeyInFlight(response) {
-  if (response.status !== 409 || !/problem\+json/i.test(response.headers.get('content-type') ?? '')) {
-    return false;
-  }
-  try {
-    return (await response.clone().json())?.type === KEY_IN_FLIGHT;
-  } catch {
-    return false;
-  }
+// What the answer says (the core reads it). A body it asks for is read
+// from a clone: the caller gets the answer whole.
+async function answerOf(response) {
+  const { status, headers } = response;
+  const body = answerReadsBody(status, headers.get('content-length'))
+    ? await response.clone().text().catch(() => undefined)
+    : undefined;
+  return answerKind(status, isReplayed(response), body);
 }
 
 function aborted(signal) {
@@ -167,11 +168,10 @@ async function send(input, init, options) {
         error = e;
       }
       const status = response ? response.status : 0;
-      const replayed = response ? isReplayed(response) : false;
-      const inFlight = response ? await isKeyInFlight(response) : false;
-      const retryAfter = response?.headers.get('retry-after') ?? undefined;
-      const settled = plan.isSettled(status, replayed, inFlight);
-      const delay = plan.next(status, retryAfter, replayed, inFlight, Date.now(), Math.random());
+      const answer = response ? await answerOf(response) : undefined;
+      const retryAfter = response?.headers.get('retry-after');
+      const settled = plan.isSettled(status, answer);
+      const delay = plan.next(status, retryAfter, answer, Date.now(), Math.random());
       if (delay < 0) {
         if (response) return { response, key, settled };
         throw new NetworkError(key, attempt, error);

@@ -36,14 +36,15 @@ export function newKey(): string;
 export interface RetryOptions {
   /**
    * Retries after the first attempt, for network errors and `statusCodes`.
-   * `Infinity` for no limit. Polls of a `key-in-flight` answer do not
-   * count (see `maxInFlightWait`).
+   * `Infinity` for no limit. Polls of an in-flight answer do not count
+   * (see `maxInFlightWait`).
    * @defaultValue `2`
    */
   limit?: number;
   /**
    * Statuses that are retried. A replayed answer (`Idempotent-Replayed:
-   * true`) is never retried, whatever its status.
+   * true` or `Idempotency-Replayed: true`) is never retried, whatever its
+   * status.
    * @defaultValue `[408, 425, 429, 500, 502, 503, 504]`
    */
   statusCodes?: number[];
@@ -72,10 +73,15 @@ export interface RetryOptions {
    */
   maxRetryAfter?: number;
   /**
-   * How long, in ms, to keep polling while the server answers `409` with
-   * the `urn:oncekey:problem:key-in-flight` problem type (the first request
-   * with this key is still running), honouring its `Retry-After`
-   * (1 s when absent). Apart from `limit`. After it, the 409 is returned.
+   * How long, in ms, to keep polling while the server answers that the
+   * first request with this key is still running, honouring its
+   * `Retry-After` (1 s when absent). Apart from `limit`. After it, that
+   * answer is returned. Recognised by what the `409` says: oncekey's
+   * `urn:oncekey:problem:key-in-flight`, Stripe's `idempotency_key_in_use`,
+   * hono-idempotency's conflict problem, or a title or detail saying a
+   * request with this idempotency key is outstanding or being processed
+   * (the IETF draft). Any other 409 is the origin's own and is returned
+   * at once.
    * @defaultValue `120000` (the edge's default lease)
    */
   maxInFlightWait?: number;
@@ -139,9 +145,11 @@ export interface IdempotentFetchOptions {
  * `PATCH` (unless already set) and retries with the **same key** on
  * network errors and on 408, 425, 429, 500, 502, 503 and 504, with
  * exponential backoff and full jitter, honouring `Retry-After`. Waits for
- * the `online` event while the browser is offline. Polls a
- * `key-in-flight` answer for up to `retry.maxInFlightWait`. Never retries
- * a replayed answer, a 422 or another 4xx.
+ * the `online` event while the browser is offline. Polls an in-flight
+ * answer (oncekey's, the IETF draft's, Stripe's or hono-idempotency's 409
+ * saying the first request with this key still runs; never a bare 409)
+ * for up to `retry.maxInFlightWait`. Never retries a replayed answer, a
+ * 422 or another 4xx.
  *
  * @returns the final `Response`, like `fetch` — also when it is not 2xx.
  * @throws {@link NetworkError} when every attempt failed without an HTTP answer.
@@ -154,7 +162,12 @@ export function idempotentFetch(
   options?: IdempotentFetchOptions,
 ): Promise<Response>;
 
-/** Whether a response is a stored answer replayed by the server (`Idempotent-Replayed: true`). */
+/**
+ * Whether a response is a stored answer replayed by the server:
+ * `Idempotent-Replayed: true` (oncekey, Stripe-style servers) or
+ * `Idempotency-Replayed: true` (hono-idempotency and other IETF-draft
+ * servers).
+ */
 export function isReplayed(response: Response): boolean;
 
 /** Options of {@link protectForm}: {@link IdempotentFetchOptions} (but `key`) and these. */
@@ -242,7 +255,7 @@ export interface ProtectedForm {
  *   `retry.statusCodes`.
  * - After anything else the key is kept, and the next submit of the same
  *   data resends it (`resumed`): no answer (every attempt failed, or an
- *   abort), `key-in-flight` past `maxInFlightWait`, or a status in
+ *   abort), an in-flight answer past `maxInFlightWait`, or a status in
  *   `retry.statusCodes` (500, 503…) when the retries ran out. The work may
  *   still have to be done (a 503 released the key at the edge) or be done
  *   already (the edge stores a 500 and replays it, and the replay is

@@ -3,6 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::Answer;
 use crate::core::{AttemptResult, Next, RetryPolicy, RetryState, parse_retry_after};
 
 /// The retry policy and state of one `idempotentFetch` call.
@@ -63,18 +64,18 @@ impl RetryPlan {
     }
 
     /// Decides what follows an attempt and records it: the wait in ms
-    /// before sending again with the same key, or -1 to stop. `status` 0
-    /// means no HTTP answer (a network error).
+    /// before sending again with the same key, or -1 to stop. `answer` is
+    /// what the answer said ([`answer_kind`](super::answer_kind)), or
+    /// `undefined` for no HTTP answer (a network error).
     pub fn next(
         &mut self,
         status: u16,
         retry_after: Option<String>,
-        replayed: bool,
-        key_in_flight: bool,
+        answer: Option<Answer>,
         now_ms: f64,
         random: f64,
     ) -> f64 {
-        let result = attempt(status, retry_after.as_deref(), replayed, key_in_flight);
+        let result = attempt(status, retry_after.as_deref(), answer);
         let next = self.policy.next(self.state, &result, now_ms as u64, random);
         self.state = self.state.after(next);
         match next {
@@ -87,15 +88,15 @@ impl RetryPlan {
     /// [`RetryPolicy::is_settled`]): after it, a form's next submit is a
     /// new submission.
     #[wasm_bindgen(js_name = isSettled)]
-    pub fn is_settled(&self, status: u16, replayed: bool, key_in_flight: bool) -> bool {
-        self.policy.is_settled(&attempt(status, None, replayed, key_in_flight))
+    pub fn is_settled(&self, status: u16, answer: Option<Answer>) -> bool {
+        self.policy.is_settled(&attempt(status, None, answer))
     }
 }
 
-fn attempt(status: u16, retry_after: Option<&str>, replayed: bool, key_in_flight: bool) -> AttemptResult<'_> {
-    match status {
-        0 => AttemptResult::NetworkError,
-        status => AttemptResult::Response { status, retry_after, replayed, key_in_flight },
+fn attempt(status: u16, retry_after: Option<&str>, answer: Option<Answer>) -> AttemptResult<'_> {
+    match answer {
+        None => AttemptResult::NetworkError,
+        Some(answer) => AttemptResult::Response { status, retry_after, kind: answer.into() },
     }
 }
 

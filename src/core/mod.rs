@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod answer;
 mod config;
 mod cors;
 mod decision;
@@ -50,6 +51,7 @@ mod store;
 mod uuid7;
 mod wire;
 
+pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
     Config, ConfigError, Consistency, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms,
 };

@@ -1,6 +1,7 @@
 //! The browser client's retry policy (SPEC §8), as data and one pure
 //! function. Option names follow ky.
 
+use super::answer::AnswerKind;
 use super::retry_after::parse_retry_after;
 
 /// Statuses retried by default: the transient ones, 500 included (the
@@ -25,9 +26,9 @@ pub struct RetryPolicy {
     /// Cap on a wait asked for by `Retry-After`, in ms (`maxRetryAfter`,
     /// default none). A longer request is waited for this long.
     pub max_retry_after_ms: Option<u64>,
-    /// How long a `key-in-flight` answer is polled, in ms, apart from the
-    /// retry limit (`maxInFlightWait`, default 120 000: the server's
-    /// default lease).
+    /// How long an in-flight answer ([`AnswerKind::InFlight`]) is polled,
+    /// in ms, apart from the retry limit (`maxInFlightWait`, default
+    /// 120 000: the server's default lease).
     pub max_in_flight_wait_ms: u64,
 }
 
@@ -56,11 +57,8 @@ pub enum AttemptResult<'a> {
         status: u16,
         /// Its `Retry-After` header, if any.
         retry_after: Option<&'a str>,
-        /// It carried `Idempotent-Replayed: true`: the stored, final answer.
-        replayed: bool,
-        /// It is a `key-in-flight` problem (by its problem type, not by 409
-        /// alone).
-        key_in_flight: bool,
+        /// What it says: a replay, in flight, or neither ([`AnswerKind::of`]).
+        kind: AnswerKind,
     },
 }
 
@@ -69,13 +67,13 @@ pub enum AttemptResult<'a> {
 pub struct RetryState {
     /// Retries counted against the limit.
     pub retries: u32,
-    /// Time spent waiting on `key-in-flight` answers, in ms.
+    /// Time spent waiting on in-flight answers, in ms.
     pub in_flight_waited_ms: u64,
 }
 
 impl RetryState {
     /// The state after `next` was acted on: a counted retry spends one of
-    /// the limit, a `key-in-flight` poll spends its wait.
+    /// the limit, an in-flight poll spends its wait.
     ///
     /// ```
     /// use oncekey::core::{Next, RetryState};
@@ -101,8 +99,8 @@ pub enum Next {
     Retry {
         /// How long to wait, in ms.
         delay_ms: u64,
-        /// Whether this retry counts against `limit` (a `key-in-flight`
-        /// poll does not).
+        /// Whether this retry counts against `limit` (an in-flight poll
+        /// does not).
         counted: bool,
     },
     /// Stop: resolve with this answer, or, after a network error, reject.
@@ -114,19 +112,19 @@ impl RetryPolicy {
     /// (for `Retry-After` dates) and a random number in `[0, 1)` for jitter.
     ///
     /// ```
-    /// use oncekey::core::{AttemptResult, Next, RetryPolicy, RetryState};
+    /// use oncekey::core::{AnswerKind, AttemptResult, Next, RetryPolicy, RetryState};
     /// let policy = RetryPolicy::default();
-    /// let busy = AttemptResult::Response { status: 503, retry_after: Some("2"), replayed: false, key_in_flight: false };
+    /// let busy = AttemptResult::Response { status: 503, retry_after: Some("2"), kind: AnswerKind::Fresh };
     /// assert_eq!(policy.next(RetryState::default(), &busy, 0, 0.5), Next::Retry { delay_ms: 2000, counted: true });
-    /// let reused = AttemptResult::Response { status: 422, retry_after: None, replayed: false, key_in_flight: false };
+    /// let reused = AttemptResult::Response { status: 422, retry_after: None, kind: AnswerKind::Fresh };
     /// assert_eq!(policy.next(RetryState::default(), &reused, 0, 0.5), Next::Stop);
     /// ```
     pub fn next(&self, state: RetryState, result: &AttemptResult<'_>, now_ms: u64, random: f64) -> Next {
         let (retry_after, in_flight) = match *result {
             AttemptResult::NetworkError => (None, false),
             // A replay is the stored, final answer, whatever its status.
-            AttemptResult::Response { replayed: true, .. } => return Next::Stop,
-            AttemptResult::Response { key_in_flight: true, retry_after, .. } => (retry_after, true),
+            AttemptResult::Response { kind: AnswerKind::Replayed, .. } => return Next::Stop,
+            AttemptResult::Response { kind: AnswerKind::InFlight, retry_after, .. } => (retry_after, true),
             AttemptResult::Response { status, retry_after, .. } if self.status_codes.contains(&status) => {
                 (retry_after, false)
             }
@@ -152,22 +150,22 @@ impl RetryPolicy {
 
     /// Whether `result` is the request's final answer whatever the budget
     /// left: a replay, or a status this policy never retries. A form keeps
-    /// its key after anything else (a network error, `key-in-flight`, a
+    /// its key after anything else (a network error, an in-flight answer, a
     /// retryable status once the retries ran out), since sending the same
     /// request again is still safe and may still be needed.
     ///
     /// ```
-    /// use oncekey::core::{AttemptResult, RetryPolicy};
+    /// use oncekey::core::{AnswerKind, AttemptResult, RetryPolicy};
     /// let p = RetryPolicy::default();
-    /// let created = AttemptResult::Response { status: 201, retry_after: None, replayed: false, key_in_flight: false };
+    /// let created = AttemptResult::Response { status: 201, retry_after: None, kind: AnswerKind::Fresh };
     /// assert!(p.is_settled(&created));
     /// assert!(!p.is_settled(&AttemptResult::NetworkError));
     /// ```
     pub fn is_settled(&self, result: &AttemptResult<'_>) -> bool {
         match *result {
             AttemptResult::NetworkError => false,
-            AttemptResult::Response { replayed: true, .. } => true,
-            AttemptResult::Response { key_in_flight: true, .. } => false,
+            AttemptResult::Response { kind: AnswerKind::Replayed, .. } => true,
+            AttemptResult::Response { kind: AnswerKind::InFlight, .. } => false,
             AttemptResult::Response { status, .. } => !self.status_codes.contains(&status),
         }
     }
@@ -196,7 +194,7 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn response(status: u16) -> AttemptResult<'static> {
-        AttemptResult::Response { status, retry_after: None, replayed: false, key_in_flight: false }
+        AttemptResult::Response { status, retry_after: None, kind: AnswerKind::Fresh }
     }
 
     fn at(retries: u32) -> RetryState {
@@ -213,7 +211,7 @@ mod tests {
             assert_eq!(p.next(at(0), &response(status), 0, 0.0), Next::Stop, "{status}");
         }
         assert!(matches!(p.next(at(0), &AttemptResult::NetworkError, 0, 0.0), Next::Retry { .. }));
-        let replayed_500 = AttemptResult::Response { status: 500, retry_after: None, replayed: true, key_in_flight: false };
+        let replayed_500 = AttemptResult::Response { status: 500, retry_after: None, kind: AnswerKind::Replayed };
         assert_eq!(p.next(at(0), &replayed_500, 0, 0.0), Next::Stop);
         let custom = RetryPolicy { status_codes: vec![418], ..p.clone() };
         assert!(matches!(custom.next(at(0), &response(418), 0, 0.0), Next::Retry { .. }));
@@ -247,7 +245,7 @@ mod tests {
     #[test]
     fn retry_after_is_honoured_and_capped() {
         let p = RetryPolicy::default();
-        let with = |v: &'static str| AttemptResult::Response { status: 503, retry_after: Some(v), replayed: false, key_in_flight: false };
+        let with = |v: &'static str| AttemptResult::Response { status: 503, retry_after: Some(v), kind: AnswerKind::Fresh };
         assert_eq!(p.next(at(0), &with("4"), 0, 0.5), Next::Retry { delay_ms: 4000, counted: true });
         let date = "Thu, 01 Jan 1970 00:00:10 GMT";
         assert_eq!(p.next(at(0), &with(date), 7_000, 0.5), Next::Retry { delay_ms: 3000, counted: true });
@@ -260,7 +258,7 @@ mod tests {
     #[test]
     fn state_follows_the_decisions() {
         let p = RetryPolicy { limit: 1, max_in_flight_wait_ms: 2000, jitter: false, ..RetryPolicy::default() };
-        let busy = AttemptResult::Response { status: 409, retry_after: Some("1"), replayed: false, key_in_flight: true };
+        let busy = AttemptResult::Response { status: 409, retry_after: Some("1"), kind: AnswerKind::InFlight };
         let mut state = RetryState::default();
         let mut polls = 0;
         loop {
@@ -289,24 +287,24 @@ mod tests {
         for status in [408, 425, 429, 500, 502, 503, 504] {
             assert!(!p.is_settled(&response(status)), "{status}");
         }
-        let replayed_503 = AttemptResult::Response { status: 503, retry_after: None, replayed: true, key_in_flight: false };
+        let replayed_503 = AttemptResult::Response { status: 503, retry_after: None, kind: AnswerKind::Replayed };
         assert!(p.is_settled(&replayed_503));
-        let busy = AttemptResult::Response { status: 409, retry_after: None, replayed: false, key_in_flight: true };
+        let busy = AttemptResult::Response { status: 409, retry_after: None, kind: AnswerKind::InFlight };
         assert!(!p.is_settled(&busy));
         assert!(!p.is_settled(&AttemptResult::NetworkError));
     }
 
     #[test]
-    fn key_in_flight_is_polled_apart_from_the_limit() {
+    fn in_flight_is_polled_apart_from_the_limit() {
         let p = RetryPolicy { max_in_flight_wait_ms: 3000, ..RetryPolicy::default() };
-        let busy = AttemptResult::Response { status: 409, retry_after: Some("1"), replayed: false, key_in_flight: true };
+        let busy = AttemptResult::Response { status: 409, retry_after: Some("1"), kind: AnswerKind::InFlight };
         let spent = RetryState { retries: 2, in_flight_waited_ms: 1000 };
         assert_eq!(p.next(spent, &busy, 0, 0.5), Next::Retry { delay_ms: 1000, counted: false });
         let spent = RetryState { retries: 0, in_flight_waited_ms: 2001 };
         assert_eq!(p.next(spent, &busy, 0, 0.5), Next::Stop);
-        // A 409 that is not key-in-flight is final.
+        // A 409 that is not in flight is final.
         assert_eq!(p.next(at(0), &response(409), 0, 0.5), Next::Stop);
-        let no_header = AttemptResult::Response { status: 409, retry_after: None, replayed: false, key_in_flight: true };
+        let no_header = AttemptResult::Response { status: 409, retry_after: None, kind: AnswerKind::InFlight };
         assert_eq!(p.next(at(0), &no_header, 0, 0.5), Next::Retry { delay_ms: 1000, counted: false });
     }
 }

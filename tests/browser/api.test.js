@@ -80,6 +80,93 @@ test('a 409 that is not key-in-flight is final', async (t) => {
   assert.equal(s.requests.length, 1);
 });
 
+// Other servers' in-flight answers, each as that server sends it (the
+// sources are cited in src/core/answer.rs).
+const OTHER_SERVERS = {
+  // draft-ietf-httpapi-idempotency-key-header, "Error Handling": its 409.
+  'IETF draft': [{
+    type: 'https://developer.example.com/idempotency',
+    title: 'A request is outstanding for this Idempotency-Key',
+    detail: 'A request with the same Idempotency-Key for the same operation is being processed or is outstanding.',
+  }, { 'content-type': 'application/problem+json', 'content-language': 'en' }],
+  // api.stripe.com, as captured in stripe/stripe-go#647: no Retry-After.
+  Stripe: [{
+    error: {
+      code: 'idempotency_key_in_use',
+      doc_url: 'https://stripe.com/docs/error-codes/idempotency-key-in-use',
+      message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): 770434815mw69wd8iuv. Please try again later.',
+      type: 'invalid_request_error',
+    },
+  }, {}],
+  // hono-idempotency 0.9.1: IdempotencyErrors.conflict(), with Retry-After: 1.
+  'hono-idempotency': [{
+    type: 'https://hono-idempotency.dev/errors/conflict',
+    title: 'A request is outstanding for this idempotency key',
+    status: 409,
+    detail: 'A request with the same idempotency key is currently being processed',
+    code: 'CONFLICT',
+  }, { 'content-type': 'application/problem+json; charset=utf-8', 'retry-after': '1' }],
+};
+
+// The first request with the key runs through two attempts, then the 201.
+async function pollsOtherServer(t, server) {
+  const [problem, headers] = OTHER_SERVERS[server];
+  const s = await serve((n, req, res) => (n <= 2 ? json(res, 409, problem, headers) : json(res, 201, { orderId: 'o1' })));
+  t.after(s.close);
+  const retries = [];
+  const seen = [];
+  const onRetry = async (info) => {
+    retries.push(info.delay);
+    seen.push(await info.response.json()); // reading it to classify it did not consume it
+  };
+  const response = await post(s.url, { retry: { ...fast, limit: 0, maxRetryAfter: 50 }, onRetry });
+  assert.equal(response.status, 201, 'polled past limit 0');
+  assert.deepEqual(await response.json(), { orderId: 'o1' });
+  assert.equal(s.requests.length, 3);
+  assert.equal(new Set(s.requests.map((r) => r.key)).size, 1, 'one key');
+  // Retry-After's wait (or 1 s without one), capped by maxRetryAfter: never the backoff of 1 ms.
+  assert.deepEqual(retries, [50, 50]);
+  assert.deepEqual(seen, [problem, problem]);
+}
+
+test('IETF draft: its in-flight 409 is polled until the 201', (t) => pollsOtherServer(t, 'IETF draft'));
+
+test('Stripe: its idempotency_key_in_use 409 is polled until the 201', (t) => pollsOtherServer(t, 'Stripe'));
+
+test('hono-idempotency: its conflict 409 is polled until the 201', (t) => pollsOtherServer(t, 'hono-idempotency'));
+
+test('an in-flight 409 returned after maxInFlightWait is whole', async (t) => {
+  const [problem, headers] = OTHER_SERVERS['hono-idempotency'];
+  const s = await serve((n, req, res) => json(res, 409, problem, headers));
+  t.after(s.close);
+  const response = await post(s.url, { retry: { ...fast, maxInFlightWait: 100, maxRetryAfter: 50 } });
+  assert.equal(response.status, 409);
+  assert.equal(s.requests.length, 3, 'two polls of 50 ms');
+  assert.deepEqual(await response.json(), problem, 'its body was read from a clone');
+});
+
+test('a bare 409 with an unrelated JSON body is returned at once', async (t) => {
+  const conflict = { error: 'This seat is already taken', seat: '14C' };
+  const s = await serve((n, req, res) => json(res, 409, conflict, { 'retry-after': '1' }));
+  t.after(s.close);
+  const response = await post(s.url, { retry: fast });
+  assert.equal(response.status, 409);
+  assert.equal(s.requests.length, 1, 'not retried');
+  assert.deepEqual(await response.json(), conflict, 'the body is still readable');
+});
+
+test('Idempotency-Replayed: true is a replay, final whatever its status', async (t) => {
+  const s = await serve((n, req, res) => json(res, 503, { stored: true }, { 'idempotency-replayed': 'true' }));
+  t.after(s.close);
+  const response = await post(s.url, { retry: fast });
+  assert.ok(isReplayed(response));
+  assert.equal(response.status, 503);
+  assert.equal(s.requests.length, 1, 'a replay is never retried');
+  assert.ok(isReplayed(new Response(null, { headers: { 'Idempotent-Replayed': 'true' } })));
+  assert.ok(!isReplayed(new Response(null, { headers: { 'Idempotency-Replayed': 'false' } })));
+  assert.ok(!isReplayed(new Response(null)));
+});
+
 test('a replayed 500 is not retried; a fresh 500 is', async (t) => {
   const s = await serve((n, req, res) => json(res, 500, {}, n === 1 ? { 'idempotent-replayed': 'true' } : {}));
   t.after(s.close);
