@@ -26,8 +26,11 @@ pub enum Decision {
     },
     /// Another attempt holds a live lease: 409 `key-in-flight`.
     InFlight {
-        /// Seconds for the `Retry-After` header.
+        /// Seconds for the `Retry-After` header: one while the attempt
+        /// runs, the rest of the lease once its outcome is unknown.
         retry_after_secs: u32,
+        /// Whether that attempt ended without an answer.
+        outcome_unknown: bool,
     },
     /// The key was used with another request: 422 `key-reused`.
     Mismatch,
@@ -72,6 +75,7 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
             attempt,
             lease_expires_at: now_ms.saturating_add(policy.lease_ms),
             expires_at: now_ms.saturating_add(policy.lease_ms).saturating_add(policy.ttl_ms),
+            outcome_unknown: false,
         })),
     };
     let keep = |answer: Decision| Step { answer, write: Write::Keep };
@@ -80,7 +84,14 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
         Some(Record::Released(r)) => reserve(r.last_attempt.saturating_add(1), false),
         Some(Record::InFlight(r)) if r.fingerprint != fingerprint => keep(Decision::Mismatch),
         Some(Record::InFlight(r)) if now_ms < r.lease_expires_at => {
-            keep(Decision::InFlight { retry_after_secs: IN_FLIGHT_RETRY_AFTER_SECS })
+            // An unknown outcome holds the key for the rest of its lease: a
+            // retry sooner can only get this answer again.
+            let retry_after_secs = if r.outcome_unknown {
+                u32::try_from((r.lease_expires_at - now_ms).div_ceil(1000)).unwrap_or(u32::MAX)
+            } else {
+                IN_FLIGHT_RETRY_AFTER_SECS
+            };
+            keep(Decision::InFlight { retry_after_secs, outcome_unknown: r.outcome_unknown })
         }
         Some(Record::InFlight(r)) => reserve(r.attempt.saturating_add(1), true),
         Some(Record::Completed(r)) if r.fingerprint != fingerprint => keep(Decision::Mismatch),
@@ -147,7 +158,8 @@ pub enum Finished {
     Stored(Completed),
     /// The key was released: a retry runs again with the next attempt.
     Released,
-    /// The outcome is unknown: the lease stays until it ends.
+    /// The outcome is unknown: the record says so, and the lease stays
+    /// until it ends.
     LeaseKept,
     /// The attempt no longer holds the key (reclaimed, expired or gone):
     /// nothing was written.
@@ -183,7 +195,10 @@ pub fn finish(found: Option<Record>, attempt: u32, outcome: Outcome, now_ms: u64
         })),
     };
     match outcome {
-        Outcome::Unknown => Step { answer: Finished::LeaseKept, write: Write::Keep },
+        Outcome::Unknown => Step {
+            answer: Finished::LeaseKept,
+            write: Write::Put(Record::InFlight(InFlight { outcome_unknown: true, ..current })),
+        },
         Outcome::NotSent => release(),
         Outcome::Answered(response) if policy.release_on.contains(&response.status) => release(),
         Outcome::Answered(response) => {
@@ -213,7 +228,13 @@ mod tests {
     }
 
     fn in_flight(fingerprint: Fingerprint, attempt: u32, lease_expires_at: u64) -> Record {
-        Record::InFlight(InFlight { fingerprint, attempt, lease_expires_at, expires_at: lease_expires_at + 60_000 })
+        Record::InFlight(InFlight {
+            fingerprint,
+            attempt,
+            lease_expires_at,
+            expires_at: lease_expires_at + 60_000,
+            outcome_unknown: false,
+        })
     }
 
     fn answer(status: u16) -> StoredResponse {
@@ -254,7 +275,7 @@ mod tests {
             (
                 "in flight, lease live",
                 Some(in_flight(FP, 1, NOW + 1)),
-                Decision::InFlight { retry_after_secs: 1 },
+                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
                 Write::Keep,
             ),
             ("in flight, lease expired", Some(in_flight(FP, 3, NOW)), execute(4, true), reserved(4)),
@@ -286,7 +307,13 @@ mod tests {
             ),
             (
                 "expired in flight",
-                Some(Record::InFlight(InFlight { fingerprint: OTHER, attempt: 7, lease_expires_at: NOW - 10, expires_at: NOW })),
+                Some(Record::InFlight(InFlight {
+                    fingerprint: OTHER,
+                    attempt: 7,
+                    lease_expires_at: NOW - 10,
+                    expires_at: NOW,
+                    outcome_unknown: false,
+                })),
                 execute(1, false),
                 reserved(1),
             ),
@@ -375,9 +402,19 @@ mod tests {
     }
 
     #[test]
-    fn finish_with_unknown_outcome_keeps_the_lease() {
-        let step = finish_live(2, Outcome::Unknown);
-        assert_eq!((step.answer, step.write), (Finished::LeaseKept, Write::Keep));
+    fn finish_with_unknown_outcome_keeps_the_lease_and_records_that_it_is_unknown() {
+        let step = finish(Some(in_flight(FP, 2, NOW + 30_500)), 2, Outcome::Unknown, NOW, &policy());
+        let Write::Put(record) = step.write else { panic!("the record says the outcome is unknown") };
+        assert_eq!(step.answer, Finished::LeaseKept);
+        let Record::InFlight(kept) = &record else { panic!() };
+        assert_eq!((kept.attempt, kept.lease_expires_at, kept.outcome_unknown), (2, NOW + 30_500, true));
+        // A duplicate is told so, and to come back when the lease ends.
+        let seen = begin(Some(record.clone()), FP, NOW + 500, &policy()).answer;
+        assert_eq!(seen, Decision::InFlight { retry_after_secs: 30, outcome_unknown: true });
+        let seen = begin(Some(record.clone()), FP, NOW + 30_499, &policy()).answer;
+        assert_eq!(seen, Decision::InFlight { retry_after_secs: 1, outcome_unknown: true });
+        // After the lease, a retry reclaims as the next attempt.
+        assert_eq!(begin(Some(record), FP, NOW + 30_500, &policy()).answer, Decision::Execute { attempt: 3, reclaimed: true });
     }
 
     #[test]
@@ -389,7 +426,7 @@ mod tests {
         let step = finish(Some(in_flight(FP, 2, NOW - 50)), 2, Outcome::NotSent, NOW, &policy());
         assert_eq!(step.answer, Finished::Released);
         let step = finish(Some(in_flight(FP, 2, NOW - 50)), 2, Outcome::Unknown, NOW, &policy());
-        assert_eq!((step.answer, step.write), (Finished::LeaseKept, Write::Keep));
+        assert_eq!(step.answer, Finished::LeaseKept);
     }
 
     #[test]
@@ -403,7 +440,13 @@ mod tests {
             ("released", Some(Record::Released(Released { last_attempt: 2, expires_at: NOW + 1 }))),
             (
                 "record expired",
-                Some(Record::InFlight(InFlight { fingerprint: FP, attempt: 2, lease_expires_at: NOW + 1, expires_at: NOW })),
+                Some(Record::InFlight(InFlight {
+                    fingerprint: FP,
+                    attempt: 2,
+                    lease_expires_at: NOW + 1,
+                    expires_at: NOW,
+                    outcome_unknown: false,
+                })),
             ),
         ];
         for (name, found) in cases {

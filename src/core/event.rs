@@ -155,7 +155,7 @@ impl Delivery {
         match decision {
             Decision::Execute { attempt, reclaimed } => Self::Run { attempt: *attempt, reclaimed: *reclaimed },
             Decision::Replay(_) | Decision::Mismatch => Self::AckDuplicate,
-            Decision::InFlight { retry_after_secs } => Self::RetryLater { delay_secs: *retry_after_secs },
+            Decision::InFlight { retry_after_secs, .. } => Self::RetryLater { delay_secs: *retry_after_secs },
         }
     }
 
@@ -338,7 +338,8 @@ mod tests {
             (Decision::Execute { attempt: 1, reclaimed: false }, Delivery::Run { attempt: 1, reclaimed: false }),
             (Decision::Replay(done), Delivery::AckDuplicate),
             (Decision::Mismatch, Delivery::AckDuplicate),
-            (Decision::InFlight { retry_after_secs: 1 }, Delivery::RetryLater { delay_secs: 1 }),
+            (Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }, Delivery::RetryLater { delay_secs: 1 }),
+            (Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }, Delivery::RetryLater { delay_secs: 90 }),
         ];
         let mut stats = ConsumerStats::default();
         for (decision, want) in cases {
@@ -351,7 +352,7 @@ mod tests {
         stats.count_finish(&Finished::Stale);
         assert_eq!(
             stats,
-            ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 1, releases: 1, reclaims: 1 }
+            ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 2, releases: 1, reclaims: 1 }
         );
     }
 

@@ -50,6 +50,7 @@ mod tests {
             attempt: 2,
             lease_expires_at: 500,
             expires_at: 2_000,
+            outcome_unknown: false,
         });
         let cases = [
             (0, Expiry::Rearm { at_ms: 2_000 }),

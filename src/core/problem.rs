@@ -18,6 +18,9 @@ pub enum Problem {
     KeyInFlight {
         /// Seconds for the `Retry-After` header.
         retry_after_secs: u32,
+        /// Whether that attempt ended without an answer, so the key is held
+        /// until its lease ends.
+        outcome_unknown: bool,
     },
     /// 413: the keyed request body is over `IDEMPOTENCY_MAX_BODY_BYTES`.
     BodyTooLarge {
@@ -62,7 +65,7 @@ impl Problem {
     /// Seconds for a `Retry-After` header, for the problems that have one.
     pub fn retry_after_secs(&self) -> Option<u32> {
         match self {
-            Self::KeyInFlight { retry_after_secs } => Some(*retry_after_secs),
+            Self::KeyInFlight { retry_after_secs, .. } => Some(*retry_after_secs),
             Self::StoreUnavailable => Some(1),
             _ => None,
         }
@@ -73,8 +76,11 @@ impl Problem {
         match self {
             Self::MissingKey => "This endpoint requires an Idempotency-Key header on this method.".into(),
             Self::InvalidKey(why) => format!("The Idempotency-Key header is not valid: {why}."),
-            Self::KeyInFlight { .. } => {
+            Self::KeyInFlight { outcome_unknown: false, .. } => {
                 "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.".into()
+            }
+            Self::KeyInFlight { outcome_unknown: true, .. } => {
+                "The last attempt with this Idempotency-Key ended without an answer, so its outcome is unknown: it may have been carried out. The key is held until its lease ends; retry after Retry-After seconds, when a retry runs it again as the next attempt.".into()
             }
             Self::BodyTooLarge { limit } => format!("The request body is larger than {limit} bytes."),
             Self::BodyIncomplete => {
@@ -136,7 +142,8 @@ mod tests {
         let table = [
             (Problem::MissingKey, "missing-key", 400, None),
             (Problem::InvalidKey("empty".into()), "invalid-key", 400, None),
-            (Problem::KeyInFlight { retry_after_secs: 7 }, "key-in-flight", 409, Some(7)),
+            (Problem::KeyInFlight { retry_after_secs: 7, outcome_unknown: false }, "key-in-flight", 409, Some(7)),
+            (Problem::KeyInFlight { retry_after_secs: 95, outcome_unknown: true }, "key-in-flight", 409, Some(95)),
             (Problem::BodyTooLarge { limit: 5 }, "body-too-large", 413, None),
             (Problem::BodyIncomplete, "body-incomplete", 400, None),
             (Problem::KeyReused, "key-reused", 422, None),
@@ -160,7 +167,7 @@ mod tests {
         let all = [
             Problem::MissingKey,
             Problem::InvalidKey(String::new()),
-            Problem::KeyInFlight { retry_after_secs: 1 },
+            Problem::KeyInFlight { retry_after_secs: 1, outcome_unknown: false },
             Problem::BodyTooLarge { limit: 1 },
             Problem::BodyIncomplete,
             Problem::KeyReused,

@@ -12,6 +12,10 @@ const VERSION: u8 = 1;
 const IN_FLIGHT: u8 = 1;
 const COMPLETED: u8 = 2;
 const RELEASED: u8 = 3;
+/// An in-flight record whose attempt ended without an answer. A kind of its
+/// own, so records written before it existed (kind 1) still decode, as
+/// running.
+const IN_FLIGHT_UNKNOWN: u8 = 4;
 
 /// An attempt holds the key until its lease ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +30,10 @@ pub struct InFlight {
     /// When the record itself may be forgotten (ms). Kept after the lease so
     /// attempt numbers keep rising for a retry that comes late.
     pub expires_at: u64,
+    /// Whether the attempt ended without an answer (reset, time limit): the
+    /// work may or may not be done, and only the lease's end frees the key.
+    /// `false` while it runs.
+    pub outcome_unknown: bool,
 }
 
 /// The origin answered and the answer is kept for replays.
@@ -114,7 +122,7 @@ impl Record {
         out.0.push(VERSION);
         match self {
             Self::InFlight(r) => {
-                out.0.push(IN_FLIGHT);
+                out.0.push(if r.outcome_unknown { IN_FLIGHT_UNKNOWN } else { IN_FLIGHT });
                 out.0.extend_from_slice(&r.fingerprint.0);
                 out.u32(r.attempt);
                 out.u64(r.lease_expires_at);
@@ -163,11 +171,12 @@ impl Record {
             return Err(DecodeError::UnsupportedVersion(version));
         }
         let record = match r.u8()? {
-            IN_FLIGHT => Self::InFlight(InFlight {
+            kind @ (IN_FLIGHT | IN_FLIGHT_UNKNOWN) => Self::InFlight(InFlight {
                 fingerprint: r.fingerprint()?,
                 attempt: r.u32()?,
                 lease_expires_at: r.u64()?,
                 expires_at: r.u64()?,
+                outcome_unknown: kind == IN_FLIGHT_UNKNOWN,
             }),
             COMPLETED => {
                 let fingerprint = r.fingerprint()?;
@@ -277,6 +286,18 @@ mod tests {
     }
 
     #[test]
+    fn an_in_flight_record_of_the_previous_version_decodes_as_running() {
+        // Bytes as the code before `outcome_unknown` wrote them: kind 1.
+        let mut bytes = b"OK\x01\x01".to_vec();
+        bytes.extend_from_slice(&[7; 32]);
+        bytes.extend_from_slice(&2u32.to_be_bytes());
+        bytes.extend_from_slice(&5u64.to_be_bytes());
+        bytes.extend_from_slice(&10u64.to_be_bytes());
+        let expected = InFlight { fingerprint: Fingerprint([7; 32]), attempt: 2, lease_expires_at: 5, expires_at: 10, outcome_unknown: false };
+        assert_eq!(Record::decode(&bytes), Ok(Record::InFlight(expected)));
+    }
+
+    #[test]
     fn round_trips_every_kind() {
         let records = [
             Record::InFlight(InFlight {
@@ -284,6 +305,14 @@ mod tests {
                 attempt: 1,
                 lease_expires_at: 5,
                 expires_at: 10,
+                outcome_unknown: false,
+            }),
+            Record::InFlight(InFlight {
+                fingerprint: Fingerprint([2; 32]),
+                attempt: 3,
+                lease_expires_at: 5,
+                expires_at: 10,
+                outcome_unknown: true,
             }),
             completed(Some(b"{\"ok\":true}".to_vec())),
             completed(Some(vec![])),

@@ -137,9 +137,10 @@ pub fn encode_decision(decision: &Decision) -> Vec<u8> {
             out.u32(*attempt);
             out.0.push(u8::from(*reclaimed));
         }
-        Decision::InFlight { retry_after_secs } => {
+        Decision::InFlight { retry_after_secs, outcome_unknown } => {
             out.0.push(2);
             out.u32(*retry_after_secs);
+            out.0.push(u8::from(*outcome_unknown));
         }
         Decision::Mismatch => out.0.push(3),
         Decision::Replay(completed) => {
@@ -158,7 +159,7 @@ pub fn decode_decision(bytes: &[u8]) -> Result<Decision, DecodeError> {
     let mut r = Reader(bytes);
     let decision = match r.u8()? {
         1 => Decision::Execute { attempt: r.u32()?, reclaimed: r.u8()? != 0 },
-        2 => Decision::InFlight { retry_after_secs: r.u32()? },
+        2 => Decision::InFlight { retry_after_secs: r.u32()?, outcome_unknown: r.u8()? != 0 },
         3 => Decision::Mismatch,
         4 => return Ok(Decision::Replay(completed_from(r.0)?)),
         other => return Err(DecodeError::UnknownKind(other)),
@@ -257,7 +258,7 @@ mod tests {
         let completed = Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
         for d in [
             Decision::Execute { attempt: 3, reclaimed: true },
-            Decision::InFlight { retry_after_secs: 1 },
+            Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
             Decision::Mismatch,
             Decision::Replay(completed.clone()),
         ] {
@@ -276,7 +277,7 @@ mod tests {
         let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(None, 0);
         let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
         let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(Some(record.clone()), 1);
-        assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1 }));
+        assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }));
         let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
             .run(Some(record), 2);
         assert!(matches!(decode_finished(&done.answer), Ok(Finished::Stored(_))));

@@ -17,7 +17,8 @@ describe("unknown outcome with a short lease", () => {
     assert.equal((await ordersOf(worker, item)).count, 1, "the order was created");
     const early = await order(worker, { key, item });
     assert.equal(early.status, 409);
-    assert.equal(early.headers.get("retry-after"), "1");
+    assert.ok(["1", "2"].includes(early.headers.get("retry-after")), "the rest of the 2 s lease");
+    assert.match((await problemOf(early)).detail, /outcome is unknown/);
     await sleep(2200);
     const retry = await order(worker, { key, item });
     assert.equal(retry.status, 201);
@@ -25,6 +26,36 @@ describe("unknown outcome with a short lease", () => {
     const { count, orders } = await ordersOf(worker, item);
     assert.equal(count, 2);
     assert.deepEqual(orders.map((o) => o.attempt), [1, 2]);
+  });
+});
+
+describe("an unknown outcome's 409 is honest", () => {
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "30", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } }); });
+  after(() => worker?.dispose());
+
+  test("after Demo-Fault: drop, a duplicate is told the outcome is unknown and to come back when the lease ends", async () => {
+    const item = uniqueItem("unknown");
+    const key = newKey();
+    const dropped = await order(worker, { key, item, headers: { "demo-fault": "drop" } });
+    assert.equal(dropped.status, 502);
+    const early = await order(worker, { key, item });
+    assert.equal(early.status, 409);
+    const retryAfter = Number(early.headers.get("retry-after"));
+    assert.ok(retryAfter >= 28 && retryAfter <= 30, `Retry-After ${retryAfter}: the rest of the 30 s lease, not 1`);
+    const problem = await problemOf(early);
+    assert.equal(problem.code, "key-in-flight");
+    assert.match(problem.detail, /outcome is unknown/);
+    // While an attempt still runs, a duplicate is told to come back in a second.
+    const slowKey = newKey();
+    const slowItem = uniqueItem("running");
+    const slow = order(worker, { key: slowKey, item: slowItem, query: "?delay_ms=800" });
+    await sleep(300);
+    const running = await order(worker, { key: slowKey, item: slowItem, query: "?delay_ms=800" });
+    assert.equal(running.status, 409);
+    assert.equal(running.headers.get("retry-after"), "1");
+    assert.doesNotMatch((await problemOf(running)).detail, /unknown/);
+    assert.equal((await slow).status, 201);
   });
 });
 

@@ -204,9 +204,9 @@ impl Exchange {
                 action
             }
             Err(error) => self.store_failed(error, keyed),
-            Ok(Decision::InFlight { retry_after_secs }) => {
-                self.log.outcome = "in-flight";
-                self.refuse(Problem::KeyInFlight { retry_after_secs })
+            Ok(Decision::InFlight { retry_after_secs, outcome_unknown }) => {
+                self.log.outcome = if outcome_unknown { "in-flight-unknown" } else { "in-flight" };
+                self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })
             }
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
             Ok(Decision::Replay(completed)) => {

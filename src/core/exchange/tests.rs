@@ -277,7 +277,8 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
     exchange.body_read(order(), 1);
     exchange.detached(2);
-    let Action::Respond(reply) = exchange.begun(Ok(Decision::InFlight { retry_after_secs: 7 }), 3) else { panic!() };
+    let in_flight = Decision::InFlight { retry_after_secs: 7, outcome_unknown: false };
+    let Action::Respond(reply) = exchange.begun(Ok(in_flight), 3) else { panic!() };
     assert_eq!((reply.status, code(&reply).as_str(), header(&reply, "retry-after")), (409, "key-in-flight", Some("7")));
     world.run(keyed("k2"), order());
     let reused = world.run(keyed("k2"), BodyRead::Complete(b"{}".to_vec()));
