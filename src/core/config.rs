@@ -64,6 +64,10 @@ pub struct Config {
     /// `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, in ms; below the lease. Unset,
     /// it is 100 s, or one second under a shorter lease (half of a 1 s one).
     pub origin_timeout_ms: u64,
+    /// `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`: how long a duplicate waits inside the
+    /// store for a running first attempt to end (0 answers 409 at once); at
+    /// most the lease.
+    pub in_flight_wait_ms: u64,
     /// `IDEMPOTENCY_METHODS`: covered methods, upper-case.
     pub methods: Vec<String>,
     /// `IDEMPOTENCY_PATHS`: covered paths (never empty).
@@ -104,11 +108,12 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 17] = [
+pub const VARIABLES: [&str; 18] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
     "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
+    "IDEMPOTENCY_IN_FLIGHT_WAIT_MS",
     "IDEMPOTENCY_METHODS",
     "IDEMPOTENCY_PATHS",
     "IDEMPOTENCY_REQUIRED",
@@ -172,6 +177,7 @@ impl Config {
                 release_on: vars.statuses("IDEMPOTENCY_RELEASE_ON", "408,425,429,503")?,
             },
             origin_timeout_ms,
+            in_flight_wait_ms: vars.int("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", 10_000.min(lease_ms), 0, lease_ms)?,
             methods: vars.methods()?,
             // Nothing covered would be a silent hole; no required path is a choice.
             paths: vars.paths("IDEMPOTENCY_PATHS", "/*", None)?,
@@ -413,6 +419,7 @@ mod tests {
         assert_eq!(c.records.ttl_ms, 86_400_000);
         assert_eq!(c.records.lease_ms, 120_000);
         assert_eq!(c.records.release_on, vec![408, 425, 429, 503]);
+        assert_eq!(c.in_flight_wait_ms, 10_000);
         assert_eq!(c.origin_timeout_ms, 100_000);
         assert_eq!(c.methods, vec!["POST", "PATCH"]);
         assert_eq!(c.paths, vec![PathPattern::Prefix("/".into())]);
@@ -438,6 +445,7 @@ mod tests {
             ("IDEMPOTENCY_TTL_SECONDS", "60"),
             ("IDEMPOTENCY_LEASE_SECONDS", "900"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "899"),
+            ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "900000"),
             ("IDEMPOTENCY_METHODS", "post, put ,DELETE"),
             ("IDEMPOTENCY_PATHS", " /v1/charges , /v1/payments/* "),
             ("IDEMPOTENCY_REQUIRED", "true"),
@@ -455,6 +463,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.origin_url, Some(OriginUrl::Fixed("https://api.example.com".into())));
         assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 60_000, release_on: vec![503] });
+        assert_eq!(c.in_flight_wait_ms, 900_000);
         assert_eq!(c.origin_timeout_ms, 899_000);
         assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
         let paths = vec![PathPattern::Exact("/v1/charges".into()), PathPattern::Prefix("/v1/payments/".into())];
@@ -482,6 +491,8 @@ mod tests {
             ("IDEMPOTENCY_TTL_SECONDS", "1h"),
             ("IDEMPOTENCY_TTL_SECONDS", ""),
             ("IDEMPOTENCY_LEASE_SECONDS", "0"),
+            ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "120001"),
+            ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "10s"),
             ("IDEMPOTENCY_LEASE_SECONDS", "901"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "120"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "-1"),
@@ -605,6 +616,15 @@ mod tests {
         for bad in ["Request", "requests", "127.0.0.1:3000", "//api.example.com"] {
             assert_eq!(with(&[("ORIGIN_URL", bad)]).unwrap_err().variable, "ORIGIN_URL", "{bad}");
         }
+    }
+
+    #[test]
+    fn the_in_flight_wait_is_at_most_the_lease() {
+        assert_eq!(with(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]).unwrap().in_flight_wait_ms, 0);
+        let short = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2")]).unwrap();
+        assert_eq!(short.in_flight_wait_ms, 2_000, "unset, it follows a lease shorter than 10 s down");
+        let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2"), ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "2001")]).unwrap_err();
+        assert_eq!(err.variable, "IDEMPOTENCY_IN_FLIGHT_WAIT_MS");
     }
 
     #[test]

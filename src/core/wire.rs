@@ -25,6 +25,10 @@ pub enum StoreCall {
         policy: RecordPolicy,
         /// The request's fingerprint.
         fingerprint: Fingerprint,
+        /// How long a duplicate may wait inside the store for a running
+        /// attempt to end ([`StoreCall::wait_deadline`]), in ms; 0 answers
+        /// at once (`IDEMPOTENCY_IN_FLIGHT_WAIT_MS`).
+        wait_ms: u64,
     },
     /// [`decision::finish`] for attempt `attempt`.
     Finish {
@@ -44,14 +48,14 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
-    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]) };
+    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]), wait_ms: 0 };
     /// let step = StoreCall::decode(&call.encode()).unwrap().run(None, 0);
     /// assert_eq!(decode_decision(&step.answer).unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
     /// assert!(matches!(step.write, Write::Put(_)));
     /// ```
     pub fn run(self, found: Option<Record>, now_ms: u64) -> Step<Vec<u8>> {
         match self {
-            Self::Begin { policy, fingerprint } => {
+            Self::Begin { policy, fingerprint, .. } => {
                 let step = decision::begin(found, fingerprint, now_ms, &policy);
                 Step { answer: encode_decision(&step.answer), write: step.write }
             }
@@ -59,6 +63,36 @@ impl StoreCall {
                 let step = decision::finish(found, attempt, outcome, now_ms, &policy);
                 Step { answer: encode_finished(&step.answer), write: step.write }
             }
+        }
+    }
+
+    /// Whether this call must wait before it runs, and until when: a
+    /// `begin` that would answer "in flight" to a duplicate of a running
+    /// attempt (same fingerprint, lease live, outcome not unknown) waits for
+    /// that attempt to end, from `called_at_ms` for at most its `wait_ms`
+    /// and never past the lease. The store wakes it when the record changes
+    /// and asks again; `None` means run now (a 409 if still in flight).
+    ///
+    /// ```
+    /// use oncekey::core::{Fingerprint, RecordPolicy, StoreCall};
+    /// let begin = |wait_ms| StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms };
+    /// let step = begin(10_000).run(None, 0);
+    /// let oncekey::core::Write::Put(running) = step.write else { unreachable!() };
+    /// assert_eq!(begin(10_000).wait_deadline(Some(&running), 5, 5), Some(10_005));
+    /// assert_eq!(begin(10_000).wait_deadline(Some(&running), 10_005, 5), None, "the wait is over");
+    /// assert_eq!(begin(0).wait_deadline(Some(&running), 5, 5), None);
+    /// assert_eq!(begin(10_000).wait_deadline(None, 5, 5), None, "nothing to wait for");
+    /// ```
+    pub fn wait_deadline(&self, found: Option<&Record>, now_ms: u64, called_at_ms: u64) -> Option<u64> {
+        let Self::Begin { fingerprint, wait_ms, .. } = self else { return None };
+        match found.filter(|record| record.is_live(now_ms)) {
+            Some(Record::InFlight(r))
+                if *wait_ms > 0 && r.fingerprint == *fingerprint && !r.outcome_unknown && now_ms < r.lease_expires_at =>
+            {
+                let deadline = called_at_ms.saturating_add(*wait_ms).min(r.lease_expires_at);
+                (now_ms < deadline).then_some(deadline)
+            }
+            _ => None,
         }
     }
 
@@ -79,7 +113,10 @@ impl StoreCall {
             out.0.extend_from_slice(&status.to_be_bytes());
         }
         match self {
-            Self::Begin { fingerprint, .. } => out.0.extend_from_slice(&fingerprint.0),
+            Self::Begin { fingerprint, wait_ms, .. } => {
+                out.0.extend_from_slice(&fingerprint.0);
+                out.u64(*wait_ms);
+            }
             Self::Finish { attempt, outcome, .. } => {
                 out.u32(*attempt);
                 match outcome {
@@ -111,7 +148,7 @@ impl StoreCall {
         }
         let policy = RecordPolicy { lease_ms, ttl_ms, release_on };
         let call = match kind {
-            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()? },
+            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()? },
             FINISH => {
                 let attempt = r.u32()?;
                 let outcome = match r.u8()? {
@@ -235,7 +272,7 @@ mod tests {
     fn calls_round_trip() {
         let policy = RecordPolicy { lease_ms: 5, ttl_ms: 60_000, release_on: vec![503, 429] };
         let calls = [
-            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]) },
+            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]), wait_ms: 10_000 },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
             StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
@@ -274,9 +311,9 @@ mod tests {
     fn run_applies_the_pure_steps() {
         let policy = RecordPolicy::default();
         let fp = Fingerprint([1; 32]);
-        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(None, 0);
+        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0 }.run(None, 0);
         let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
-        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp }.run(Some(record.clone()), 1);
+        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0 }.run(Some(record.clone()), 1);
         assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }));
         let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
             .run(Some(record), 2);

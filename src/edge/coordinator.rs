@@ -9,6 +9,12 @@
 //! clock decides leases and expiry; an alarm deletes the record when it
 //! expires.
 //!
+//! A duplicate of a running attempt waits here (SPEC §3,
+//! `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`): its `begin` parks on a channel that the
+//! next write of the record wakes, or on a timer, and then runs. Parked, it
+//! awaits no storage, so the input gate stays open: other keys' calls and
+//! the first attempt's `finish` go on. No storage is polled.
+//!
 //! The class is exported with `wasm_bindgen` directly rather than through
 //! `#[durable_object]`: that glue turns every call's request into a
 //! `worker::Request` (reading its URL, headers and `cf` across the
@@ -16,6 +22,10 @@
 //! needs only its body and answers bytes (bench/RESULTS.md has the A/B).
 
 use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::select;
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::{JsCast, JsValue};
@@ -41,6 +51,8 @@ pub struct IdempotencyCoordinator {
     /// Whether this instance has set the expiry alarm.
     alarm_set: Cell<bool>,
     calls: Cell<u64>,
+    /// Duplicates waiting for the record to change.
+    waiters: RefCell<Vec<oneshot::Sender<()>>>,
 }
 
 #[wasm_bindgen(wasm_bindgen_futures = worker::wasm_bindgen_futures)]
@@ -48,7 +60,13 @@ impl IdempotencyCoordinator {
     /// Called by the runtime when the object starts.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, _env: JsValue) -> Self {
-        Self { state: State::from(state), cached: RefCell::new(None), alarm_set: Cell::new(false), calls: Cell::new(0) }
+        Self {
+            state: State::from(state),
+            cached: RefCell::new(None),
+            alarm_set: Cell::new(false),
+            calls: Cell::new(0),
+            waiters: RefCell::new(Vec::new()),
+        }
     }
 
     /// One call: a store call (`POST`, the encoded [`StoreCall`] in, the
@@ -69,10 +87,22 @@ impl IdempotencyCoordinator {
             init.set_status(400);
             return web_sys::Response::new_with_opt_str_and_init(Some("not a store call"), &init);
         };
-        let found = self.load().await?;
+        let called_at = now_ms();
+        let found = loop {
+            let found = self.load().await?;
+            let now = now_ms();
+            match call.wait_deadline(found.as_ref(), now, called_at) {
+                Some(deadline) => self.wait_for_change(deadline - now).await,
+                None => break found,
+            }
+        };
         let mut step = call.run(found, now_ms());
         if let Write::Put(record) = step.write {
             self.save(record).await?;
+            // Every waiting duplicate looks again at the record as it is now.
+            for waiter in self.waiters.take() {
+                let _ = waiter.send(());
+            }
         }
         web_sys::Response::new_with_opt_u8_array(Some(&mut step.answer))
     }
@@ -97,6 +127,15 @@ impl IdempotencyCoordinator {
 }
 
 impl IdempotencyCoordinator {
+    /// Parks until the record is next written or `ms` pass, whichever is
+    /// first.
+    async fn wait_for_change(&self, ms: u64) {
+        let (wake, woken) = oneshot::channel();
+        self.waiters.borrow_mut().push(wake);
+        let timer = worker::Delay::from(Duration::from_millis(ms));
+        let _ = select(woken, timer).await;
+    }
+
     /// The record, from the cache or storage (undecodable bytes read as absent).
     async fn load(&self) -> Result<Option<Record>, JsValue> {
         if let Some(record) = self.cached.borrow().as_ref() {

@@ -49,8 +49,25 @@ impl DurableStore {
         Self { namespace, policy, timeout_ms }
     }
 
+    /// `begin` for a duplicate of a running attempt: it waits up to
+    /// `wait_ms` inside the object for that attempt to end (SPEC §3), then
+    /// decides. Its time limit is the store's plus the wait.
+    ///
+    /// # Errors
+    /// The object failed or did not answer in time.
+    pub async fn begin_waiting(&self, name: &RecordName, fingerprint: Fingerprint, wait_ms: u64) -> Result<Decision, StoreError> {
+        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms }).await?;
+        decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
+    }
+
+    /// One call within the store limit (plus the wait a `begin` may spend in
+    /// the object).
     async fn call(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
-        within(self.timeout_ms, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(self.timeout_ms)))
+        let limit = match call {
+            StoreCall::Begin { wait_ms, .. } => self.timeout_ms.saturating_add(wait_ms),
+            StoreCall::Finish { .. } => self.timeout_ms,
+        };
+        within(limit, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(limit)))
     }
 
     async fn round_trip(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
@@ -92,7 +109,7 @@ impl Store for DurableStore {
     type Error = StoreError;
 
     async fn begin(&self, name: &RecordName, fingerprint: Fingerprint, _now_ms: u64) -> Result<Decision, StoreError> {
-        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint }).await?;
+        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0 }).await?;
         decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }
 

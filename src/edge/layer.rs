@@ -185,8 +185,11 @@ impl<O: OriginCall> Host<O> {
                 let found = self.read_copy(&name, timeout_ms).await;
                 exchange.copy_read(found, now_ms())
             }
-            Action::Begin { name, fingerprint } => {
+            Action::Begin { name, fingerprint, wait_ms } => {
                 let decision = match self.store() {
+                    Ok(EdgeStore::Durable(store)) if wait_ms > 0 => {
+                        store.begin_waiting(&name, fingerprint, wait_ms).await.map_err(|e| e.to_string())
+                    }
                     Ok(store) => store.begin(&name, fingerprint, now_ms()).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
                 };

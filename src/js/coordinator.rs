@@ -26,6 +26,20 @@ pub fn coordinator_step(call: &[u8], record: Option<Vec<u8>>, now_ms: f64) -> Re
     .done())
 }
 
+/// How long an encoded store call must wait before it runs, for the record
+/// stored now (bytes, or undefined): the deadline in ms, or undefined to run
+/// it now. The object waits until the record changes or the deadline
+/// passes, then asks again ([`StoreCall::wait_deadline`]).
+///
+/// # Errors
+/// `call` is not a store call.
+#[wasm_bindgen(js_name = coordinatorWait)]
+pub fn coordinator_wait(call: &[u8], record: Option<Vec<u8>>, now_ms: f64, called_at_ms: f64) -> Result<Option<f64>, JsError> {
+    let call = StoreCall::decode(call).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
+    let found = record.and_then(|bytes| Record::decode(&bytes).ok());
+    Ok(call.wait_deadline(found.as_ref(), now_ms as u64, called_at_ms as u64).map(|at| at as f64))
+}
+
 /// The expiry alarm's step for the stored record: `{kind: "rearm", at}`,
 /// `{kind: "delete"}` or `{kind: "idle"}`.
 #[wasm_bindgen(js_name = alarmStep)]

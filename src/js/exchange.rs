@@ -188,13 +188,13 @@ impl JsExchange {
                     Object::new("read-copy").set("key", name.to_hex()).set("timeoutMs", timeout_ms as f64).done()
                 }
                 Action::Detach => Object::new("detach").done(),
-                Action::Begin { name, fingerprint } if kv_only => {
+                Action::Begin { name, fingerprint, .. } if kv_only => {
                     self.kv_begin = Some((name, fingerprint));
                     Object::new("kv-begin").set("key", name.to_hex()).set("timeoutMs", timeout).done()
                 }
-                Action::Begin { name, fingerprint } => {
-                    let call = StoreCall::Begin { policy: self.config.records.clone(), fingerprint };
-                    store_call("begin", &name, &call, timeout)
+                Action::Begin { name, fingerprint, wait_ms } => {
+                    let call = StoreCall::Begin { policy: self.config.records.clone(), fingerprint, wait_ms };
+                    store_call("begin", &name, &call, timeout + wait_ms as f64)
                 }
                 Action::CallOrigin { attempt, edits, body, timeout_ms } => Object::new("call-origin")
                     .set("attempt", attempt)

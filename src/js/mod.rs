@@ -17,6 +17,6 @@ mod layer;
 mod options;
 mod values;
 
-pub use coordinator::{alarm_step, coordinator_step, misconfigured_reply};
+pub use coordinator::{alarm_step, coordinator_step, coordinator_wait, misconfigured_reply};
 pub use exchange::JsExchange;
 pub use layer::Layer;

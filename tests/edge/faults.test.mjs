@@ -62,7 +62,8 @@ describe("an unknown outcome's 409 is honest", () => {
 describe("a real crash", () => {
   test("stop the runtime mid-attempt, restart on the same state, the retry reclaims after the lease", async () => {
     const persist = tempDir();
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2" };
+    // No waiting: the duplicate must see the persisted lease as a 409.
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" };
     const item = uniqueItem("crash");
     const key = newKey();
     let worker = await start({ vars, persist });

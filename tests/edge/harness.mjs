@@ -248,15 +248,17 @@ export function defaultVars(config = WORKERS.demo.config) {
 
 /**
  * A `begin` store call as `core::StoreCall::encode` writes it: kind 1, lease
- * and TTL (u64 ms), no release statuses, a 32-byte fingerprint.
+ * and TTL (u64 ms), no release statuses, a 32-byte fingerprint, the wait
+ * (u64 ms).
  */
-export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7 }) {
-  const bytes = new Uint8Array(1 + 8 + 8 + 4 + 32);
+export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7, waitMs = 0 }) {
+  const bytes = new Uint8Array(1 + 8 + 8 + 4 + 32 + 8);
   const view = new DataView(bytes.buffer);
   bytes[0] = 1;
   view.setBigUint64(1, BigInt(leaseMs));
   view.setBigUint64(9, BigInt(ttlMs));
-  bytes.fill(fingerprintByte, 21);
+  bytes.fill(fingerprintByte, 21, 53);
+  view.setBigUint64(53, BigInt(waitMs));
   return bytes;
 }
 

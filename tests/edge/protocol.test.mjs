@@ -44,17 +44,18 @@ describe("with the default configuration", () => {
     assert.equal((await ordersOf(worker, item)).count, 1);
   });
 
-  test("a duplicate while the first is in flight → 409 key-in-flight with Retry-After", async () => {
+  test("a duplicate while the first is in flight waits for it and gets its answer (one execution)", async () => {
     const item = uniqueItem("inflight");
     const key = newKey();
     const slow = order(worker, { key, item, query: "?delay_ms=1000" });
     await sleep(300);
     const dup = await order(worker, { key, item, query: "?delay_ms=1000" });
-    assert.equal(dup.status, 409);
-    assert.equal(dup.headers.get("retry-after"), "1");
-    assert.equal(dup.headers.get("cache-control"), "no-store");
-    assert.equal((await problemOf(dup)).code, "key-in-flight");
-    assert.equal((await slow).status, 201);
+    const first = await slow;
+    assert.equal(first.status, 201);
+    assert.equal(dup.status, 201, "the wait ended with the first attempt's answer");
+    assert.equal(dup.headers.get("idempotent-replayed"), "true");
+    assert.deepEqual(await dup.json(), await first.json());
+    assert.equal((await ordersOf(worker, item)).count, 1);
   });
 
   test("bad keys → 400 invalid-key, and the origin is not called", async () => {
@@ -254,6 +255,44 @@ describe("with IDEMPOTENCY_REQUIRED=true and a small body limit", () => {
     assert.equal((await problemOf(res)).code, "body-too-large");
     const fits = await order(worker, { key: newKey(), item: uniqueItem("fits") });
     assert.equal(fits.status, 201);
+  });
+});
+
+describe("waiting for the first attempt (IDEMPOTENCY_IN_FLIGHT_WAIT_MS)", () => {
+  let worker;
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "500", IDEMPOTENCY_LEASE_SECONDS: "5", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "4" } }); });
+  after(() => worker?.dispose());
+
+  test("a wait that ends before the first attempt → 409 key-in-flight with Retry-After: 1", async () => {
+    const item = uniqueItem("wait-ends");
+    const key = newKey();
+    const slow = order(worker, { key, item, query: "?delay_ms=2000" });
+    await sleep(300);
+    const started = Date.now();
+    const dup = await order(worker, { key, item, query: "?delay_ms=2000" });
+    const waited = Date.now() - started;
+    assert.equal(dup.status, 409);
+    assert.equal(dup.headers.get("retry-after"), "1");
+    assert.equal(dup.headers.get("cache-control"), "no-store");
+    assert.equal((await problemOf(dup)).code, "key-in-flight");
+    assert.ok(waited >= 450 && waited < 1800, `waited ${waited} ms: the configured 500, not the whole attempt`);
+    assert.equal((await slow).status, 201);
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  });
+
+  test("a duplicate of an attempt that releases the key runs next, as attempt 2", async () => {
+    const item = uniqueItem("wait-release");
+    const key = newKey();
+    const first = order(worker, { key, item, query: "?delay_ms=300", headers: { "demo-fault": "unavailable" } });
+    await sleep(100);
+    const dup = await order(worker, { key, item, query: "?delay_ms=300", headers: { "demo-fault": "unavailable" } });
+    assert.equal((await first).status, 503, "released: the origin was unavailable");
+    // Woken by the release, the duplicate ran as the next attempt (it also
+    // met the fault: Demo-Fault is not part of the fingerprint).
+    assert.equal(dup.status, 503);
+    const after = await order(worker, { key, item });
+    assert.equal(after.status, 201);
+    assert.equal((await after.json()).attempt, 3, "attempts 1 and 2 released the key");
   });
 });
 

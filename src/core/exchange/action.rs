@@ -46,6 +46,11 @@ pub enum Action {
         name: RecordName,
         /// The request's fingerprint.
         fingerprint: Fingerprint,
+        /// 0 for the first call. A duplicate of a running attempt calls
+        /// again with the wait it may spend inside the store for that
+        /// attempt to end (`StoreCall::Begin`'s `wait_ms`); that call's
+        /// time limit is the store's plus this.
+        wait_ms: u64,
     },
     /// Call the origin with the request, these header edits and `body`;
     /// read its whole answer within `timeout_ms` (past it the outcome is

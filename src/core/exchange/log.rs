@@ -55,6 +55,8 @@ pub struct DecisionLog {
     pub finish: Option<&'static str>,
     /// A short error description (store or origin failure), never a header.
     pub error: Option<String>,
+    /// How long this duplicate waited for a running attempt, in ms.
+    pub waited_ms: Option<u64>,
 }
 
 impl DecisionLog {
@@ -75,6 +77,7 @@ impl DecisionLog {
             "record": self.record,
             "finish": self.finish,
             "error": self.error,
+            "waited_ms": self.waited_ms,
             "kv_ms": timing.kv,
             "do_ms": timing.durable,
             "origin_ms": timing.origin,

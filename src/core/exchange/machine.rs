@@ -35,6 +35,8 @@ pub struct Exchange {
     stage: Stage,
     /// What follows an answer: its log line, a KV copy.
     after: VecDeque<Action>,
+    /// Set once this request waited for a running attempt: for how long.
+    waited: Option<u64>,
 }
 
 /// What the exchange waits for.
@@ -94,6 +96,7 @@ impl Exchange {
             since: now_ms,
             stage: Stage::Answered,
             after: VecDeque::new(),
+            waited: None,
         };
         let action = exchange.first_action(head);
         (exchange, action)
@@ -177,7 +180,7 @@ impl Exchange {
             return Action::Done;
         };
         self.since = now_ms;
-        let action = Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint };
+        let action = Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: 0 };
         self.stage = Stage::Beginning(keyed);
         action
     }
@@ -189,6 +192,10 @@ impl Exchange {
         };
         let durable = self.config.consistency == Consistency::Durable;
         let spent = now_ms.saturating_sub(self.since);
+        if self.waited.is_some() {
+            self.waited = Some(spent);
+            self.log.waited_ms = Some(spent);
+        }
         if durable {
             self.log.tier = "do";
             Timing::add(&mut self.timing.durable, spent);
@@ -204,6 +211,18 @@ impl Exchange {
                 action
             }
             Err(error) => self.store_failed(error, keyed),
+            // A duplicate of a running attempt waits for it inside the store
+            // (SPEC §3), once; the wait's outcome is the answer.
+            Ok(Decision::InFlight { outcome_unknown: false, .. })
+                if durable && self.config.in_flight_wait_ms > 0 && self.waited.is_none() =>
+            {
+                self.waited = Some(0);
+                self.since = now_ms;
+                let action =
+                    Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: self.config.in_flight_wait_ms };
+                self.stage = Stage::Beginning(keyed);
+                action
+            }
             Ok(Decision::InFlight { retry_after_secs, outcome_unknown }) => {
                 self.log.outcome = if outcome_unknown { "in-flight-unknown" } else { "in-flight" };
                 self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })

@@ -97,7 +97,7 @@ impl World {
                     steps.push("detach");
                     exchange.detached(now)
                 }
-                Action::Begin { name, fingerprint } => {
+                Action::Begin { name, fingerprint, .. } => {
                     steps.push("begin");
                     let decision = if self.fail_store() {
                         Err("store exploded".to_owned())
@@ -278,8 +278,27 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     exchange.body_read(order(), 1);
     exchange.detached(2);
     let in_flight = Decision::InFlight { retry_after_secs: 7, outcome_unknown: false };
-    let Action::Respond(reply) = exchange.begun(Ok(in_flight), 3) else { panic!() };
+    // First it waits inside the store for the running attempt, once...
+    let Action::Begin { wait_ms, .. } = exchange.begun(Ok(in_flight.clone()), 3) else { panic!("a duplicate waits") };
+    assert_eq!(wait_ms, 10_000);
+    // ...and if that attempt still runs when the wait ends, 409.
+    let Action::Respond(reply) = exchange.begun(Ok(in_flight), 10_003) else { panic!() };
     assert_eq!((reply.status, code(&reply).as_str(), header(&reply, "retry-after")), (409, "key-in-flight", Some("7")));
+    assert_eq!(exchange.log().waited_ms, Some(10_000));
+    // An unknown outcome is not waited for, nor is anything with the wait off.
+    let (mut unknown, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    unknown.body_read(order(), 1);
+    unknown.detached(2);
+    let Action::Respond(reply) = unknown.begun(Ok(Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }), 3) else {
+        panic!("no wait for an unknown outcome")
+    };
+    assert_eq!(header(&reply, "retry-after"), Some("90"));
+    let off = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    let (mut no_wait, _) = Exchange::start(Rc::clone(&off.config), keyed("k1"), 0);
+    no_wait.body_read(order(), 1);
+    no_wait.detached(2);
+    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false };
+    assert!(matches!(no_wait.begun(Ok(running), 3), Action::Respond(ref r) if r.status == 409));
     world.run(keyed("k2"), order());
     let reused = world.run(keyed("k2"), BodyRead::Complete(b"{}".to_vec()));
     assert_eq!((reused.reply.status, code(&reused.reply).as_str()), (422, "key-reused"));
@@ -447,4 +466,31 @@ fn the_origin_s_exposed_headers_are_kept_and_its_cors_headers_never_replayed() {
         "the first caller's origin was not stored"
     );
     assert_eq!(header(&replay.reply, "location"), Some("/orders/1"));
+}
+
+#[test]
+fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
+    let world = World::new(&[]);
+    let (mut duplicate, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    duplicate.body_read(order(), 1);
+    assert!(matches!(duplicate.detached(2), Action::Begin { wait_ms: 0, .. }), "the first call does not wait");
+    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false };
+    assert!(matches!(duplicate.begun(Ok(running), 3), Action::Begin { wait_ms: 10_000, .. }));
+    let stored = crate::core::Completed {
+        fingerprint: crate::core::Fingerprint([0; 32]),
+        attempt: 1,
+        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) },
+        expires_at: 99_999,
+    };
+    let Action::Respond(reply) = duplicate.begun(Ok(Decision::Replay(stored)), 1_503) else { panic!() };
+    assert_eq!((reply.status, header(&reply, "idempotent-replayed")), (201, Some("true")));
+    let log = duplicate.log();
+    assert_eq!((log.outcome, log.waited_ms), ("replay", Some(1_500)));
+    // A released key: the duplicate runs next, as attempt 2.
+    let (mut next, _) = Exchange::start(Rc::clone(&world.config), keyed("k2"), 0);
+    next.body_read(order(), 1);
+    next.detached(2);
+    next.begun(Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }), 3);
+    let action = next.begun(Ok(Decision::Execute { attempt: 2, reclaimed: false }), 900);
+    assert!(matches!(action, Action::CallOrigin { attempt: 2, .. }));
 }
