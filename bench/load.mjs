@@ -20,7 +20,7 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const FAULTS = { unavailable: 0.05, error: 0.05, drop: 0.03 };
 const STORE_FAIL_RATE = 0.05;
 const KILLS = 1; // per wave of 1,000 keys
-const LEASE = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2" };
+const LEASE = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" };
 const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
 const fmt = (n) => n.toLocaleString("en-US");
 const statuses = (o) => Object.entries(o).map(([k, v]) => `${k}: ${fmt(v)}`).join(", ") || "none";

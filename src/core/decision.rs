@@ -76,6 +76,7 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
             lease_expires_at: now_ms.saturating_add(policy.lease_ms),
             expires_at: now_ms.saturating_add(policy.lease_ms).saturating_add(policy.ttl_ms),
             outcome_unknown: false,
+            reservation: 0,
         })),
     };
     let keep = |answer: Decision| Step { answer, write: Write::Keep };
@@ -119,6 +120,32 @@ pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms:
     match found?.live(now_ms)? {
         Record::Completed(c) if c.fingerprint == fingerprint => Some(c),
         _ => None,
+    }
+}
+
+/// Gives back a reservation whose `begin` reply was lost (SPEC §3): the
+/// caller never called the origin, so a record still `InFlight`, running,
+/// with this `reservation` becomes `Released` (attempt numbers keep
+/// rising). Anything else — another reservation, an attempt that has ended,
+/// no record — is left alone. Answers whether it released.
+///
+/// ```
+/// use oncekey::core::{abandon, Fingerprint, Record, RecordPolicy, StoreCall, Write};
+/// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 42 };
+/// let Write::Put(reserved) = call.run(None, 0).write else { unreachable!() };
+/// assert!(abandon(Some(reserved.clone()), 42, 5, &RecordPolicy::default()).answer);
+/// assert!(!abandon(Some(reserved), 7, 5, &RecordPolicy::default()).answer, "someone else's");
+/// ```
+pub fn abandon(found: Option<Record>, reservation: u64, now_ms: u64, policy: &RecordPolicy) -> Step<bool> {
+    match found.and_then(|record| record.live(now_ms)) {
+        Some(Record::InFlight(r)) if reservation != 0 && r.reservation == reservation && !r.outcome_unknown => Step {
+            answer: true,
+            write: Write::Put(Record::Released(Released {
+                last_attempt: r.attempt,
+                expires_at: now_ms.saturating_add(policy.ttl_ms),
+            })),
+        },
+        _ => Step { answer: false, write: Write::Keep },
     }
 }
 
@@ -234,6 +261,7 @@ mod tests {
             lease_expires_at,
             expires_at: lease_expires_at + 60_000,
             outcome_unknown: false,
+            reservation: 0,
         })
     }
 
@@ -313,6 +341,7 @@ mod tests {
                     lease_expires_at: NOW - 10,
                     expires_at: NOW,
                     outcome_unknown: false,
+                    reservation: 0,
                 })),
                 execute(1, false),
                 reserved(1),
@@ -430,6 +459,34 @@ mod tests {
     }
 
     #[test]
+    fn abandon_gives_back_only_its_own_running_reservation() {
+        let reserved = |reservation, outcome_unknown| {
+            Record::InFlight(InFlight {
+                fingerprint: FP,
+                attempt: 4,
+                lease_expires_at: NOW + 5_000,
+                expires_at: NOW + 65_000,
+                outcome_unknown,
+                reservation,
+            })
+        };
+        let step = abandon(Some(reserved(42, false)), 42, NOW, &policy());
+        assert_eq!((step.answer, step.write), (true, released(4)), "attempt numbers keep rising");
+        let refused: Vec<(&str, Option<Record>, u64)> = vec![
+            ("another caller's reservation", Some(reserved(41, false)), 42),
+            ("no reservation number", Some(reserved(0, false)), 0),
+            ("an attempt whose outcome is unknown", Some(reserved(42, true)), 42),
+            ("completed", Some(Record::Completed(completed(FP, NOW + 1))), 42),
+            ("released", Some(Record::Released(Released { last_attempt: 4, expires_at: NOW + 1 })), 42),
+            ("nothing", None, 42),
+        ];
+        for (name, found, reservation) in refused {
+            let step = abandon(found, reservation, NOW, &policy());
+            assert_eq!((step.answer, step.write), (false, Write::Keep), "{name}");
+        }
+    }
+
+    #[test]
     fn stale_finishes_write_nothing() {
         let outcomes = [Outcome::Answered(answer(201)), Outcome::Answered(answer(503)), Outcome::NotSent, Outcome::Unknown];
         let cases: Vec<(&str, Option<Record>)> = vec![
@@ -446,6 +503,7 @@ mod tests {
                     lease_expires_at: NOW + 1,
                     expires_at: NOW,
                     outcome_unknown: false,
+                    reservation: 0,
                 })),
             ),
         ];

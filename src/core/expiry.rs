@@ -51,6 +51,7 @@ mod tests {
             lease_expires_at: 500,
             expires_at: 2_000,
             outcome_unknown: false,
+            reservation: 0,
         });
         let cases = [
             (0, Expiry::Rearm { at_ms: 2_000 }),

@@ -57,7 +57,8 @@ pub use config::{
 };
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{
-    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, begin, copy_ttl_secs, finish,
+    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin, copy_ttl_secs,
+    finish,
     replay_from_copy,
 };
 pub use event::{

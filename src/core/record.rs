@@ -12,10 +12,10 @@ const VERSION: u8 = 1;
 const IN_FLIGHT: u8 = 1;
 const COMPLETED: u8 = 2;
 const RELEASED: u8 = 3;
-/// An in-flight record whose attempt ended without an answer. A kind of its
-/// own, so records written before it existed (kind 1) still decode, as
-/// running.
-const IN_FLIGHT_UNKNOWN: u8 = 4;
+/// An in-flight record with its flags (outcome unknown) and reservation.
+/// Records of the earlier layout (kind 1: running, no reservation) still
+/// decode.
+const IN_FLIGHT_V2: u8 = 4;
 
 /// An attempt holds the key until its lease ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +34,10 @@ pub struct InFlight {
     /// work may or may not be done, and only the lease's end frees the key.
     /// `false` while it runs.
     pub outcome_unknown: bool,
+    /// The number the `begin` that made this reservation carried (0: none),
+    /// so that call's caller can abandon it when the reply was lost
+    /// ([`abandon`](super::abandon)).
+    pub reservation: u64,
 }
 
 /// The origin answered and the answer is kept for replays.
@@ -122,11 +126,13 @@ impl Record {
         out.0.push(VERSION);
         match self {
             Self::InFlight(r) => {
-                out.0.push(if r.outcome_unknown { IN_FLIGHT_UNKNOWN } else { IN_FLIGHT });
+                out.0.push(IN_FLIGHT_V2);
                 out.0.extend_from_slice(&r.fingerprint.0);
                 out.u32(r.attempt);
                 out.u64(r.lease_expires_at);
                 out.u64(r.expires_at);
+                out.0.push(u8::from(r.outcome_unknown));
+                out.u64(r.reservation);
             }
             Self::Completed(r) => {
                 out.0.push(COMPLETED);
@@ -171,13 +177,14 @@ impl Record {
             return Err(DecodeError::UnsupportedVersion(version));
         }
         let record = match r.u8()? {
-            kind @ (IN_FLIGHT | IN_FLIGHT_UNKNOWN) => Self::InFlight(InFlight {
-                fingerprint: r.fingerprint()?,
-                attempt: r.u32()?,
-                lease_expires_at: r.u64()?,
-                expires_at: r.u64()?,
-                outcome_unknown: kind == IN_FLIGHT_UNKNOWN,
-            }),
+            kind @ (IN_FLIGHT | IN_FLIGHT_V2) => {
+                let (fingerprint, attempt, lease_expires_at, expires_at) = (r.fingerprint()?, r.u32()?, r.u64()?, r.u64()?);
+                let (outcome_unknown, reservation) = match kind {
+                    IN_FLIGHT => (false, 0),
+                    _ => (r.u8()? & 1 == 1, r.u64()?),
+                };
+                Self::InFlight(InFlight { fingerprint, attempt, lease_expires_at, expires_at, outcome_unknown, reservation })
+            }
             COMPLETED => {
                 let fingerprint = r.fingerprint()?;
                 let attempt = r.u32()?;
@@ -293,7 +300,14 @@ mod tests {
         bytes.extend_from_slice(&2u32.to_be_bytes());
         bytes.extend_from_slice(&5u64.to_be_bytes());
         bytes.extend_from_slice(&10u64.to_be_bytes());
-        let expected = InFlight { fingerprint: Fingerprint([7; 32]), attempt: 2, lease_expires_at: 5, expires_at: 10, outcome_unknown: false };
+        let expected = InFlight {
+            fingerprint: Fingerprint([7; 32]),
+            attempt: 2,
+            lease_expires_at: 5,
+            expires_at: 10,
+            outcome_unknown: false,
+            reservation: 0,
+        };
         assert_eq!(Record::decode(&bytes), Ok(Record::InFlight(expected)));
     }
 
@@ -306,6 +320,7 @@ mod tests {
                 lease_expires_at: 5,
                 expires_at: 10,
                 outcome_unknown: false,
+                reservation: 0,
             }),
             Record::InFlight(InFlight {
                 fingerprint: Fingerprint([2; 32]),
@@ -313,6 +328,7 @@ mod tests {
                 lease_expires_at: 5,
                 expires_at: 10,
                 outcome_unknown: true,
+                reservation: u64::MAX,
             }),
             completed(Some(b"{\"ok\":true}".to_vec())),
             completed(Some(vec![])),

@@ -15,6 +15,7 @@ use super::response::StoredResponse;
 
 const BEGIN: u8 = 1;
 const FINISH: u8 = 2;
+const ABANDON: u8 = 3;
 
 /// One call to a remote store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +30,17 @@ pub enum StoreCall {
         /// attempt to end ([`StoreCall::wait_deadline`]), in ms; 0 answers
         /// at once (`IDEMPOTENCY_IN_FLIGHT_WAIT_MS`).
         wait_ms: u64,
+        /// A number the caller drew for this call (0: none), kept in the
+        /// reservation it makes, so it can abandon it if the reply is lost.
+        reservation: u64,
+    },
+    /// [`decision::abandon`]: give back the reservation `reservation`, made
+    /// by a `begin` whose reply never came.
+    Abandon {
+        /// The TTL of the release tombstone.
+        policy: RecordPolicy,
+        /// The number the lost `begin` carried.
+        reservation: u64,
     },
     /// [`decision::finish`] for attempt `attempt`.
     Finish {
@@ -48,16 +60,23 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
-    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]), wait_ms: 0 };
+    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]), wait_ms: 0, reservation: 0 };
     /// let step = StoreCall::decode(&call.encode()).unwrap().run(None, 0);
     /// assert_eq!(decode_decision(&step.answer).unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
     /// assert!(matches!(step.write, Write::Put(_)));
     /// ```
     pub fn run(self, found: Option<Record>, now_ms: u64) -> Step<Vec<u8>> {
         match self {
-            Self::Begin { policy, fingerprint, .. } => {
-                let step = decision::begin(found, fingerprint, now_ms, &policy);
+            Self::Begin { policy, fingerprint, reservation, .. } => {
+                let mut step = decision::begin(found, fingerprint, now_ms, &policy);
+                if let decision::Write::Put(Record::InFlight(reserved)) = &mut step.write {
+                    reserved.reservation = reservation;
+                }
                 Step { answer: encode_decision(&step.answer), write: step.write }
+            }
+            Self::Abandon { policy, reservation } => {
+                let step = decision::abandon(found, reservation, now_ms, &policy);
+                Step { answer: vec![u8::from(step.answer)], write: step.write }
             }
             Self::Finish { policy, attempt, outcome } => {
                 let step = decision::finish(found, attempt, outcome, now_ms, &policy);
@@ -100,11 +119,12 @@ impl StoreCall {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer(Vec::with_capacity(96));
         let policy = match self {
-            Self::Begin { policy, .. } | Self::Finish { policy, .. } => policy,
+            Self::Begin { policy, .. } | Self::Finish { policy, .. } | Self::Abandon { policy, .. } => policy,
         };
         out.0.push(match self {
             Self::Begin { .. } => BEGIN,
             Self::Finish { .. } => FINISH,
+            Self::Abandon { .. } => ABANDON,
         });
         out.u64(policy.lease_ms);
         out.u64(policy.ttl_ms);
@@ -113,10 +133,12 @@ impl StoreCall {
             out.0.extend_from_slice(&status.to_be_bytes());
         }
         match self {
-            Self::Begin { fingerprint, wait_ms, .. } => {
+            Self::Begin { fingerprint, wait_ms, reservation, .. } => {
                 out.0.extend_from_slice(&fingerprint.0);
                 out.u64(*wait_ms);
+                out.u64(*reservation);
             }
+            Self::Abandon { reservation, .. } => out.u64(*reservation),
             Self::Finish { attempt, outcome, .. } => {
                 out.u32(*attempt);
                 match outcome {
@@ -148,7 +170,8 @@ impl StoreCall {
         }
         let policy = RecordPolicy { lease_ms, ttl_ms, release_on };
         let call = match kind {
-            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()? },
+            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()?, reservation: r.u64()? },
+            ABANDON => Self::Abandon { policy, reservation: r.u64()? },
             FINISH => {
                 let attempt = r.u32()?;
                 let outcome = match r.u8()? {
@@ -272,7 +295,8 @@ mod tests {
     fn calls_round_trip() {
         let policy = RecordPolicy { lease_ms: 5, ttl_ms: 60_000, release_on: vec![503, 429] };
         let calls = [
-            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]), wait_ms: 10_000 },
+            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]), wait_ms: 10_000, reservation: 9 },
+            StoreCall::Abandon { policy: policy.clone(), reservation: u64::MAX },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
             StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
@@ -311,9 +335,9 @@ mod tests {
     fn run_applies_the_pure_steps() {
         let policy = RecordPolicy::default();
         let fp = Fingerprint([1; 32]);
-        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0 }.run(None, 0);
+        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(None, 0);
         let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
-        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0 }.run(Some(record.clone()), 1);
+        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(Some(record.clone()), 1);
         assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }));
         let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
             .run(Some(record), 2);

@@ -49,15 +49,33 @@ impl DurableStore {
         Self { namespace, policy, timeout_ms }
     }
 
-    /// `begin` for a duplicate of a running attempt: it waits up to
-    /// `wait_ms` inside the object for that attempt to end (SPEC §3), then
-    /// decides. Its time limit is the store's plus the wait.
+    /// `begin` with what the layer adds: `wait_ms`, how long a duplicate of a
+    /// running attempt may wait inside the object for it to end (SPEC §3;
+    /// the call's time limit is the store's plus the wait), and the
+    /// request's `reservation` number, kept in the reservation it makes.
     ///
     /// # Errors
     /// The object failed or did not answer in time.
-    pub async fn begin_waiting(&self, name: &RecordName, fingerprint: Fingerprint, wait_ms: u64) -> Result<Decision, StoreError> {
-        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms }).await?;
+    pub async fn begin_call(
+        &self,
+        name: &RecordName,
+        fingerprint: Fingerprint,
+        wait_ms: u64,
+        reservation: u64,
+    ) -> Result<Decision, StoreError> {
+        let call = StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms, reservation };
+        let reply = self.call(name, call).await?;
         decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
+    }
+
+    /// Gives back the reservation `reservation` if a `begin` whose reply was
+    /// lost made it: whether it did.
+    ///
+    /// # Errors
+    /// The object failed or did not answer in time.
+    pub async fn abandon(&self, name: &RecordName, reservation: u64) -> Result<bool, StoreError> {
+        let reply = self.call(name, StoreCall::Abandon { policy: self.policy.clone(), reservation }).await?;
+        Ok(reply.first() == Some(&1))
     }
 
     /// One call within the store limit (plus the wait a `begin` may spend in
@@ -65,7 +83,7 @@ impl DurableStore {
     async fn call(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
         let limit = match call {
             StoreCall::Begin { wait_ms, .. } => self.timeout_ms.saturating_add(wait_ms),
-            StoreCall::Finish { .. } => self.timeout_ms,
+            StoreCall::Finish { .. } | StoreCall::Abandon { .. } => self.timeout_ms,
         };
         within(limit, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(limit)))
     }
@@ -109,7 +127,7 @@ impl Store for DurableStore {
     type Error = StoreError;
 
     async fn begin(&self, name: &RecordName, fingerprint: Fingerprint, _now_ms: u64) -> Result<Decision, StoreError> {
-        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0 }).await?;
+        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0, reservation: 0 }).await?;
         decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }
 

@@ -38,7 +38,14 @@ pub(crate) fn request_head(req: &Request, config: &Config) -> Result<RequestHead
             .into_iter()
             .filter_map(|name| Some((name.to_owned(), get(name)?)))
             .collect(),
+        reservation: reservation_number(),
     })
+}
+
+/// A random reservation number, never 0 (53 random bits are plenty to tell
+/// one request's reservation from another's on the same key).
+pub(crate) fn reservation_number() -> u64 {
+    (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1
 }
 
 /// The runtime's response for one of the exchange's replies; `kept` is the

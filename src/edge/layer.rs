@@ -185,10 +185,10 @@ impl<O: OriginCall> Host<O> {
                 let found = self.read_copy(&name, timeout_ms).await;
                 exchange.copy_read(found, now_ms())
             }
-            Action::Begin { name, fingerprint, wait_ms } => {
+            Action::Begin { name, fingerprint, wait_ms, reservation } => {
                 let decision = match self.store() {
-                    Ok(EdgeStore::Durable(store)) if wait_ms > 0 => {
-                        store.begin_waiting(&name, fingerprint, wait_ms).await.map_err(|e| e.to_string())
+                    Ok(EdgeStore::Durable(store)) => {
+                        store.begin_call(&name, fingerprint, wait_ms, reservation).await.map_err(|e| e.to_string())
                     }
                     Ok(store) => store.begin(&name, fingerprint, now_ms()).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
@@ -205,6 +205,12 @@ impl<O: OriginCall> Host<O> {
                     Err(e) => Err(e),
                 };
                 exchange.finished(finished, now_ms())
+            }
+            Action::Abandon { name, reservation } => {
+                if let Ok(EdgeStore::Durable(store)) = self.store() {
+                    let _ = store.abandon(&name, reservation).await;
+                }
+                exchange.abandoned(now_ms())
             }
             Action::Pause { ms } => {
                 worker::Delay::from(std::time::Duration::from_millis(ms)).await;

@@ -119,6 +119,12 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
+    /// The abandon call ended (its result changes nothing).
+    pub fn abandoned(&mut self, now_ms: f64) -> JsValue {
+        let action = self.inner.abandoned(now_ms as u64);
+        self.present(action, now_ms)
+    }
+
     /// The pause is over.
     pub fn paused(&mut self, now_ms: f64) -> JsValue {
         let action = self.inner.paused(now_ms as u64);
@@ -192,9 +198,13 @@ impl JsExchange {
                     self.kv_begin = Some((name, fingerprint));
                     Object::new("kv-begin").set("key", name.to_hex()).set("timeoutMs", timeout).done()
                 }
-                Action::Begin { name, fingerprint, wait_ms } => {
-                    let call = StoreCall::Begin { policy: self.config.records.clone(), fingerprint, wait_ms };
+                Action::Begin { name, fingerprint, wait_ms, reservation } => {
+                    let call = StoreCall::Begin { policy: self.config.records.clone(), fingerprint, wait_ms, reservation };
                     store_call("begin", &name, &call, timeout + wait_ms as f64)
+                }
+                Action::Abandon { name, reservation } => {
+                    let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation };
+                    store_call("abandon", &name, &call, timeout)
                 }
                 Action::CallOrigin { attempt, edits, body, timeout_ms } => Object::new("call-origin")
                     .set("attempt", attempt)

@@ -52,6 +52,8 @@ impl Layer {
             preflight_headers: string(&head, "preflightHeaders"),
             has_attempt_header: has_attempt,
             headers: header_pairs(&js_sys::Reflect::get(&head, &JsValue::from_str("headers")).unwrap_or_default()),
+            // Never 0: 53 random bits tell one request's reservation from another's.
+            reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
         };
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);

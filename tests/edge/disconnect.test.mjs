@@ -78,7 +78,7 @@ test("a finish that lands just after its lease ended still stores the answer whe
   // away, the next retry would reclaim the key and create a second order.
   const worker = await start({
     store: "late-first-finish",
-    vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
+    vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
   });
   try {
     const key = newKey();
@@ -95,6 +95,30 @@ test("a finish that lands just after its lease ended still stores the answer whe
     const retry = await send();
     assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
     assert.equal(retry.headers["idempotent-replayed"], "true", "the late finish was stored");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});
+
+test("a begin whose reply was lost is abandoned: the 503 does not hold the key for a lease", async () => {
+  // The first begin reserves the key, but its reply never comes back: the
+  // caller gets 503 and the origin is not called. The layer then gives the
+  // reservation back (SPEC §3), so the retry runs at once as attempt 2
+  // instead of meeting a 409 for the whole 120 s lease.
+  const worker = await start({ store: "lose-first-begin", vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } });
+  try {
+    const key = newKey();
+    const item = uniqueItem("lost-begin");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    const send = () => worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
+    const first = await send();
+    assert.equal(first.status, 503, first.text);
+    assert.equal((await ordersOf(worker, item)).count, 0, "the origin was not called");
+    await sleep(300); // the abandon runs after the answer, under waitUntil
+    const retry = await send();
+    assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
+    assert.equal(JSON.parse(retry.text).attempt, 2, "the abandoned reservation was attempt 1");
     assert.equal((await ordersOf(worker, item)).count, 1);
   } finally {
     await worker.dispose();

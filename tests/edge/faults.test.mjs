@@ -5,7 +5,7 @@ import { newKey, order, ordersOf, problemOf, sleep, start, tempDir, uniqueItem }
 
 describe("unknown outcome with a short lease", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" } }); });
+  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } }); });
   after(() => worker?.dispose());
 
   test("Demo-Fault: drop → 502, 409 while the lease lives, then the retry reclaims as attempt 2", async () => {
@@ -138,7 +138,7 @@ describe("an origin whose body is still arriving when the time limit passes", ()
   before(async () => {
     worker = await start({
       worker: "proxy",
-      vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
+      vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
       outboundService: (request) => {
         attempts.push(request.headers.get("idempotency-attempt"));
         const text = new TextEncoder();

@@ -35,6 +35,18 @@ export class FaultyStore {
       await new Promise((resolve) => setTimeout(resolve, 500));
       return real().fetch(request);
     }
+    if (this.env.MODE === "lose-first-begin") {
+      // The first begin of each record reaches the coordinator (and
+      // reserves the key), but its reply is lost.
+      const call = new Uint8Array(await request.arrayBuffer());
+      const answer = await real().fetch(new Request(request.url, { method: "POST", body: call }));
+      if (call[0] === 1 && !this.lostOnce) {
+        this.lostOnce = true;
+        await answer.arrayBuffer();
+        return new Response("reply lost", { status: 500 });
+      }
+      return answer;
+    }
     if (this.env.MODE === "late-first-finish") {
       // The first finish of each record is held 1.5 s, then fails: its
       // repeat lands after a short lease has ended.
@@ -110,7 +122,7 @@ export default {
  * production proxy: only the coordinator and KV; give it an origin through
  * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`). `vars`
  * override that worker's wrangler.toml [vars]; `store`
- * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish" or "flaky" (the
+ * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
@@ -249,16 +261,17 @@ export function defaultVars(config = WORKERS.demo.config) {
 /**
  * A `begin` store call as `core::StoreCall::encode` writes it: kind 1, lease
  * and TTL (u64 ms), no release statuses, a 32-byte fingerprint, the wait
- * (u64 ms).
+ * (u64 ms) and the reservation number (u64).
  */
-export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7, waitMs = 0 }) {
-  const bytes = new Uint8Array(1 + 8 + 8 + 4 + 32 + 8);
+export function beginCall({ leaseMs, ttlMs, fingerprintByte = 7, waitMs = 0, reservation = 0 }) {
+  const bytes = new Uint8Array(1 + 8 + 8 + 4 + 32 + 8 + 8);
   const view = new DataView(bytes.buffer);
   bytes[0] = 1;
   view.setBigUint64(1, BigInt(leaseMs));
   view.setBigUint64(9, BigInt(ttlMs));
   bytes.fill(fingerprintByte, 21, 53);
   view.setBigUint64(53, BigInt(waitMs));
+  view.setBigUint64(61, BigInt(reservation));
   return bytes;
 }
 

@@ -282,7 +282,7 @@ describe("with the handler-side check (the shipped demo)", () => {
 describe("a consumer that crashes mid-handler", () => {
   test("lease held, never finished → the redelivery waits for the lease, then runs once", async () => {
     const persist = tempDir();
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", DEMO_EVENT_KEY: "message-id" };
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0", DEMO_EVENT_KEY: "message-id" };
     const c = customer("crash");
     const id = randomUUID();
     const body = orderPlaced(c, 2500, { demoFault: "consumer-crash" });
@@ -321,7 +321,7 @@ describe("a consumer that crashes mid-handler", () => {
 
 describe("a handler that outlives its time limit", () => {
   test("no longer waited for at the limit: the key stays leased, the message retried, then reclaimed once", async () => {
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", DEMO_EVENT_KEY: "message-id" };
+    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0", DEMO_EVENT_KEY: "message-id" };
     const worker = await start({ vars });
     try {
       const c = customer("stuck");

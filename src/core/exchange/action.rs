@@ -51,6 +51,17 @@ pub enum Action {
         /// attempt to end (`StoreCall::Begin`'s `wait_ms`); that call's
         /// time limit is the store's plus this.
         wait_ms: u64,
+        /// The request's reservation number ([`RequestHead::reservation`](super::RequestHead::reservation)).
+        reservation: u64,
+    },
+    /// Give back the reservation a `begin` whose reply was lost may have
+    /// made (SPEC §3: the origin was never called); the result changes
+    /// nothing. Then call [`Exchange::abandoned`](super::Exchange::abandoned).
+    Abandon {
+        /// The record's name.
+        name: RecordName,
+        /// The reservation number the lost `begin` carried.
+        reservation: u64,
     },
     /// Call the origin with the request, these header edits and `body`;
     /// read its whole answer within `timeout_ms` (past it the outcome is

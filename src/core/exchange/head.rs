@@ -29,6 +29,10 @@ pub struct RequestHead {
     /// The headers [`RequestHead::headers_read`] names that are present,
     /// lower-case names.
     pub headers: Vec<(String, String)>,
+    /// A random number the host drew for this request (not 0): it marks the
+    /// reservation its `begin` makes, so the reservation can be abandoned
+    /// when that call's reply is lost.
+    pub reservation: u64,
 }
 
 impl RequestHead {

@@ -66,6 +66,7 @@ enum Stage {
 #[derive(Debug)]
 struct Keyed {
     key: IdempotencyKey,
+    reservation: u64,
     name: RecordName,
     fingerprint: Fingerprint,
     /// The body, until it goes to the origin.
@@ -134,7 +135,7 @@ impl Exchange {
         let fingerprint = Fingerprint::of(&head.method, &head.path_and_query(), head.header("content-type"), &body);
         let name = RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key);
         self.log.record = Some(name.to_hex()[..16].to_owned());
-        let keyed = Keyed { key, name, fingerprint, body };
+        let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
             self.stage = Stage::ReadFirst(keyed);
@@ -180,7 +181,8 @@ impl Exchange {
             return Action::Done;
         };
         self.since = now_ms;
-        let action = Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: 0 };
+        let action =
+            Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: 0, reservation: keyed.reservation };
         self.stage = Stage::Beginning(keyed);
         action
     }
@@ -203,6 +205,12 @@ impl Exchange {
             self.log.tier = "kv";
             Timing::add(&mut self.timing.kv, spent);
         }
+        if decision.is_err() && durable {
+            // The call may have landed and reserved the key though its reply
+            // was lost: give the reservation back once the caller has an
+            // answer, so a 503 does not hold the key for a lease.
+            self.after.push_back(Action::Abandon { name: keyed.name, reservation: keyed.reservation });
+        }
         match decision {
             Err(error) if durable && self.config.kv_replay.falls_back() => {
                 self.since = now_ms;
@@ -218,8 +226,12 @@ impl Exchange {
             {
                 self.waited = Some(0);
                 self.since = now_ms;
-                let action =
-                    Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: self.config.in_flight_wait_ms };
+                let action = Action::Begin {
+                    name: keyed.name,
+                    fingerprint: keyed.fingerprint,
+                    wait_ms: self.config.in_flight_wait_ms,
+                    reservation: keyed.reservation,
+                };
                 self.stage = Stage::Beginning(keyed);
                 action
             }
@@ -358,6 +370,11 @@ impl Exchange {
 
     /// The log line was written.
     pub fn logged(&mut self, _now_ms: u64) -> Action {
+        self.next_after()
+    }
+
+    /// The abandon call ended (its result changes nothing).
+    pub fn abandoned(&mut self, _now_ms: u64) -> Action {
         self.next_after()
     }
 

@@ -30,6 +30,8 @@ struct World {
     kv_fails: bool,
     origin: Box<dyn FnMut(u32) -> OriginResult>,
     calls: Vec<u32>,
+    /// Reservations the exchange gave back.
+    abandoned: Vec<u64>,
     now: u64,
 }
 
@@ -64,6 +66,7 @@ impl World {
             kv_fails: false,
             origin: Box::new(|_| created()),
             calls: Vec::new(),
+            abandoned: Vec::new(),
             now: 1_000,
         }
     }
@@ -142,6 +145,11 @@ impl World {
                     log = serde_json::from_str(&line).unwrap();
                     exchange.logged(now)
                 }
+                Action::Abandon { reservation, .. } => {
+                    steps.push("abandon");
+                    self.abandoned.push(reservation);
+                    exchange.abandoned(now)
+                }
                 Action::WriteCopy { name, completed } => {
                     steps.push("write-copy");
                     self.kv.insert(name, Record::Completed(completed));
@@ -161,6 +169,7 @@ fn keyed(key: &str) -> RequestHead {
         path: "/api/orders".into(),
         key: Some(key.as_bytes().to_vec()),
         headers: vec![("content-type".into(), "application/json".into())],
+        reservation: 77,
         ..RequestHead::default()
     }
 }
@@ -245,7 +254,7 @@ fn when_the_object_fails_a_copy_is_replayed_else_503() {
     world.run(keyed("k1"), order());
     world.store_failures = 1;
     let replayed = world.run(keyed("k1"), order());
-    assert_eq!(replayed.steps, ["read-body", "detach", "begin", "read-copy", "respond", "log"]);
+    assert_eq!(replayed.steps, ["read-body", "detach", "begin", "read-copy", "respond", "log", "abandon"]);
     assert_eq!((replayed.reply.status, replayed.log["tier"].as_str()), (201, Some("kv")));
     assert!(replayed.log["error"].as_str().is_some_and(|e| e.starts_with("store:")));
     world.store_failures = 1;
@@ -253,11 +262,13 @@ fn when_the_object_fails_a_copy_is_replayed_else_503() {
     assert_eq!((none.reply.status, code(&none.reply).as_str()), (503, "store-unavailable"));
     assert_eq!(header(&none.reply, "retry-after"), Some("1"));
     assert_eq!(world.calls, [1], "fail closed: the origin is not called");
+    assert_eq!(none.steps[none.steps.len() - 1], "abandon", "a lost begin reply's reservation is given back after the 503");
+    assert_eq!(world.abandoned, [77, 77]);
     let mut off = World::new(&[("IDEMPOTENCY_KV_REPLAY", "off")]);
     let run = off.run(keyed("k1"), order());
     assert!(!run.steps.contains(&"write-copy"), "off: no copies");
     off.store_failures = 1;
-    assert_eq!(off.run(keyed("k1"), order()).steps, ["read-body", "detach", "begin", "respond", "log"]);
+    assert_eq!(off.run(keyed("k1"), order()).steps, ["read-body", "detach", "begin", "respond", "log", "abandon"]);
 }
 
 #[test]
@@ -265,7 +276,7 @@ fn failing_open_forwards_the_body_read_without_a_client_attempt_number() {
     let mut world = World::new(&[("IDEMPOTENCY_FAIL_OPEN", "true"), ("IDEMPOTENCY_KV_REPLAY", "off")]);
     world.store_failures = 1;
     let run = world.run(keyed("k1"), order());
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "forward", "respond", "log"]);
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "forward", "respond", "log", "abandon"]);
     assert_eq!(run.edits, [HeaderEdit::Remove("Idempotency-Attempt")]);
     assert_eq!(run.forwarded_body, Some(Some(br#"{"item":"tea"}"#.to_vec())));
     assert_eq!((run.reply.body.clone(), run.log["oncekey"].as_str()), (ReplyBody::Origin, Some("fail-open")));
@@ -426,6 +437,7 @@ fn kv_only_mode_decides_in_its_store_and_writes_no_separate_copy() {
     world.store_failures = 1;
     let failed = world.run(keyed("k2"), order());
     assert_eq!(failed.reply.status, 503, "no fallback: KV is the store");
+    assert!(!failed.steps.contains(&"abandon"), "KV holds no reservation to give back");
 }
 
 #[test]
