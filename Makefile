@@ -110,7 +110,7 @@ build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' \
 	  --log-level=warning --outfile=$@
 
-bench-peers: install build/bench/plain.js build/bench/powertools.js build/bench/origin-worker.js
+bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/powertools.js build/bench/origin-worker.js
 
 bench-edge: install build-worker bench-peers
 	node bench/edge.mjs
@@ -155,7 +155,7 @@ test: install test-core test-core-wasm test-crate test-edge test-deploy
 ## build copied to www/vendor/oncekey/, where the demo page imports it from;
 ## `dev` depends on it so the worker serves a current copy.
 BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
-  $(wildcard pkg/src/*) pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh
+  pkg/src/api.js pkg/src/browser.js pkg/src/node.js pkg/src/oncekey.d.ts pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh
 
 .PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
   test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e bench-browser
@@ -208,3 +208,24 @@ bench-browser: install-browser build-browser
 	node bench/browser.mjs
 
 bench: bench-browser
+
+## ---- The JavaScript edge API (`oncekey/worker`, SPEC §11) ------------------
+## build-worker-js: the worker entry into pkg/dist/ (scripts/build-worker-js.sh),
+## after the browser entry (whose build empties pkg/dist/). test-worker-js: a
+## user's TypeScript worker (tests/worker-js/app) with the packed package
+## installed, bundled by `wrangler deploy --dry-run`, run in workerd; and tsc.
+WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
+  $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts) \
+  pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh
+
+.PHONY: build-worker-js test-worker-js
+
+build-worker-js: install build-browser pkg/dist/worker.js
+
+pkg/dist/worker.js: $(WORKER_JS_SOURCES)
+	scripts/build-worker-js.sh
+
+test-worker-js: build-worker-js
+	scripts/test-node-counted.sh tests/worker-js/
+
+test: test-worker-js

@@ -21,7 +21,10 @@ export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
 export CARGO_PROFILE_RELEASE_STRIP=false
 cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-browser-wasm
 
-rm -rf "$OUT"
+# Only this entry's files: the worker entry (scripts/build-worker-js.sh)
+# writes beside them.
+rm -rf "$OUT/bindgen" "$OUT/oncekey.js" "$OUT/oncekey.node.js" "$OUT/oncekey_bg.wasm" "$OUT/oncekey.d.ts"
+mkdir -p "$OUT"
 "$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
   --remove-name-section --remove-producers-section \
   --out-dir "$OUT/bindgen" --out-name oncekey_wasm \

@@ -7,10 +7,11 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::Config;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 16] = [
+const OPTIONS: [(&str, &str); 17] = [
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
     ("originTimeoutSeconds", "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS"),
+    ("inFlightWaitMs", "IDEMPOTENCY_IN_FLIGHT_WAIT_MS"),
     ("methods", "IDEMPOTENCY_METHODS"),
     ("paths", "IDEMPOTENCY_PATHS"),
     ("required", "IDEMPOTENCY_REQUIRED"),

@@ -1,0 +1,319 @@
+/**
+ * oncekey/worker — exactly-once mutations inside your own Cloudflare Worker.
+ *
+ * `withIdempotency` wraps a `fetch` handler: a covered request that carries
+ * an `Idempotency-Key` runs the handler at most once per key while the key
+ * is remembered; retries get the stored answer with `Idempotent-Replayed:
+ * true`, a duplicate that arrives while the first is running gets 409
+ * `key-in-flight`, the same key with another request gets 422 `key-reused`.
+ * Every decision is made by oncekey's Rust core, compiled to wasm; this
+ * module only performs them. A Durable Object (`IdempotencyCoordinator`)
+ * makes each reservation atomic; Workers KV keeps copies of completed
+ * answers.
+ *
+ * @example
+ * ```ts
+ * // src/index.ts
+ * import { withIdempotency, IdempotencyCoordinator } from "oncekey/worker";
+ * export { IdempotencyCoordinator };          // bound as IDEMPOTENCY_DO
+ * export default {
+ *   fetch: withIdempotency(async (request, env, ctx) => handle(request), { ttlSeconds: 3600 }),
+ * };
+ * ```
+ *
+ * ```toml
+ * # wrangler.toml
+ * [[durable_objects.bindings]]
+ * name = "IDEMPOTENCY_DO"
+ * class_name = "IdempotencyCoordinator"
+ *
+ * [[migrations]]
+ * tag = "oncekey-v1"
+ * new_sqlite_classes = ["IdempotencyCoordinator"]
+ *
+ * [[kv_namespaces]]
+ * binding = "IDEMPOTENCY_KV"
+ * id = "<your namespace id>"
+ * ```
+ *
+ * The types build on the Workers runtime types (`wrangler types`, or
+ * `@cloudflare/workers-types`).
+ *
+ * @packageDocumentation
+ */
+
+import { DurableObject } from "cloudflare:workers";
+
+/**
+ * The options of {@link withIdempotency}: the `IDEMPOTENCY_*` variables of
+ * the worker's `[vars]` in camelCase. An option given here wins over its
+ * variable; a variable fills what the options leave out; the default fills
+ * the rest. Every value is validated by the core on the first request: a
+ * bad one (or an unknown option) answers every request with 500
+ * `misconfigured` naming the option and its variable, and logs it with
+ * `console.error` — it is never replaced by a default.
+ *
+ * Lists may be given as arrays or as comma-separated strings, numbers as
+ * numbers or strings, flags as booleans or `"true"`/`"false"`.
+ *
+ * @example
+ * ```ts
+ * withIdempotency(handler, {
+ *   ttlSeconds: 3600,
+ *   paths: ["/api/*"],
+ *   requiredPaths: ["/api/payments"],
+ *   scope: ["header:authorization", "cookie:session"],
+ * });
+ * ```
+ */
+export interface IdempotencyOptions {
+  /**
+   * How long a completed answer is remembered and replayed, in seconds
+   * (60 to 2592000). `IDEMPOTENCY_TTL_SECONDS`.
+   * @defaultValue `86400` (a day)
+   */
+  ttlSeconds?: number | string;
+  /**
+   * How long an attempt holds its key, in seconds (1 to 900; above
+   * `originTimeoutSeconds`). After it, an attempt whose outcome is unknown
+   * (the handler threw, or ran past its time limit) is reclaimed by the
+   * next retry, which runs as the next attempt. `IDEMPOTENCY_LEASE_SECONDS`.
+   * @defaultValue `120`
+   */
+  leaseSeconds?: number | string;
+  /**
+   * The handler's time limit, in seconds, for its whole answer (body
+   * included); must be below `leaseSeconds`. Past it the outcome is
+   * unknown and the caller gets 502 `origin-unreachable`.
+   * `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`.
+   * @defaultValue `100`, or one second under a shorter lease
+   */
+  originTimeoutSeconds?: number | string;
+  /**
+   * How long a duplicate that arrives while the first attempt runs waits
+   * for it, in ms (0 to the lease): if the attempt stores an answer the
+   * duplicate gets it as a replay, if it releases the key the duplicate
+   * runs as the next attempt; past the wait it gets 409 `key-in-flight`.
+   * `0` answers 409 at once. The wait happens inside the key's Durable
+   * Object, without polling storage. `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`.
+   * @defaultValue `10000`, or the lease if shorter
+   */
+  inFlightWaitMs?: number | string;
+  /**
+   * Covered methods; other requests pass through untouched, key or not.
+   * `IDEMPOTENCY_METHODS`.
+   * @defaultValue `["POST", "PATCH"]`
+   * @example `methods: ["POST", "PUT", "PATCH", "DELETE"]`
+   */
+  methods?: string[] | string;
+  /**
+   * Covered paths: prefixes ending in `*`, or exact paths.
+   * `IDEMPOTENCY_PATHS`.
+   * @defaultValue `["/*"]` (every path)
+   * @example `paths: ["/api/*", "/checkout"]`
+   */
+  paths?: string[] | string;
+  /**
+   * Answer 400 `missing-key` to a covered request without a key (by
+   * default such a request passes through unprotected).
+   * `IDEMPOTENCY_REQUIRED`.
+   * @defaultValue `false`
+   */
+  required?: boolean | string;
+  /**
+   * Paths (same syntax as `paths`) where a key is required; they are
+   * covered too. `IDEMPOTENCY_REQUIRED_PATHS`.
+   * @defaultValue `[]`
+   * @example `requiredPaths: ["/api/payments/*"]`
+   */
+  requiredPaths?: string[] | string;
+  /**
+   * Where the caller's identity comes from, so that one caller's key never
+   * replays another caller's answer: `header:<name>` or `cookie:<name>`
+   * entries. An empty list puts every caller in one anonymous scope.
+   * `IDEMPOTENCY_SCOPE`.
+   * @defaultValue `["header:authorization"]`
+   */
+  scope?: string[] | string;
+  /**
+   * The largest keyed request body, in bytes (counted as read); larger is
+   * 413 `body-too-large`. `IDEMPOTENCY_MAX_BODY_BYTES`.
+   * @defaultValue `1048576`
+   */
+  maxBodyBytes?: number | string;
+  /**
+   * The largest response body stored for replay, in bytes (at most
+   * 1572864). A larger answer still reaches its caller; a replay of it
+   * has status and headers, no body, and `Idempotent-Body-Omitted: true`.
+   * `IDEMPOTENCY_MAX_RESPONSE_BYTES`.
+   * @defaultValue `1048576`
+   */
+  maxResponseBytes?: number | string;
+  /**
+   * Statuses that mean "not done, try later": the key is released and a
+   * retry runs again. Any other status is stored and replayed, 5xx
+   * included. `IDEMPOTENCY_RELEASE_ON`.
+   * @defaultValue `[408, 425, 429, 503]`
+   */
+  releaseOn?: number[] | string;
+  /**
+   * `"durable"`: the Durable Object reserves each key (at most one run).
+   * `"kv"`: for accounts without Durable Objects — replay only, from KV;
+   * two concurrent duplicates can both run. `IDEMPOTENCY_CONSISTENCY`.
+   * @defaultValue `"durable"`
+   */
+  consistency?: "durable" | "kv";
+  /**
+   * How KV copies of completed answers are used: `"fallback"` replays a
+   * copy when the Durable Object fails; `"read-first"` also reads KV before
+   * the object (for traffic that is mostly retries); `"off"` writes none.
+   * `IDEMPOTENCY_KV_REPLAY`.
+   * @defaultValue `"fallback"`
+   */
+  kvReplay?: "fallback" | "read-first" | "off";
+  /**
+   * Time limit of each Durable Object or KV call, in ms (1 to 60000). A
+   * store that fails or is late answers 503 `store-unavailable` (or a KV
+   * copy), and the handler is not called. `IDEMPOTENCY_STORE_TIMEOUT_MS`.
+   * @defaultValue `5000`
+   */
+  storeTimeoutMs?: number | string;
+  /**
+   * When the store fails, run the handler unprotected (and log it) instead
+   * of answering 503. `IDEMPOTENCY_FAIL_OPEN`.
+   * @defaultValue `false`
+   */
+  failOpen?: boolean | string;
+  /**
+   * Origins allowed to call cross-origin (`"*"` for any): the layer answers
+   * their preflights for covered methods and exposes its headers.
+   * `IDEMPOTENCY_CORS_ORIGINS`.
+   * @defaultValue `[]` (none)
+   */
+  corsOrigins?: string[] | string;
+  /**
+   * The binding names this worker uses, if not the defaults. Read by
+   * `oncekey/worker` only, never from `env`.
+   * @example `bindings: { coordinator: "LOCKS", kv: "ANSWERS" }`
+   */
+  bindings?: IdempotencyBindings;
+}
+
+/** The names of the bindings {@link withIdempotency} uses. */
+export interface IdempotencyBindings {
+  /**
+   * The Durable Object namespace of {@link IdempotencyCoordinator}.
+   * @defaultValue `"IDEMPOTENCY_DO"`
+   */
+  coordinator?: string;
+  /**
+   * The KV namespace for copies of completed answers (and the store, with
+   * `consistency: "kv"`). Optional with `kvReplay: "off"`.
+   * @defaultValue `"IDEMPOTENCY_KV"`
+   */
+  kv?: string;
+}
+
+/**
+ * A `fetch` handler as Workers call it. `withIdempotency` calls a handler
+ * at most once per request.
+ */
+export type FetchHandler<Env = unknown> = (
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+) => Response | Promise<Response>;
+
+/**
+ * Protects `handler`: every covered request (`methods` on `paths`) with an
+ * `Idempotency-Key` runs it at most once per key while the key is
+ * remembered; the retries of a completed request get its answer again with
+ * `Idempotent-Replayed: true`. Requests without a key, and uncovered ones,
+ * go to `handler` unchanged (but for a client-sent `Idempotency-Attempt`,
+ * always removed).
+ *
+ * The handler of a keyed request receives a new `Request` with the key
+ * (unquoted) in `Idempotency-Key` and the attempt number in
+ * `Idempotency-Attempt` (a fencing token: 1, then 2 after a release or a
+ * reclaimed lease), and runs under `ctx.waitUntil`, so a client that goes
+ * away does not leave the key in flight. Its answer is read in full
+ * within `originTimeoutSeconds`.
+ *
+ * How the handler ends decides what a retry gets:
+ * - it returns a response: stored and replayed (unless its status is in
+ *   `releaseOn`: then released);
+ * - it throws {@link NotSentError}: released, a retry runs as the next
+ *   attempt; the caller gets 502 `origin-unreachable`;
+ * - it throws anything else, or runs past its time limit: the outcome is
+ *   unknown; the caller gets 502, retries get 409 `key-in-flight` until the
+ *   lease ends, then run as the next attempt.
+ *
+ * @param handler - Your `fetch` handler.
+ * @param options - See {@link IdempotencyOptions}; `env`'s `IDEMPOTENCY_*`
+ * variables fill what they leave out.
+ * @returns A `fetch` handler for `export default { fetch }`.
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   fetch: withIdempotency(async (request, env: Env) => {
+ *     const order = await createOrder(env, await request.json());
+ *     return Response.json(order, { status: 201 });
+ *   }, { paths: ["/api/*"] }),
+ * } satisfies ExportedHandler<Env>;
+ * ```
+ */
+export function withIdempotency<Env = unknown>(
+  handler: FetchHandler<Env>,
+  options?: IdempotencyOptions,
+): (request: Request, env: Env, ctx: ExecutionContext) => Promise<Response>;
+
+/**
+ * The Durable Object class that reserves keys atomically: export it from
+ * your worker's main module and bind it as `IDEMPOTENCY_DO` (or the name
+ * in `options.bindings.coordinator`), with a `new_sqlite_classes`
+ * migration. One object per key (and scope and host) holds that key's
+ * record; an alarm deletes it when it expires.
+ *
+ * @example
+ * ```ts
+ * export { IdempotencyCoordinator } from "oncekey/worker";
+ * ```
+ */
+export class IdempotencyCoordinator extends DurableObject {
+  /**
+   * One store call, as {@link withIdempotency} sends it over RPC: the
+   * encoded call in, the encoded reply out. Not for use by hand.
+   */
+  call(call: Uint8Array): Promise<Uint8Array>;
+  /** The expiry alarm: deletes the record once it has expired. */
+  alarm(): Promise<void>;
+  /**
+   * The same store call over `fetch` (`POST`, the call's bytes as the
+   * body), and for diagnostics `GET`: `{calls, stored, alarm}` — store
+   * calls this instance served, whether a record is stored, the alarm's
+   * time in ms or `null`.
+   */
+  fetch(request: Request): Promise<Response>;
+}
+
+/**
+ * Throw it from your handler when it did nothing — it did not act on the
+ * request, so running it again is safe (a dependency was down before any
+ * write, say). The key is released, the caller gets 502
+ * `origin-unreachable`, and the retry runs as the next attempt. Any other
+ * throw is an unknown outcome: the key stays held until its lease ends.
+ *
+ * @example
+ * ```ts
+ * if (!(await inventory.reserve(item))) throw new NotSentError("inventory service unreachable");
+ * ```
+ */
+export class NotSentError extends Error {
+  /**
+   * @param message - What happened (logged in the decision's log line).
+   * @defaultValue `message`: `"the handler did not act on the request"`
+   */
+  constructor(message?: string, options?: ErrorOptions);
+  readonly name: "NotSentError";
+}

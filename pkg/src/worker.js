@@ -1,0 +1,48 @@
+// The `oncekey/worker` entry (SPEC §11): the Rust core, compiled to wasm,
+// protecting a JavaScript or TypeScript Worker's own fetch handler. Glue
+// only: every decision is the core's `Exchange` (host.js performs its
+// actions) and the coordinator's step (coordinator.js runs it atomically).
+//
+// wrangler's bundler turns this `.wasm` import into a compiled
+// WebAssembly.Module, so a user's worker needs no bundler configuration.
+import wasm from './oncekey_worker_bg.wasm';
+import { initSync, Layer, misconfiguredReply } from 'oncekey-worker-wasm';
+import { drive, requestHead } from './worker/host.js';
+
+initSync({ module: wasm });
+
+export { IdempotencyCoordinator } from './worker/coordinator.js';
+export { NotSentError } from './worker/not-sent.js';
+
+/**
+ * Wraps `handler` so that every covered request with an `Idempotency-Key`
+ * runs it at most once per key; returns a `fetch` handler. The options are
+ * validated by the core on the first request (they are merged over `env`'s
+ * `IDEMPOTENCY_*` variables), once per isolate.
+ */
+export function withIdempotency(handler, options = {}) {
+  if (typeof handler !== 'function') throw new TypeError('withIdempotency: the handler must be a function');
+  const { bindings: names = {}, ...layerOptions } = options ?? {};
+  const bindings = { coordinator: names.coordinator ?? 'IDEMPOTENCY_DO', kv: names.kv ?? 'IDEMPOTENCY_KV' };
+  // Variables are fixed for an isolate's life: the layer (or why there is
+  // none) is made on the first request and kept.
+  let layer;
+  let headersRead;
+  let misconfigured;
+  return async function fetch(request, env, ctx) {
+    if (layer === undefined && misconfigured === undefined) {
+      try {
+        layer = new Layer(layerOptions, env ?? {});
+        headersRead = layer.headersRead();
+      } catch (error) {
+        misconfigured = error instanceof Error ? error.message : String(error);
+      }
+    }
+    if (misconfigured !== undefined) {
+      console.error(JSON.stringify({ oncekey: 'misconfigured', tier: 'layer', status: 500, error: misconfigured }));
+      const { status, headers, body } = misconfiguredReply(misconfigured);
+      return new Response(body, { status, headers });
+    }
+    return drive(layer.start(requestHead(request, headersRead), Date.now()), { handler, bindings, request, env, ctx });
+  };
+}

@@ -1,0 +1,309 @@
+// Performs one request's exchange on the Workers runtime: every decision is
+// the core's (the action objects of `Exchange`); this file does the I/O each
+// action names — the body, the handler, the coordinator over RPC, KV, timers
+// — and reports each result back, as src/edge/layer.rs does for Rust workers.
+import { isNotSent } from './not-sent.js';
+
+const EMPTY = new Uint8Array(0);
+/** How much of an oversized body is read and dropped before the 413. */
+const DRAIN_BYTES = 1 << 20;
+
+/** The request's head as `Layer.start` reads it. */
+export function requestHead(request, headersRead) {
+  const url = new URL(request.url);
+  const headers = request.headers;
+  // The query as sent: `?` with nothing after it is an empty query, not none.
+  const href = url.href;
+  const hash = href.indexOf('#');
+  const question = href.indexOf('?');
+  const query = question < 0 || (hash >= 0 && hash < question)
+    ? undefined
+    : href.slice(question + 1, hash < 0 ? undefined : hash);
+  const read = [];
+  for (const name of headersRead) {
+    const value = headers.get(name);
+    if (value !== null) read.push([name, value]);
+  }
+  return {
+    method: request.method,
+    host: url.hostname,
+    path: url.pathname,
+    query,
+    key: headers.get('idempotency-key') ?? undefined,
+    origin: headers.get('origin') ?? undefined,
+    preflightMethod: headers.get('access-control-request-method') ?? undefined,
+    preflightHeaders: headers.get('access-control-request-headers') ?? undefined,
+    hasAttemptHeader: headers.has('idempotency-attempt'),
+    headers: read,
+  };
+}
+
+/**
+ * Runs `exchange` to its end for `request`: the caller's answer as soon as
+ * the exchange gives one. From its `detach` action on, the rest runs under
+ * `ctx.waitUntil`, so a caller that goes away does not leave the key in
+ * flight.
+ */
+export function drive(exchange, { handler, bindings, request, env, ctx }) {
+  const host = new Host(handler, bindings, request, env, ctx);
+  let answered, failed;
+  const answer = new Promise((resolve, reject) => {
+    answered = resolve;
+    failed = reject;
+  });
+  const run = async (action) => {
+    try {
+      for (;;) {
+        switch (action.kind) {
+          case 'respond':
+            answered(host.response(action));
+            action = exchange.responded(Date.now());
+            break;
+          case 'log':
+            console.log(action.line);
+            action = exchange.logged(Date.now());
+            break;
+          case 'detach':
+            ctx.waitUntil(run(exchange.detached(Date.now())));
+            return;
+          case 'done':
+            exchange.free();
+            // Only if no answer was given (settling twice changes nothing).
+            failed(new Error('oncekey: the exchange ended without an answer'));
+            return;
+          default:
+            action = await host.perform(action, exchange);
+        }
+      }
+    } catch (error) {
+      exchange.free();
+      failed(error);
+    }
+  };
+  run(exchange.action);
+  return answer;
+}
+
+/** What performs one exchange's I/O actions. */
+class Host {
+  constructor(handler, bindings, request, env, ctx) {
+    this.handler = handler;
+    this.bindings = bindings;
+    this.request = request;
+    this.env = env;
+    this.ctx = ctx;
+    /** The response of an unprotected forward, whose body a reply streams. */
+    this.kept = undefined;
+    /** The coordinator stub of this request's record, once asked for. */
+    this.stub = undefined;
+  }
+
+  /** Performs one I/O action and reports its result: the next action. */
+  async perform(action, exchange) {
+    switch (action.kind) {
+      case 'read-body': {
+        const [kind, bytes] = await readBody(this.request, action.limit);
+        return exchange.bodyRead(kind, bytes, Date.now());
+      }
+      case 'forward':
+        return this.forward(action, exchange);
+      case 'read-copy': {
+        const [bytes, error] = await this.readKv(action.key, action.timeoutMs);
+        return exchange.copyRead(bytes, error, Date.now());
+      }
+      case 'kv-begin': {
+        const [bytes, error] = await this.readKv(action.key, action.timeoutMs);
+        return exchange.kvBegun(bytes, error, Date.now());
+      }
+      case 'begin': {
+        const [reply, error] = await this.storeCall(action);
+        return exchange.begun(reply, error, Date.now());
+      }
+      case 'finish': {
+        const [reply, error] = await this.storeCall(action);
+        return exchange.finished(reply, error, Date.now());
+      }
+      case 'abandon':
+        // Its result changes nothing: the reservation is given back or was never made.
+        await this.storeCall(action);
+        return exchange.abandoned(Date.now());
+      case 'call-origin':
+        return this.callOrigin(action, exchange);
+      case 'pause':
+        await new Promise((resolve) => setTimeout(resolve, action.ms));
+        return exchange.paused(Date.now());
+      case 'write-copy':
+        await this.writeKv(action);
+        return exchange.copyWritten(Date.now());
+      default:
+        throw new Error(`oncekey: unknown action ${JSON.stringify(action.kind)}`);
+    }
+  }
+
+  /** The runtime's response for a `respond` action. */
+  response({ status, headers, body }) {
+    if (body !== null) return new Response(body.length > 0 ? body : null, { status, headers });
+    const kept = this.kept;
+    this.kept = undefined;
+    if (kept === undefined) return new Response(null, { status, headers });
+    // The forwarded response's own body, streamed; a WebSocket upgrade stays one.
+    return new Response(kept.body, { status, statusText: kept.statusText, headers, webSocket: kept.webSocket ?? null });
+  }
+
+  /** The user's handler, called once: its Response, or a rejection. */
+  async callHandler(request) {
+    const response = await this.handler(request, this.env, this.ctx);
+    if (!(response instanceof Response)) throw new TypeError('the handler did not return a Response');
+    return response;
+  }
+
+  /** An unprotected forward; its response is kept for the reply. */
+  async forward({ edits, body, timeoutMs }, exchange) {
+    let response;
+    try {
+      // Unchanged, the client's request goes as it is, body unread.
+      const request = edits.length === 0 && body === null ? this.request : this.outgoing(edits, body);
+      response = await within(this.callHandler(request), timeoutMs);
+    } catch (error) {
+      return exchange.forwarded(undefined, undefined, messageOf(error), Date.now());
+    }
+    this.kept = response;
+    return exchange.forwarded(response.status, [...response.headers], undefined, Date.now());
+  }
+
+  /** One call of the handler for an attempt; its whole answer read within the limit. */
+  async callOrigin({ edits, body, timeoutMs }, exchange) {
+    let request;
+    try {
+      request = this.outgoing(edits, body);
+    } catch (error) {
+      return exchange.originFailed('not-sent', messageOf(error), Date.now());
+    }
+    let answer;
+    try {
+      // The limit covers the body too: a finish must come while the attempt
+      // can still own the key.
+      answer = await within(
+        this.callHandler(request).then(async (response) => [response, new Uint8Array(await response.arrayBuffer())]),
+        timeoutMs,
+      );
+    } catch (error) {
+      return exchange.originFailed(isNotSent(error) ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
+    }
+    const [response, bytes] = answer;
+    return exchange.originAnswered(response.status, [...response.headers], bytes, Date.now());
+  }
+
+  /** The client's request with header `edits`, and `body` (null: its own). */
+  outgoing(edits, body) {
+    const request = this.request;
+    const headers = new Headers(request.headers);
+    for (const [op, name, value] of edits) {
+      if (op === 'set') headers.set(name, value);
+      else headers.delete(name);
+    }
+    if (body === null) return new Request(request, { headers });
+    if (body.length > 0) return new Request(request, { headers, body });
+    // No body at all (a GET must have none); the client's body, if any, was read.
+    return new Request(request.url, { method: request.method, headers, redirect: request.redirect });
+  }
+
+  /** The record's coordinator over RPC: the reply's bytes, or the error. */
+  async storeCall({ object, call, timeoutMs }) {
+    try {
+      if (this.stub === undefined) {
+        const name = this.bindings.coordinator;
+        const namespace = this.env[name];
+        if (!namespace) return [undefined, `no Durable Object namespace bound as ${name}`];
+        this.stub = namespace.get(namespace.idFromName(object));
+      }
+      return [await within(this.stub.call(call), timeoutMs), undefined];
+    } catch (error) {
+      return [undefined, messageOf(error)];
+    }
+  }
+
+  /** A KV value's bytes (undefined when absent), or the error. */
+  async readKv(key, timeoutMs) {
+    const name = this.bindings.kv;
+    const kv = this.env[name];
+    if (!kv) return [undefined, `no KV namespace bound as ${name}`];
+    try {
+      const found = await within(kv.get(key, 'arrayBuffer'), timeoutMs);
+      return [found === null ? undefined : new Uint8Array(found), undefined];
+    } catch (error) {
+      return [undefined, messageOf(error)];
+    }
+  }
+
+  /** A KV copy; its failure changes nothing (the object holds the answer). */
+  async writeKv({ key, value, ttlSeconds }) {
+    const kv = this.env[this.bindings.kv];
+    if (!kv) return;
+    try {
+      await kv.put(key, value, { expirationTtl: ttlSeconds });
+    } catch {
+      // Nothing depends on the copy.
+    }
+  }
+}
+
+/**
+ * Reads a request body, counting the bytes actually read (not
+ * `Content-Length`): too large once it passes `limit` (after draining up to
+ * `max(4 × limit, 1 MiB)` of it, so a client still sending gets its 413),
+ * incomplete when the stream breaks off.
+ */
+async function readBody(request, limit) {
+  const stream = request.body;
+  if (stream === null) return ['complete', EMPTY];
+  // A declared length within the limit: the runtime frames the body to it,
+  // so read it whole; the count is still checked on the bytes read.
+  const declared = request.headers.get('content-length');
+  if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) <= limit) {
+    try {
+      const bytes = new Uint8Array(await request.arrayBuffer());
+      return bytes.length <= limit ? ['complete', bytes] : ['too-large', undefined];
+    } catch {
+      return ['incomplete', undefined];
+    }
+  }
+  const reader = stream.getReader();
+  const chunks = [];
+  let read = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      read += value.byteLength;
+      if (read <= limit) chunks.push(value);
+      else if (read > Math.max(limit * 4, DRAIN_BYTES)) {
+        reader.cancel().catch(() => {});
+        break;
+      }
+    }
+  } catch {
+    return ['incomplete', undefined];
+  }
+  if (read > limit) return ['too-large', undefined];
+  const bytes = new Uint8Array(read);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return ['complete', bytes];
+}
+
+/** `promise`, or a rejection once `ms` have passed. */
+function within(promise, ms) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the npm package's `oncekey/worker` entry (SPEC §11) into pkg/dist/
+# from pkg/worker-wasm (the library's JavaScript host bindings), offline:
+# cargo → wasm-bindgen (TOOLS) → wasm-opt (npm binaryen) → esbuild.
+#
+#   pkg/dist/worker.js               the entry (ESM); imports the wasm beside it
+#   pkg/dist/oncekey_worker_bg.wasm  the core, its exchange and coordinator steps
+#   pkg/dist/worker.d.ts             the types
+#
+# The wasm stays an import (`import wasm from "./oncekey_worker_bg.wasm"`):
+# wrangler's bundler turns it into a WebAssembly.Module with no user config.
+# The browser entry (pkg/dist/oncekey.*) is neither read nor written.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS=${TOOLS:-$PWD/.tools}
+BIN=node_modules/.bin
+OUT=pkg/dist
+
+# Own target dir, and the same size settings as the browser build: the
+# compact SHA-256, and unstripped output (wasm-bindgen needs the
+# target_features section; it strips names itself).
+export CARGO_TARGET_DIR=$PWD/target/worker-js
+export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
+export CARGO_PROFILE_RELEASE_STRIP=false
+cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm
+
+BINDGEN=$CARGO_TARGET_DIR/bindgen
+rm -rf "$BINDGEN"
+"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
+  --remove-name-section --remove-producers-section \
+  --out-dir "$BINDGEN" --out-name oncekey_worker_wasm \
+  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
+
+mkdir -p "$OUT"
+rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts"
+"$BIN/wasm-opt" -Oz "$BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_worker_bg.wasm"
+# `oncekey-worker-wasm` is the bindings' JS, resolved to the build above;
+# `cloudflare:workers` and the wasm are the runtime's and the user's
+# bundler's to provide.
+"$BIN/esbuild" pkg/src/worker.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
+  --legal-comments=none --log-level=warning \
+  --alias:oncekey-worker-wasm="$BINDGEN/oncekey_worker_wasm.js" \
+  --external:cloudflare:workers --external:./oncekey_worker_bg.wasm \
+  --outfile="$OUT/worker.js"
+cp pkg/src/worker.d.ts "$OUT/worker.d.ts"
+if [ -f pkg/src/hono.js ]; then
+  "$BIN/esbuild" pkg/src/hono.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
+    --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"
+  cp pkg/src/hono.d.ts "$OUT/hono.d.ts"
+fi
+echo "built $OUT/worker.js: $(cd "$OUT" && cat worker.js oncekey_worker_bg.wasm | gzip -9 | wc -c) bytes gzip (worker JS + wasm)"

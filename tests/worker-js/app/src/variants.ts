@@ -1,0 +1,29 @@
+// The same shop behind other options, one per path prefix.
+import { withIdempotency, IdempotencyCoordinator, type IdempotencyOptions } from "oncekey/worker";
+import { shop } from "./shop";
+
+export { IdempotencyCoordinator };
+
+interface VariantEnv {
+  LOCKS: DurableObjectNamespace<IdempotencyCoordinator>;
+  ANSWERS: KVNamespace;
+  IDEMPOTENCY_PATHS: string;
+}
+
+const bindings = { coordinator: "LOCKS", kv: "ANSWERS" };
+const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
+  // A TTL under the 60 s floor: every request is 500 misconfigured.
+  ["/bad-ttl/", withIdempotency<VariantEnv>(shop, { ttlSeconds: 5, bindings })],
+  // A typo in an option's name.
+  ["/unknown-option/", withIdempotency<VariantEnv>(shop, { ttlSecond: 3600, bindings } as IdempotencyOptions)],
+  // Covered paths from [vars] (IDEMPOTENCY_PATHS = "/vars/*"), bindings renamed.
+  ["/", withIdempotency<VariantEnv>(shop, { required: true, bindings })],
+];
+
+export default {
+  fetch(request, env, ctx) {
+    const path = new URL(request.url).pathname;
+    const [, handler] = variants.find(([prefix]) => path.startsWith(prefix))!;
+    return handler(request, env, ctx);
+  },
+} satisfies ExportedHandler<VariantEnv>;

@@ -1,0 +1,301 @@
+// oncekey/worker in a user's TypeScript worker (SPEC §11): the packed
+// package installed in a fresh project, bundled by wrangler, run in workerd.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { after, before, test } from "node:test";
+import { APP, BASE, ROOT, buildApp, order, startApp } from "./app.mjs";
+
+let tarball;
+let app;
+let variants;
+let hono;
+const logs = [];
+const variantLogs = [];
+
+before(async () => {
+  tarball = buildApp();
+  app = await startApp("index", { logs });
+  variants = await startApp("variants", { logs: variantLogs });
+  hono = await startApp("hono");
+});
+
+after(async () => {
+  await app?.dispose();
+  await variants?.dispose();
+  await hono?.dispose();
+});
+
+const item = () => `tea-${randomUUID()}`;
+
+async function problem(res, status, code) {
+  assert.equal(res.status, status);
+  assert.equal(res.headers.get("content-type"), "application/problem+json");
+  const body = await res.json();
+  assert.equal(body.type, `urn:oncekey:problem:${code}`);
+  return body;
+}
+
+test("the packed package ships the worker entry, and wrangler bundles it with no config: the wasm a module of its own", () => {
+  const files = execFileSync("tar", ["tzf", join(ROOT, "build", "worker-js", tarball)], { encoding: "utf8" });
+  for (const file of ["dist/worker.js", "dist/worker.d.ts", "dist/oncekey_worker_bg.wasm", "dist/hono.js", "dist/hono.d.ts"]) {
+    assert.ok(files.includes(`package/${file}`), `${file} is in the tarball`);
+  }
+  const dist = readdirSync(join(APP, "dist"));
+  const wasm = dist.find((f) => f.endsWith("oncekey_worker_bg.wasm"));
+  assert.ok(wasm, `wrangler emitted the wasm as a module: ${dist}`);
+  assert.match(readFileSync(join(APP, "dist", "index.js"), "utf8"), new RegExp(`import \\w+ from "\\./${wasm}"`));
+});
+
+test("a retry replays the stored answer (Idempotent-Replayed), and the handler ran once", async () => {
+  const it = item();
+  const key = randomUUID();
+  const first = await app.fetch(...order(it, key));
+  assert.equal(first.status, 201);
+  const body = await first.json();
+  assert.equal(body.attempt, "1", "the handler saw Idempotency-Attempt: 1");
+  assert.equal(first.headers.get("idempotent-replayed"), null);
+  assert.match(first.headers.get("server-timing"), /\bdo;dur=\d+.*origin;dur=\d+/);
+  const again = await app.fetch(...order(it, key));
+  assert.equal(again.status, 201);
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+  assert.equal(again.headers.get("x-shop"), "yes", "the handler's own headers are replayed");
+  assert.deepEqual(await again.json(), body);
+  assert.equal((await app.orders(it)).count, 1);
+  assert.ok(
+    logs.some((line) => line.includes('"oncekey":"replay"') && line.includes('"tier":"do"')),
+    "one log line per decision",
+  );
+});
+
+test("20 concurrent duplicates → exactly one execution; every other answer is 409 or the replay", async () => {
+  const it = item();
+  const key = randomUUID();
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const res = await app.fetch(...order(it, key, { query: "?delay_ms=300" }));
+      return { status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.json() };
+    }),
+  );
+  assert.equal((await app.orders(it)).count, 1, "one execution");
+  const created = answers.filter((a) => a.status === 201);
+  assert.ok(created.length >= 1, "the execution's own answer came back");
+  assert.equal(new Set(created.map((a) => a.body.orderId)).size, 1, "every 201 is the same order");
+  assert.equal(created.filter((a) => a.replayed !== "true").length, 1, "one answer is the execution's, the rest replays");
+  for (const a of answers.filter((a) => a.status !== 201)) {
+    assert.equal(a.status, 409);
+    assert.equal(a.body.type, "urn:oncekey:problem:key-in-flight");
+  }
+});
+
+test("a duplicate waits inside the coordinator for the running attempt: its replay, or its own run after a release", async () => {
+  const it = item();
+  const key = randomUUID();
+  const send = (headers) => app.fetch(...order(it, key, { query: "?delay_ms=500", headers }));
+  const first = send();
+  await sleep(150);
+  const sent = Date.now();
+  const duplicate = await send();
+  const waited = Date.now() - sent;
+  assert.equal(duplicate.status, 201, "not a 409: it waited");
+  assert.ok(waited < 2000, `woken by the first attempt's finish, not by its own timer: ${waited} ms`);
+  assert.equal(duplicate.headers.get("idempotent-replayed"), "true");
+  assert.deepEqual(await duplicate.json(), await (await first).json());
+  // The first attempt releases the key (NotSentError): the waiting duplicate runs as attempt 2.
+  const key2 = randomUUID();
+  const released = app.fetch(...order(it, key2, { query: "?delay_ms=500", headers: { "test-fault": "not-sent" } }));
+  await sleep(150);
+  const next = await app.fetch(...order(it, key2, { query: "?delay_ms=500" }));
+  assert.equal((await released).status, 502);
+  assert.equal(next.status, 201);
+  assert.equal((await next.json()).attempt, "2");
+  assert.equal((await app.orders(it)).count, 2);
+});
+
+test("the same key with another body → 422 key-reused; nothing runs", async () => {
+  const it = item();
+  const key = randomUUID();
+  assert.equal((await app.fetch(...order(it, key))).status, 201);
+  await problem(await app.fetch(...order(`${it}-other`, key)), 422, "key-reused");
+  assert.equal((await app.orders(`${it}-other`)).count, 0);
+});
+
+test("a bad key → 400 invalid-key; the handler is not called", async () => {
+  const it = item();
+  for (const key of ["a,b", "x".repeat(256), '"unterminated', "caf\u00e9"]) {
+    const res = await app.fetch(...order(it, key));
+    const body = await problem(res, 400, "invalid-key");
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    assert.equal(body.status, 400);
+  }
+  assert.equal((await app.orders(it)).count, 0);
+});
+
+test("no key → the request passes through: every POST runs", async () => {
+  const it = item();
+  for (let i = 0; i < 2; i++) {
+    const res = await app.fetch(...order(it, undefined, { headers: { "idempotency-attempt": "7" } }));
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get("idempotent-replayed"), null);
+    assert.equal((await res.json()).attempt, null, "a client-sent Idempotency-Attempt never reaches the handler");
+  }
+  assert.equal((await app.orders(it)).count, 2);
+});
+
+test("a handler that throws → 502, the outcome unknown: the key is held (409) until its lease ends", async () => {
+  const it = item();
+  const key = randomUUID();
+  await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
+  assert.equal((await app.orders(it)).count, 1, "it had created the order before it threw");
+  const retry = await app.fetch(...order(it, key));
+  const body = await problem(retry, 409, "key-in-flight");
+  assert.match(body.detail, /unknown/, "the detail says the outcome is unknown");
+  // Marked unknown, not running: Retry-After is the rest of the 30 s lease
+  // (a running attempt's is 1).
+  const wait = Number(retry.headers.get("retry-after"));
+  assert.ok(wait > 1 && wait <= 30, `Retry-After is the rest of the lease: ${wait}`);
+  assert.equal((await app.orders(it)).count, 1, "the retry did not run it again");
+  assert.ok(logs.some((line) => line.includes("the connection to the database dropped")), "the error is logged");
+});
+
+test("a handler that throws NotSentError → 502, the key released: the retry runs as attempt 2", async () => {
+  const it = item();
+  const key = randomUUID();
+  await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  assert.equal((await app.orders(it)).count, 0);
+  const retry = await app.fetch(...order(it, key));
+  assert.equal(retry.status, 201);
+  assert.equal((await retry.json()).attempt, "2", "the attempt number kept rising");
+  assert.equal((await app.orders(it)).count, 1);
+});
+
+test("a client that hangs up while the handler runs does not strand its key: the attempt is finished and stored", async () => {
+  const it = item();
+  const key = randomUUID();
+  // The same request each time (the query is part of the fingerprint).
+  const send = () => order(it, key, { query: "?delay_ms=800" });
+  const [path, init] = send();
+  await new Promise((resolve) => {
+    // The host the other requests carry: the record's name depends on it.
+    const headers = { ...init.headers, host: new URL(BASE).host };
+    const req = http.request(new URL(path, app.url), { method: "POST", headers, agent: false });
+    req.on("error", resolve);
+    req.end(init.body);
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, 300);
+  });
+  let retry;
+  for (let i = 0; i < 30; i++) {
+    await sleep(200);
+    retry = await app.fetch(...send());
+    if (retry.status !== 409) break;
+    await retry.arrayBuffer();
+  }
+  assert.equal(retry.status, 201, `the retry got ${retry.status}`);
+  assert.equal(retry.headers.get("idempotent-replayed"), "true", "the abandoned attempt was stored");
+  assert.equal((await retry.json()).attempt, "1");
+  assert.equal((await app.orders(it)).count, 1);
+});
+
+test("options are validated by the core: a bad or unknown one answers 500 misconfigured naming it, and logs it", async () => {
+  const res = await variants.fetch(...order(item(), randomUUID(), { prefix: "/bad-ttl" }));
+  const body = await problem(res, 500, "misconfigured");
+  assert.match(body.detail, /ttlSeconds/);
+  assert.match(body.detail, /IDEMPOTENCY_TTL_SECONDS/);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  const unknown = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/unknown-option" })), 500, "misconfigured");
+  assert.match(unknown.detail, /ttlSecond\b/);
+  assert.ok(
+    variantLogs.some((line) => line.includes('"oncekey":"misconfigured"') && line.includes("IDEMPOTENCY_TTL_SECONDS")),
+    "the bad option is logged",
+  );
+});
+
+test("env vars fill what the options leave out, and the bindings can be renamed", async () => {
+  const it = item();
+  // IDEMPOTENCY_PATHS from [vars] with `required: true` from the options.
+  await problem(await variants.fetch(...order(it, undefined, { prefix: "/vars" })), 400, "missing-key");
+  assert.equal((await variants.fetch(...order(it, undefined, { prefix: "/elsewhere" }))).status, 201, "uncovered: passes through");
+  // Reservations in LOCKS, copies in ANSWERS.
+  const key = randomUUID();
+  const first = await variants.fetch(...order(it, key, { prefix: "/vars" }));
+  assert.equal(first.status, 201);
+  const again = await variants.fetch(...order(it, key, { prefix: "/vars" }));
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+  assert.equal((await variants.orders(it, "/elsewhere")).count, 2);
+  // IDEMPOTENCY_IN_FLIGHT_WAIT_MS = "0" from [vars]: a duplicate is told 409 at once.
+  const key2 = randomUUID();
+  const running = variants.fetch(...order(it, key2, { prefix: "/vars", query: "?delay_ms=500" }));
+  await sleep(150);
+  await problem(await variants.fetch(...order(it, key2, { prefix: "/vars", query: "?delay_ms=500" })), 409, "key-in-flight");
+  assert.equal((await running).status, 201);
+  const kv = await variants.mf.getKVNamespace("ANSWERS");
+  const { keys } = await kv.list();
+  assert.ok(keys.length >= 1, "the completed answer was copied to the renamed KV namespace");
+});
+
+test("the Hono middleware: replay, one run of 10 concurrent duplicates, 422, bad and missing keys", async () => {
+  const it = item();
+  const key = randomUUID();
+  const first = await hono.fetch(...order(it, key, { prefix: "/api" }));
+  assert.equal(first.status, 201);
+  const body = await first.json();
+  assert.equal(body.attempt, "1", "the route saw the attempt through c.req");
+  const again = await hono.fetch(...order(it, key, { prefix: "/api" }));
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+  assert.deepEqual(await again.json(), body);
+  const it2 = item();
+  const key2 = randomUUID();
+  const statuses = await Promise.all(
+    Array.from({ length: 10 }, async () => (await hono.fetch(...order(it2, key2, { prefix: "/api" }))).status),
+  );
+  assert.ok(statuses.every((s) => s === 201 || s === 409), `${statuses}`);
+  assert.equal((await hono.orders(it, "/api")).count, 1);
+  assert.equal((await hono.orders(it2, "/api")).count, 1);
+  await problem(await hono.fetch(...order(`${it}-other`, key, { prefix: "/api" })), 422, "key-reused");
+  await problem(await hono.fetch(...order(it, "a,b", { prefix: "/api" })), 400, "invalid-key");
+  assert.equal((await hono.fetch(...order(it, undefined, { prefix: "/api" }))).status, 201, "no key: passes through");
+  assert.equal((await hono.orders(it, "/api")).count, 2);
+});
+
+test("the Hono middleware: a route's throw is an unknown outcome even through onError; NotSentError releases", async () => {
+  const it = item();
+  const key = randomUUID();
+  await problem(await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
+  await problem(await hono.fetch(...order(it, key, { prefix: "/api" })), 409, "key-in-flight");
+  assert.equal((await hono.orders(it, "/api")).count, 1);
+  const key2 = randomUUID();
+  await problem(await hono.fetch(...order(it, key2, { prefix: "/api", headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  const retry = await hono.fetch(...order(it, key2, { prefix: "/api" }));
+  assert.equal(retry.status, 201);
+  assert.equal((await retry.json()).attempt, "2");
+  assert.equal((await hono.orders(it, "/api")).count, 2);
+});
+
+test("tsc --noEmit: the app type-checks against the package's .d.ts, and a misuse does not", () => {
+  const tsc = join(ROOT, "node_modules", ".bin", "tsc");
+  execFileSync(tsc, ["-p", join(APP, "tsconfig.json")], { encoding: "utf8" });
+  const misuse = join(APP, "src", "misuse.ts");
+  writeFileSync(
+    misuse,
+    `import { withIdempotency } from "oncekey/worker";
+export const a = withIdempotency(async () => new Response("ok"), { ttlSeconds: true });
+export const b = withIdempotency(async () => "not a response");
+export const c = withIdempotency(async () => new Response("ok"), { kvReplay: "sometimes" });
+`,
+  );
+  let output = "";
+  try {
+    execFileSync(tsc, ["-p", join(APP, "tsconfig.json")], { encoding: "utf8" });
+  } catch (error) {
+    output = error.stdout;
+  }
+  for (const line of [2, 3, 4]) assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
+  assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
+});
