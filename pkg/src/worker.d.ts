@@ -212,7 +212,46 @@ export interface IdempotencyBindings {
    * @defaultValue `"IDEMPOTENCY_KV"`
    */
   kv?: string;
+  /**
+   * For {@link proxy} only: the service binding of the Worker that is the
+   * origin. When bound it wins over `originUrl`.
+   * @defaultValue `"ORIGIN"`
+   */
+  origin?: string;
 }
+
+/**
+ * The options of {@link proxy}: those of {@link withIdempotency} and the
+ * origin.
+ */
+export interface ProxyOptions extends IdempotencyOptions {
+  /**
+   * The origin: an `http://` or `https://` URL (the request's path and
+   * query are appended), or `"request"` to send each request on to its own
+   * URL (a worker on a route in front of the zone's origin). A Worker bound
+   * as `bindings.origin` wins over it. `ORIGIN_URL`.
+   * @defaultValue unset: every request is answered 500 `misconfigured`
+   */
+  originUrl?: string;
+}
+
+/**
+ * The production proxy (the project's root `wrangler.toml`, without a Rust
+ * toolchain): every request goes on to the origin, keyed requests
+ * protected as {@link withIdempotency} protects a handler. Redirects are
+ * handed back to the caller, not followed.
+ *
+ * @example
+ * ```js
+ * // src/index.js — with ORIGIN_URL in [vars], or a service binding ORIGIN
+ * import { proxy, IdempotencyCoordinator } from "oncekey/worker";
+ * export { IdempotencyCoordinator };
+ * export default { fetch: proxy() };
+ * ```
+ */
+export function proxy<Env = unknown>(
+  options?: ProxyOptions,
+): (request: Request, env: Env, ctx: ExecutionContext) => Promise<Response>;
 
 /**
  * A `fetch` handler as Workers call it. `withIdempotency` calls a handler

@@ -15,6 +15,59 @@ export { IdempotencyCoordinator } from './worker/coordinator.js';
 export { NotSentError } from './worker/not-sent.js';
 
 /**
+ * The production proxy (SPEC §10) as a `fetch` handler: every request goes
+ * on to the origin — the Worker bound as `ORIGIN` (`bindings.origin`), else
+ * `ORIGIN_URL` with the request's path and query, or the request's own URL
+ * for `ORIGIN_URL=request` — protected as `withIdempotency` protects a
+ * handler. No origin configured: every request is answered 500
+ * `misconfigured` naming `ORIGIN_URL`.
+ */
+export function proxy(options = {}) {
+  const { bindings: names = {}, ...layerOptions } = options ?? {};
+  const binding = names.origin ?? 'ORIGIN';
+  const { origin: _, ...protectBindings } = names;
+  let origin;
+  let misconfigured;
+  const protect = withIdempotency(
+    (request, env) => forward(origin, request, env[binding]),
+    { ...options, bindings: protectBindings },
+  );
+  return async function fetch(request, env, ctx) {
+    if (origin === undefined && misconfigured === undefined) {
+      let layer;
+      try {
+        layer = new Layer(layerOptions, env ?? {});
+        origin = layer.proxyOrigin(env?.[binding] !== undefined);
+      } catch (error) {
+        misconfigured = error instanceof Error ? error.message : String(error);
+      } finally {
+        layer?.free();
+      }
+    }
+    if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
+    return protect(request, env, ctx);
+  };
+}
+
+/** Sends `request` on to the proxy's origin; redirects are handed back. */
+function forward(origin, request, service) {
+  const outgoing = new Request(request, { redirect: 'manual' });
+  if (origin.kind === 'service') return service.fetch(outgoing);
+  if (origin.kind === 'url') {
+    const url = new URL(request.url);
+    return fetch(new Request(origin.base + url.pathname + url.search, outgoing));
+  }
+  return fetch(outgoing);
+}
+
+/** 500 `misconfigured`, logged. */
+function misconfiguredResponse(message) {
+  console.error(JSON.stringify({ oncekey: 'misconfigured', tier: 'layer', status: 500, error: message }));
+  const { status, headers, body } = misconfiguredReply(message);
+  return new Response(body, { status, headers });
+}
+
+/**
  * Wraps `handler` so that every covered request with an `Idempotency-Key`
  * runs it at most once per key; returns a `fetch` handler. The options are
  * validated by the core on the first request (they are merged over `env`'s
@@ -38,11 +91,7 @@ export function withIdempotency(handler, options = {}) {
         misconfigured = error instanceof Error ? error.message : String(error);
       }
     }
-    if (misconfigured !== undefined) {
-      console.error(JSON.stringify({ oncekey: 'misconfigured', tier: 'layer', status: 500, error: misconfigured }));
-      const { status, headers, body } = misconfiguredReply(misconfigured);
-      return new Response(body, { status, headers });
-    }
+    if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
     return drive(layer.start(requestHead(request, headersRead), Date.now()), { handler, bindings, request, env, ctx });
   };
 }

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::exchange::JsExchange;
-use super::values::{header_pairs, string};
-use crate::core::{Config, Exchange, RequestHead};
+use super::values::{Object, header_pairs, string};
+use crate::core::{Config, Exchange, Origin, RequestHead};
 
 /// The layer for one options object and `env`.
 #[wasm_bindgen]
@@ -25,6 +25,22 @@ impl Layer {
     pub fn new(options: JsValue, vars: JsValue) -> Result<Layer, JsError> {
         let config = super::options::config(&options, &vars).map_err(|e| JsError::new(&e))?;
         Ok(Self { config: Rc::new(config) })
+    }
+
+    /// The proxy's origin (SPEC §6, §10): `{kind: "service"}` when a Worker
+    /// is bound as the origin (`service_bound`), else `{kind: "url", base}`
+    /// from `ORIGIN_URL` / `originUrl`, or `{kind: "same-url"}` for
+    /// `request`.
+    ///
+    /// # Errors
+    /// An `Error` naming `ORIGIN_URL` when no origin is configured.
+    #[wasm_bindgen(js_name = proxyOrigin)]
+    pub fn proxy_origin(&self, service_bound: bool) -> Result<JsValue, JsError> {
+        Ok(match Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))? {
+            Origin::Service => Object::new("service").done(),
+            Origin::Url(base) => Object::new("url").set("base", base).done(),
+            Origin::SameUrl => Object::new("same-url").done(),
+        })
     }
 
     /// The request headers the exchange reads (lower-case names).

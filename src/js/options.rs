@@ -7,7 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::Config;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 17] = [
+const OPTIONS: [(&str, &str); 18] = [
+    ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
     ("originTimeoutSeconds", "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS"),

@@ -104,6 +104,8 @@ function readmeOriginSnippets() {
   const blocks = [...README.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
   const snippets = { url: null, service: null, request: null };
   for (const block of blocks) {
+    // Whole configs (the proxy deployed from npm) are not snippets.
+    if (/^name = /m.test(block)) continue;
     if (/^\[\[services\]\]/m.test(block)) snippets.service = block;
     else if (/^ORIGIN_URL = "request"/m.test(block)) snippets.request = block;
     else if (/^ORIGIN_URL = "https?:/m.test(block)) snippets.url = block;

@@ -299,3 +299,84 @@ export const c = withIdempotency(async () => new Response("ok"), { kvReplay: "so
   for (const line of [2, 3, 4]) assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
   assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
 });
+
+/** The README's fenced block of `lang` whose first line is `firstLine`. */
+function readmeBlock(lang, firstLine) {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))]
+    .map((m) => m[1])
+    .find((text) => text.startsWith(firstLine));
+  assert.ok(block, `the README has a ${lang} block starting "${firstLine}"`);
+  return block;
+}
+
+test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API", async () => {
+  const { mkdirSync, cpSync, rmSync } = await import("node:fs");
+  const { Miniflare } = await import("miniflare");
+  const dir = join(ROOT, "build", "worker-js", "npm-proxy");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, "src"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "my-proxy", private: true, type: "module" }));
+  writeFileSync(join(dir, "src", "index.js"), readmeBlock("js", "// src/index.js"));
+  const config = readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm");
+  writeFileSync(join(dir, "wrangler.toml"), config);
+  const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
+  execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)], { cwd: dir, env: quiet });
+  execFileSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], { cwd: dir, env: quiet });
+  // The API: counts executions per item, answers every other path itself.
+  const executions = new Map();
+  const api = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => { body += chunk; });
+    req.on("end", () => {
+      if (req.method === "POST") {
+        const { item } = JSON.parse(body);
+        executions.set(item, (executions.get(item) ?? 0) + 1);
+        res.writeHead(201, { "content-type": "application/json" });
+        res.end(JSON.stringify({ item, attempt: req.headers["idempotency-attempt"], order: randomUUID() }));
+      } else {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ api: true, path: req.url }));
+      }
+    });
+  });
+  await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+  const vars = Object.fromEntries([...config.split("[vars]")[1].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
+  const start = (bindings) => new Miniflare({
+    modules: true,
+    modulesRoot: join(dir, "dist"),
+    scriptPath: join(dir, "dist", "index.js"),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(config)[1],
+    kvNamespaces: ["IDEMPOTENCY_KV"],
+    durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+    bindings,
+  });
+  const mf = start({ ...vars, ORIGIN_URL: `http://127.0.0.1:${api.address().port}` });
+  const bare = start({});
+  try {
+    const page = await mf.dispatchFetch(`${BASE}/index.html?x=1`);
+    assert.deepEqual(await page.json(), { api: true, path: "/index.html?x=1" }, "every path reaches the API");
+    const tea = item();
+    const key = randomUUID();
+    const send = () => mf.dispatchFetch(`${BASE}/v1/orders`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ item: tea }),
+    });
+    const first = await send();
+    assert.equal(first.status, 201);
+    const retry = await send();
+    assert.equal(retry.headers.get("idempotent-replayed"), "true");
+    assert.deepEqual(await retry.json(), await first.json());
+    assert.equal(executions.get(tea), 1);
+    const none = await bare.dispatchFetch(`${BASE}/`);
+    const problem = await none.json();
+    assert.equal(none.status, 500);
+    assert.match(problem.detail, /ORIGIN_URL/, "no origin: misconfigured, naming ORIGIN_URL");
+  } finally {
+    await mf.dispose();
+    await bare.dispose();
+    await new Promise((resolve) => api.close(resolve));
+  }
+});
