@@ -38,7 +38,7 @@ test-core:
 test-core-wasm: install
 	scripts/test-core-wasm.sh
 
-## cargo-fuzz on the core's parsers (key, record, Retry-After, config):
+## cargo-fuzz on the core's parsers (key, record, Retry-After, config, multipart):
 ## FUZZ_SECONDS per target (default 60), figures in bench/RESULTS.md. Not in
 ## `make test`: the property tests cover the same parsers there.
 .PHONY: fuzz

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(key record retry_after config)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(key record retry_after config multipart)
 export RUSTC_BOOTSTRAP=1
 FLAGS=(--sanitizer none --debug-assertions)
 

@@ -8,11 +8,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oncekey::core::{Config, MAX_RESPONSE_BYTES_LIMIT, VARIABLES};
+use oncekey::core::{Config, MAX_RESPONSE_BYTES_LIMIT, OriginUrl, VARIABLES};
 
 /// Every variable, and one that is not oncekey's.
-const NAMES: [&str; 16] = {
-    let mut names = ["NOT_AN_ONCEKEY_VARIABLE"; 16];
+const NAMES: [&str; VARIABLES.len() + 1] = {
+    let mut names = ["NOT_AN_ONCEKEY_VARIABLE"; VARIABLES.len() + 1];
     let mut i = 0;
     while i < VARIABLES.len() {
         names[i] = VARIABLES[i];
@@ -47,10 +47,11 @@ fuzz_target!(|data: &[u8]| {
             assert!(c.records.release_on.iter().all(|s| (100..=599).contains(s)));
             assert!(!c.methods.is_empty());
             assert!(c.methods.iter().all(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_uppercase())));
-            if let Some(url) = &c.origin_url {
+            if let Some(OriginUrl::Fixed(url)) = &c.origin_url {
                 assert!(url.starts_with("http://") || url.starts_with("https://"));
                 assert!(!url.contains(char::is_whitespace));
             }
+            assert!(c.in_flight_wait_ms <= lease);
             if vars.is_empty() {
                 assert_eq!(c, Config::default());
             }

@@ -38,6 +38,7 @@ mod exchange;
 mod expiry;
 mod fingerprint;
 mod key;
+mod multipart;
 mod origin;
 mod paths;
 mod policy;

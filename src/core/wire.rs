@@ -94,7 +94,7 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{Fingerprint, RecordPolicy, StoreCall};
-    /// let begin = |wait_ms| StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms };
+    /// let begin = |wait_ms| StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms, reservation: 1 };
     /// let step = begin(10_000).run(None, 0);
     /// let oncekey::core::Write::Put(running) = step.write else { unreachable!() };
     /// assert_eq!(begin(10_000).wait_deadline(Some(&running), 5, 5), Some(10_005));
