@@ -141,15 +141,45 @@ pub(crate) async fn read_body(req: &Request, limit: usize) -> BodyRead {
     BodyRead::Complete(body)
 }
 
-/// Reads the origin's answer in full, as the exchange takes it.
-pub(crate) async fn read_answer(response: Response) -> OriginResult {
+/// Reads the origin's answer as the exchange takes it, holding at most
+/// `keep_at_most` bytes of its body: a body that fits is read whole (in one
+/// call when its declared length fits); a larger one comes back as a
+/// response whose body streams the bytes read so far and then the rest, as
+/// the caller reads it, so memory stays bounded whatever the origin sends.
+pub(crate) async fn read_answer(mut response: Response, keep_at_most: usize) -> (OriginResult, Option<Response>) {
     let status = response.status_code();
     let headers = header_pairs(response.headers());
-    match response_bytes(&response).await {
-        Ok(body) => OriginResult::Answered { status, headers, body },
-        // The head arrived but the body broke off: no complete answer.
-        Err(e) => OriginResult::NoAnswer(format!("origin body failed: {e}")),
+    let declared = response.headers().get("Content-Length").ok().flatten().and_then(|n| n.trim().parse::<usize>().ok());
+    if !matches!(response.body(), ResponseBody::Stream(_)) || declared.is_some_and(|n| n <= keep_at_most) {
+        return match response_bytes(&response).await {
+            // Already in memory, or framed by the runtime to a length that fits.
+            Ok(body) => (OriginResult::Answered { status, headers, body }, None),
+            // The head arrived but the body broke off: no complete answer.
+            Err(e) => (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
+        };
     }
+    let mut chunks = match response.stream() {
+        Ok(chunks) => chunks,
+        Err(e) => return (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
+    };
+    let mut held: Vec<u8> = Vec::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => return (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
+        };
+        if held.len() + chunk.len() > keep_at_most {
+            let read = futures_util::stream::iter([Ok::<Vec<u8>, worker::Error>(std::mem::take(&mut held)), Ok(chunk)]);
+            let streamed = copy_headers(response.headers())
+                .and_then(|h| ResponseBuilder::new().with_status(status).with_headers(h).from_stream(read.chain(chunks)));
+            return match streamed {
+                Ok(streamed) => (OriginResult::Streaming { status, headers }, Some(streamed)),
+                Err(e) => (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
+            };
+        }
+        held.extend_from_slice(&chunk);
+    }
+    (OriginResult::Answered { status, headers, body: held }, None)
 }
 
 /// A stream read to its end by the runtime (`arrayBuffer()`): two crossings

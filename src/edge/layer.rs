@@ -195,8 +195,8 @@ impl<O: OriginCall> Host<O> {
                 };
                 exchange.begun(decision, now_ms())
             }
-            Action::CallOrigin { edits, body, timeout_ms, .. } => {
-                let result = self.call_origin(&edits, body, timeout_ms).await;
+            Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
+                let result = self.call_origin(&edits, body, timeout_ms, keep_at_most).await;
                 exchange.origin_answered(result, now_ms())
             }
             Action::Finish { name, attempt, outcome } => {
@@ -288,8 +288,10 @@ impl<O: OriginCall> Host<O> {
         Request::new_with_init(&self.req.inner().url(), &init)
     }
 
-    /// One call of the origin handler; the whole answer read within the limit.
-    async fn call_origin(&mut self, edits: &[HeaderEdit], body: Vec<u8>, timeout_ms: u64) -> OriginResult {
+    /// One call of the origin handler; the whole answer read within the
+    /// limit, or its head when its body is too large to hold (that response
+    /// is kept, streaming its body to the caller).
+    async fn call_origin(&mut self, edits: &[HeaderEdit], body: Vec<u8>, timeout_ms: u64, keep_at_most: usize) -> OriginResult {
         let Some(origin) = self.origin.take() else { return OriginResult::NotSent("the origin was already called".into()) };
         let req = match self.outgoing(edits, Some(body)) {
             Ok(req) => req,
@@ -299,10 +301,13 @@ impl<O: OriginCall> Host<O> {
         // must come while the attempt can still own the key.
         let call = async {
             let response = origin.call(req).await?;
-            Ok(http::read_answer(response).await)
+            Ok(http::read_answer(response, keep_at_most).await)
         };
         match with_timeout(call, timeout_ms).await {
-            Ok(result) => result,
+            Ok((result, streaming)) => {
+                self.kept = streaming;
+                result
+            }
             Err(OriginError::NotSent(e)) => OriginResult::NotSent(e),
             Err(OriginError::NoAnswer(e)) => OriginResult::NoAnswer(e),
         }

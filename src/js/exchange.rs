@@ -100,6 +100,15 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
+    /// The origin answered with a body over `keepAtMost`: its status and
+    /// headers, while the host streams the body to the caller.
+    #[wasm_bindgen(js_name = originStreaming)]
+    pub fn origin_streaming(&mut self, status: u16, headers: JsValue, now_ms: f64) -> JsValue {
+        let result = OriginResult::Streaming { status, headers: header_pairs(&headers) };
+        let action = self.inner.origin_answered(result, now_ms as u64);
+        self.present(action, now_ms)
+    }
+
     /// The origin gave no answer: `kind` is `not-sent` (it cannot have
     /// acted) or `no-answer` (it may have).
     #[wasm_bindgen(js_name = originFailed)]
@@ -206,11 +215,12 @@ impl JsExchange {
                     let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation };
                     store_call("abandon", &name, &call, timeout)
                 }
-                Action::CallOrigin { attempt, edits, body, timeout_ms } => Object::new("call-origin")
+                Action::CallOrigin { attempt, edits, body, timeout_ms, keep_at_most } => Object::new("call-origin")
                     .set("attempt", attempt)
                     .set("edits", edit_list(&edits))
                     .bytes("body", &body)
                     .set("timeoutMs", timeout_ms as f64)
+                    .set("keepAtMost", keep_at_most as f64)
                     .done(),
                 Action::Finish { name, attempt, outcome } if kv_only => {
                     let step = finish(self.reserved.take(), attempt, outcome, now, &self.config.records);

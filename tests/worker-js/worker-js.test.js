@@ -310,7 +310,7 @@ function readmeBlock(lang, firstLine) {
   return block;
 }
 
-test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API", async () => {
+test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
   const { mkdirSync, cpSync, rmSync } = await import("node:fs");
   const { Miniflare } = await import("miniflare");
   const dir = join(ROOT, "build", "worker-js", "npm-proxy");
@@ -329,7 +329,13 @@ test("the README's proxy from npm: its three files with the packed package, bund
     let body = "";
     req.on("data", (chunk) => { body += chunk; });
     req.on("end", () => {
-      if (req.method === "POST") {
+      if (req.method === "POST" && req.url === "/v1/export") {
+        // 3 MB, over the 1 MB default IDEMPOTENCY_MAX_RESPONSE_BYTES.
+        executions.set("export", (executions.get("export") ?? 0) + 1);
+        res.writeHead(200, { "content-type": "text/csv" });
+        for (let i = 0; i < 48; i++) res.write(Buffer.alloc(64 * 1024, i));
+        res.end();
+      } else if (req.method === "POST") {
         const { item } = JSON.parse(body);
         executions.set(item, (executions.get(item) ?? 0) + 1);
         res.writeHead(201, { "content-type": "application/json" });
@@ -370,6 +376,16 @@ test("the README's proxy from npm: its three files with the packed package, bund
     assert.equal(retry.headers.get("idempotent-replayed"), "true");
     assert.deepEqual(await retry.json(), await first.json());
     assert.equal(executions.get(tea), 1);
+    // An answer over the limit streams to the caller whole and is stored without its body.
+    const exportKey = randomUUID();
+    const exporting = () => mf.dispatchFetch(`${BASE}/v1/export`, { method: "POST", headers: { "idempotency-key": exportKey } });
+    const big = new Uint8Array(await (await exporting()).arrayBuffer());
+    assert.equal(big.length, 48 * 64 * 1024, "every byte reached the caller");
+    assert.ok(big.subarray(47 * 64 * 1024).every((b) => b === 47), "in order");
+    const again = await exporting();
+    assert.equal(again.headers.get("idempotent-body-omitted"), "true");
+    assert.equal((await again.arrayBuffer()).byteLength, 0);
+    assert.equal(executions.get("export"), 1);
     const none = await bare.dispatchFetch(`${BASE}/`);
     const problem = await none.json();
     assert.equal(none.status, 500);

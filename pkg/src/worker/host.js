@@ -171,8 +171,12 @@ class Host {
     return exchange.forwarded(response.status, [...response.headers], undefined, Date.now());
   }
 
-  /** One call of the handler for an attempt; its whole answer read within the limit. */
-  async callOrigin({ edits, body, timeoutMs }, exchange) {
+  /**
+   * One call of the handler for an attempt; its whole answer read within
+   * the limit — or, past `keepAtMost` body bytes, its head, the response
+   * kept to stream the body to the caller (memory stays bounded).
+   */
+  async callOrigin({ edits, body, timeoutMs, keepAtMost }, exchange) {
     let request;
     try {
       request = this.outgoing(edits, body);
@@ -184,14 +188,18 @@ class Host {
       // The limit covers the body too: a finish must come while the attempt
       // can still own the key.
       answer = await within(
-        this.callHandler(request).then(async (response) => [response, new Uint8Array(await response.arrayBuffer())]),
+        this.callHandler(request).then(async (response) => [response, await readAtMost(response, keepAtMost)]),
         timeoutMs,
       );
     } catch (error) {
       return exchange.originFailed(isNotSent(error) ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
     }
-    const [response, bytes] = answer;
-    return exchange.originAnswered(response.status, [...response.headers], bytes, Date.now());
+    const [response, read] = answer;
+    if (read.streaming) {
+      this.kept = new Response(read.streaming, { status: response.status, statusText: response.statusText, headers: response.headers });
+      return exchange.originStreaming(response.status, [...response.headers], Date.now());
+    }
+    return exchange.originAnswered(response.status, [...response.headers], read.bytes, Date.now());
   }
 
   /** The client's request with header `edits`, and `body` (null: its own). */
@@ -306,4 +314,47 @@ function within(promise, ms) {
 
 function messageOf(error) {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A response's body read up to `limit` bytes: `{bytes}` when it fits, else
+ * `{streaming}` — a stream of the bytes read so far, then the rest as the
+ * caller pulls it.
+ */
+async function readAtMost(response, limit) {
+  if (response.body === null) return { bytes: EMPTY };
+  const declared = Number(response.headers.get('content-length'));
+  if (response.headers.has('content-length') && declared <= limit) {
+    return { bytes: new Uint8Array(await response.arrayBuffer()) };
+  }
+  const reader = response.body.getReader();
+  const held = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > limit) {
+      const first = [...held, value];
+      return {
+        streaming: new ReadableStream({
+          pull(controller) {
+            if (first.length > 0) return controller.enqueue(first.shift());
+            return reader.read().then(({ done: end, value: chunk }) => (end ? controller.close() : controller.enqueue(chunk)));
+          },
+          cancel(reason) {
+            return reader.cancel(reason);
+          },
+        }),
+      };
+    }
+    held.push(value);
+    size += value.byteLength;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of held) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { bytes };
 }

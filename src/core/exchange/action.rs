@@ -65,7 +65,10 @@ pub enum Action {
     },
     /// Call the origin with the request, these header edits and `body`;
     /// read its whole answer within `timeout_ms` (past it the outcome is
-    /// unknown); report with [`Exchange::origin_answered`](super::Exchange::origin_answered).
+    /// unknown) — but hold at most `keep_at_most` bytes of its body: past
+    /// that, keep the response, its body streaming to the caller as it
+    /// comes, and report its head as [`OriginResult::Streaming`]. Report
+    /// with [`Exchange::origin_answered`](super::Exchange::origin_answered).
     CallOrigin {
         /// The attempt this call is.
         attempt: u32,
@@ -75,6 +78,8 @@ pub enum Action {
         body: Vec<u8>,
         /// The origin time limit, in ms, for the whole answer.
         timeout_ms: u64,
+        /// The most body bytes to hold (`IDEMPOTENCY_MAX_RESPONSE_BYTES`).
+        keep_at_most: usize,
     },
     /// Call the store's atomic `finish`; report with
     /// [`Exchange::finished`](super::Exchange::finished).
@@ -140,6 +145,15 @@ pub enum OriginResult {
         headers: Vec<(String, String)>,
         /// Its whole body.
         body: Vec<u8>,
+    },
+    /// The origin answered with a body over the limit: its head, while the
+    /// host streams the body to the caller (memory stays bounded). The
+    /// answer is stored without its body.
+    Streaming {
+        /// Its status.
+        status: u16,
+        /// Its headers, in order.
+        headers: Vec<(String, String)>,
     },
     /// The request was never sent: the origin cannot have acted on it.
     NotSent(String),

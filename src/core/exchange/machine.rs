@@ -262,6 +262,7 @@ impl Exchange {
                     ],
                     body: std::mem::take(&mut keyed.body),
                     timeout_ms: self.config.origin_timeout_ms,
+                    keep_at_most: self.config.max_response_bytes,
                 };
                 self.stage = Stage::Calling { keyed, attempt };
                 action
@@ -281,6 +282,11 @@ impl Exchange {
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max);
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
                 (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Bytes(body) })
+            }
+            OriginResult::Streaming { status, headers } => {
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0);
+                let stored = StoredResponse { body: None, ..stored };
+                (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Origin })
             }
             OriginResult::NotSent(e) => {
                 self.log.error = Some(e);

@@ -506,3 +506,20 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let action = next.begun(Ok(Decision::Execute { attempt: 2, reclaimed: false }), 900);
     assert!(matches!(action, Action::CallOrigin { attempt: 2, .. }));
 }
+
+#[test]
+fn an_answer_too_large_to_hold_streams_to_the_caller_and_is_stored_without_its_body() {
+    let mut world = World::new(&[("IDEMPOTENCY_MAX_RESPONSE_BYTES", "4")]);
+    world.origin = Box::new(|_| OriginResult::Streaming {
+        status: 200,
+        headers: vec![("content-type".into(), "text/csv".into()), ("set-cookie".into(), "s=1".into())],
+    });
+    let first = world.run(keyed("k1"), order());
+    assert_eq!((first.reply.status, first.reply.body.clone()), (200, ReplyBody::Origin), "the kept response, streamed");
+    assert_eq!(first.log["finish"].as_str(), Some("stored"));
+    let replay = world.run(keyed("k1"), order());
+    assert_eq!((replay.reply.status, replay.reply.body.clone()), (200, ReplyBody::Bytes(Vec::new())));
+    assert_eq!(header(&replay.reply, "idempotent-body-omitted"), Some("true"));
+    assert_eq!(header(&replay.reply, "content-type"), Some("text/csv"));
+    assert_eq!(world.calls, [1]);
+}
