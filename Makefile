@@ -229,3 +229,14 @@ test-worker-js: build-worker-js
 	scripts/test-node-counted.sh tests/worker-js/
 
 test: test-worker-js
+
+## ---- Real HTTP clients (issue 12) ------------------------------------------
+## ky (retry on POST) and axios with axios-retry against the production proxy
+## in workerd over real HTTP, with origin faults (500, 503, reset after work,
+## slow): one execution per key, no 422 for a resend, the slow first attempt
+## ends in its replay.
+.PHONY: test-clients
+test-clients: build-proxy
+	scripts/test-node-counted.sh tests/clients/
+
+test: test-clients
