@@ -628,3 +628,80 @@ test('signal: an abort ends the submission with the reason in oncekey:error and 
   assert.equal(s.requests.length, 1);
   assert.deepEqual(errors, []);
 });
+
+// The draft's own 409 example (draft-ietf-httpapi-idempotency-key-header,
+// "Error Handling"): a problem whose type is shared with its 400 and 422,
+// recognised by what its title and detail say.
+const IETF_IN_FLIGHT = {
+  type: 'https://developer.example.com/idempotency',
+  title: 'A request is outstanding for this Idempotency-Key',
+  detail: 'A request with the same Idempotency-Key for the same operation is being processed or is outstanding.',
+};
+
+test('idempotentFetch in Chromium waits out an IETF-draft server\'s 409 with the same key; a bare 409 is returned at once', async (t) => {
+  const s = await serve(ORDER_FORM, (n, req, res) => {
+    if (req.url.startsWith('/api/conflict')) return json(res, 409, { error: 'This seat is already taken' });
+    return n === 1
+      ? json(res, 409, IETF_IN_FLIGHT, { 'content-type': 'application/problem+json', 'retry-after': '0' })
+      : json(res, 201, { orderId: 'o1' }, { 'idempotency-replayed': 'true' });
+  });
+  const { page, errors } = await open(t, s);
+  const outcome = await page.evaluate(async () => {
+    const res = await oncekey.idempotentFetch('/api/orders', { method: 'POST', body: '{}' }, { retry: { limit: 0, delay: 1 } });
+    const conflict = await oncekey.idempotentFetch('/api/conflict', { method: 'POST', body: '{}' }, { retry: { limit: 3, delay: 1 } });
+    return { status: res.status, replayed: oncekey.isReplayed(res), conflict: conflict.status, body: await conflict.json() };
+  });
+  assert.deepEqual(outcome, { status: 201, replayed: true, conflict: 409, body: { error: 'This seat is already taken' } });
+  const orders = s.requests.filter((r) => r.path === '/api/orders');
+  assert.equal(orders.length, 2, 'polled once past its 409, although retry.limit is 0');
+  assert.equal(orders[0].key, orders[1].key, 'with the same key');
+  assert.equal(s.requests.filter((r) => r.path === '/api/conflict').length, 1, 'the origin\'s own 409 is final');
+  assert.deepEqual(errors, []);
+});
+
+const FILE_FORM = `<form id="checkout" action="/api/receipts" method="post" enctype="multipart/form-data">
+  <input name="note" value="lunch"> <input type="file" id="receipt" name="receipt">
+  <button id="buy">Send</button>
+</form>`;
+
+/** The parts of a multipart body, without the boundary: [name, filename, type, content]. */
+function parts(contentType, body) {
+  const boundary = /boundary=(.+)$/.exec(contentType)[1];
+  return body.split(`--${boundary}`).slice(1, -1).map((part) => {
+    const [head, ...rest] = part.split('\r\n\r\n');
+    return [
+      /name="([^"]*)"/.exec(head)?.[1],
+      /filename="([^"]*)"/.exec(head)?.[1] ?? null,
+      /content-type: (.+)/i.exec(head)?.[1]?.trim() ?? null,
+      rest.join('\r\n\r\n').replace(/\r\n$/, ''),
+    ];
+  });
+}
+
+test('protectForm with a file input: after a lost answer, the resubmission is the same request with the same key', async (t) => {
+  // The first answer is lost after the server did the work; no automatic
+  // retry (limit 0), so the user submits again. The browser encodes the
+  // form anew (a new boundary): the same key and the same parts, which an
+  // oncekey edge fingerprints as the same request and replays (SPEC §2,
+  // tests/edge/multipart.test.mjs).
+  const s = await serve(FILE_FORM, (n, req, res) => (n === 1
+    ? drop(res)
+    : json(res, 201, { receipt: 'r1' }, { 'idempotent-replayed': 'true' })));
+  const { page, errors } = await open(t, s);
+  await protect(page, { retry: { limit: 0, delay: 1 } });
+  await page.setInputFiles('#receipt', { name: 'receipt.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 lunch 12.50') });
+  await page.click('#buy');
+  await settled(page);
+  assert.equal((await events(page)).at(-1).type, 'error', 'no answer: the submission is still open');
+  await page.click('#buy');
+  await settled(page, 2);
+  const last = (await events(page)).at(-1);
+  assert.deepEqual([last.type, last.status, last.replayed, last.key], ['success', 201, true, s.requests[0].key]);
+  const [first, again] = s.requests;
+  assert.equal(again.key, first.key, 'the same key');
+  assert.match(first.contentType, /^multipart\/form-data; boundary=/);
+  assert.deepEqual(parts(again.contentType, again.body), parts(first.contentType, first.body), 'the same fields and file');
+  assert.deepEqual(parts(first.contentType, first.body).map((p) => p[0]), ['note', 'receipt']);
+  assert.equal(parts(first.contentType, first.body)[1][3], '%PDF-1.4 lunch 12.50');
+  assert.deepEqual(errors, []);
+});
