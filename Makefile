@@ -225,6 +225,11 @@ build-worker-js: install build-browser pkg/dist/worker.js
 pkg/dist/worker.js: $(WORKER_JS_SOURCES)
 	scripts/build-worker-js.sh
 
+## The whole npm package (browser and worker entries) into pkg/dist/;
+## `npm pack` in pkg/ is what users install.
+.PHONY: pkg
+pkg: build-browser build-worker-js
+
 test-worker-js: build-worker-js
 	scripts/test-node-counted.sh tests/worker-js/
 
