@@ -1,9 +1,10 @@
-// The edge benchmark (not a test): oncekey's built worker and two peers in
-// one workerd through Miniflare, each with its own local KV and SQLite-
-// backed Durable Objects, requests over loopback HTTP. Peers (bench/peers/,
-// built by `make bench-peers`):
-//   plain       SPEC §3–4 in TypeScript, the plain way (KV, DO RPC, origin, KV copy)
+// The edge benchmark (not a test): oncekey's production proxy (build/proxy,
+// default settings) and its peers in one workerd through Miniflare, each
+// with its own local KV and SQLite-backed Durable Objects, requests over
+// loopback HTTP. Peers (bench/peers/, built by `make bench-peers`):
+//   plain       SPEC §3–4 in TypeScript, the plain way (KV read first, DO RPC, origin, KV copy)
 //   plain-fetch the same, calling the object through its fetch handler
+//   do-only     one Durable Object per key over RPC, no KV: lock, origin, store
 //   powertools  @aws-lambda-powertools/idempotency, its defaults, a KV persistence layer
 // All call one origin worker (bench/peers/origin-worker.ts: POST
 // /api/orders writing to an Orders Durable Object) the way a proxy calls a
@@ -12,8 +13,15 @@
 // what differs is the layer.
 // Three paths per implementation, on the same route:
 //   baseline  no key: passed through to the origin
-//   replay    a key already completed: answered from the KV copy
-//   first     a new key each time: KV read, DO begin, origin, DO finish
+//   replay    a key already completed. oncekey (IDEMPOTENCY_KV_REPLAY=
+//             fallback, the default) and do-only: answered by the key's
+//             object (one `begin` round trip, no KV read); plain and
+//             plain-fetch: from their KV copy, read first; powertools: from KV
+//   first     a new key each time. oncekey and do-only: DO begin, origin,
+//             DO finish, no KV operation before the answer (oncekey then
+//             writes its KV copy, read only when the object fails); plain:
+//             KV read (a miss), DO begin, origin, DO finish, KV copy;
+//             powertools: KV read, KV write, origin, KV write
 // The series run interleaved in rounds, so load from other processes on
 // the machine falls on all of them alike. Besides latency, each series
 // records the CPU time workerd spent on it (all its threads, from /proc):
@@ -36,7 +44,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = 200;
 
 const ORIGIN_URL = "http://origin.bench";
-const peer = (name, flags = [], coordinator = true, script = name, bindings = {}) => ({
+/** A peer worker: `coordinator` binds its Durable Object class, `kv` its KV namespace. */
+const peer = (name, { flags = [], coordinator = true, kv = true, script = name, bindings = {} } = {}) => ({
   name,
   routes: [`${name}.bench/*`],
   modules: true,
@@ -44,7 +53,7 @@ const peer = (name, flags = [], coordinator = true, script = name, bindings = {}
   bindings: { ORIGIN_URL, ...bindings },
   compatibilityDate: COMPATIBILITY_DATE,
   compatibilityFlags: flags,
-  kvNamespaces: ["IDEMPOTENCY_KV"],
+  kvNamespaces: kv ? ["IDEMPOTENCY_KV"] : [],
   outboundService: "origin",
   durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
 });
@@ -59,6 +68,7 @@ const IMPLS = {
   oncekey: "oncekey.test",
   plain: "plain.bench",
   "plain-fetch": "plain-fetch.bench",
+  "do-only": "do-only.bench",
   powertools: "powertools.bench",
 };
 const loadStart = loadavg();
@@ -69,8 +79,9 @@ const worker = await start({
   extraWorkers: [
     originWorker,
     peer("plain"),
-    peer("plain-fetch", [], true, "plain", { TRANSPORT: "fetch" }),
-    peer("powertools", ["nodejs_compat"], false),
+    peer("plain-fetch", { script: "plain", bindings: { TRANSPORT: "fetch" } }),
+    peer("do-only", { kv: false }),
+    peer("powertools", { flags: ["nodejs_compat"], coordinator: false }),
   ],
 });
 
@@ -146,7 +157,9 @@ for (const impl of Object.keys(IMPLS)) {
   replayKeys[impl] = Array.from({ length: 100 }, () => randomUUID());
   for (const key of replayKeys[impl]) firstAnswer[key] = (await post(impl, `replay-${randomUUID()}`, key)).text;
 }
-await new Promise((r) => setTimeout(r, 300)); // KV copies land after the answers
+// The KV copies land after the answers: plain's and powertools' replays
+// read them; oncekey's and do-only's replays ask the object.
+await new Promise((r) => setTimeout(r, 300));
 
 const PATHS = {
   baseline: (impl, item) => post(impl, item),
@@ -210,6 +223,16 @@ const ours = results.oncekey;
 const replayRatio = ours.replay.p50 / ours.baseline.p50;
 const firstRatio = ours.first.p50 / ours.baseline.p50;
 const check = (ok) => (ok ? "met" : "**missed**");
+const PATH_NAMES = { baseline: "pass-through", first: "first execution", replay: "replay" };
+// Issue 11's CPU target: oncekey's workerd CPU per request at or below
+// every peer's, on each path (ratios from this run).
+const peers = Object.keys(results).filter((impl) => impl !== "oncekey");
+const cpuLines = ["baseline", "first", "replay"].map((path) => {
+  const ratios = peers.map((impl) => `${impl} ${f2(ours[path].cpu / results[impl][path].cpu)}×`);
+  const ok = peers.every((impl) => ours[path].cpu <= results[impl][path].cpu);
+  return `${PATH_NAMES[path]}: ${check(ok)} (oncekey / ${ratios.join(", ")})`;
+});
+const BUNDLE_TARGET_KB = 100;
 const rows = [];
 for (const [impl, paths] of Object.entries(results)) {
   for (const [path, r] of Object.entries(paths)) {
@@ -231,8 +254,8 @@ Command: \`make bench-edge\` (part of \`make bench\`), ${new Date().toISOString(
 Machine: ${nproc} cores (\`nproc\`), ${cpu}; Node ${process.version}; load average (1, 5, 15 min)
 ${load(loadStart)} at the start and ${load(loadEnd)} at the end (the machine is shared with other builds and
 tests, so absolute figures move from run to run; compare the ratios, which come from one run).
-Runtime: one workerd through Miniflare ${miniflareVersion} holding the four workers and their origin, each
-with its own local KV namespace and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
+Runtime: one workerd through Miniflare ${miniflareVersion} holding the ${Object.keys(IMPLS).length} workers and their origin, each
+with its own local KV namespace (do-only: none) and SQLite-backed Durable Objects; Node's fetch (undici, keep-alive) over loopback;
 ${CONCURRENCY} requests in flight; ${REQUESTS} measured requests per series after ${WARMUP} warm-up requests,
 the ${series.length} series interleaved in ${ROUNDS} rounds.
 Route: \`POST /api/orders\` on one origin worker they all share (\`bench/peers/origin-worker.ts\`: the
@@ -241,12 +264,17 @@ reached the way a proxy reaches a real origin: a fetch to \`ORIGIN_URL\` (onceke
 deployed; the peers through \`bench/peers/proxy.ts\`), which Miniflare's \`outboundService\` routes
 to the origin worker. Same origin, same hop: the differences are the layers'.
 
-- **oncekey**: the release build (\`make build-proxy\`, the production proxy), default settings, \`ORIGIN_URL\` set.
+- **oncekey**: the release build (\`make build-proxy\`, the production proxy), default settings
+  (\`IDEMPOTENCY_KV_REPLAY=fallback\`: no KV read on a first execution, a replay answered by the object;
+  KV copies written after the answer and read only when the object fails), \`ORIGIN_URL\` set.
 - **plain**: \`bench/peers/plain.ts\`, SPEC §3–4 in TypeScript as a competent user would write it
   (KV read first, one Durable Object \`begin\` over RPC, origin and \`finish\` under \`waitUntil\`, KV copy;
   JSON records; one log line per decision), built with esbuild.
 - **plain-fetch**: the same worker calling the object through its \`fetch\` handler with JSON bodies
   (the transport oncekey uses) instead of RPC.
+- **do-only**: \`bench/peers/do-only.ts\`, the lightest correct design a user would write: one Durable
+  Object per key over RPC (\`begin\` locks or answers, origin, \`finish\` stores), no KV at all; the same
+  rules, records and log line as plain, built with esbuild.
 - **powertools**: \`@aws-lambda-powertools/idempotency\` ${powertoolsVersion} with its defaults, keyed on the
   \`Idempotency-Key\` header (\`eventKeyJmesPath\`), over a KV persistence layer
   (\`bench/peers/kv-persistence.ts\`; KV has no conditional write, so its "put if absent" is a read and
@@ -256,18 +284,22 @@ to the origin worker. Same origin, same hop: the differences are the layers'.
 |---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}
 
-Paths: **baseline** no key, passed through to the origin; **replay** a completed key, answered from
-the KV copy; **first execution** a new key each time (KV read, object \`begin\`, origin, \`finish\`, KV copy;
+Paths: **baseline** no key, passed through to the origin (the pass-through); **replay** a key already
+completed, sent again with the same body (oncekey and do-only: answered by the key's object, one \`begin\`
+round trip; plain and plain-fetch: from the KV copy they read first; powertools: from KV); **first
+execution** a new key each time (oncekey and do-only: object \`begin\`, origin, \`finish\`, no KV operation
+before the answer, then oncekey's KV copy; plain: KV read, \`begin\`, origin, \`finish\`, KV copy;
 powertools: KV read, KV write, origin, KV write). *workerd CPU* is the CPU time of the workerd process
 (all threads: the workers, KV, Durable Object storage, Miniflare's entry worker) per request of the series;
 its difference from the same worker's baseline is what the layer adds to a pass-through of the same request.
 
 Targets (oncekey, p50 against its own baseline): replay ≤ 1.5×: ${check(replayRatio <= 1.5)} (${f2(replayRatio)}×);
 first execution ≤ 3×: ${check(firstRatio <= 3)} (${f2(firstRatio)}×).
+Workerd CPU per request at or below every peer's: ${cpuLines.join("; ")}.
 
 Bundle (\`make deploy-dry-run\`: \`wrangler deploy --dry-run --outdir build/deploy\`):
 ${files.join(", ")}: ${(raw / 1024).toFixed(1)} KB raw, **${(gz / 1024).toFixed(1)} KB gzip**
-(target ≤ 250 KB: ${check(gz <= 250 * 1024)}).
+(target ≤ ${BUNDLE_TARGET_KB} KB: ${check(gz <= BUNDLE_TARGET_KB * 1024)}).
 
 Local figures: workerd on loopback has no network latency, so the ratios show
 each layer's own cost, not what a deployed worker sees (there a KV hit is
