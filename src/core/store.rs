@@ -83,6 +83,17 @@ impl Store for MemoryStore {
     }
 }
 
+/// Runs a future that never waits, such as a [`MemoryStore`] call (for the
+/// core's tests).
+#[cfg(test)]
+pub(crate) fn now_or_never<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the memory store never waits"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,14 +101,6 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     use crate::core::{IdempotencyKey, StoredResponse};
-
-    fn now_or_never<F: std::future::Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-            std::task::Poll::Ready(v) => v,
-            std::task::Poll::Pending => panic!("the memory store never waits"),
-        }
-    }
 
     #[test]
     fn applies_each_step_and_keeps_the_record() {

@@ -9,16 +9,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
+use crate::core::store::now_or_never;
 use crate::core::{Config, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store};
-
-/// Runs a future that never waits (the memory store's).
-fn now_or_never<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("the memory store never waits"),
-    }
-}
 
 /// The stand-ins an exchange runs against, and what it did to them.
 struct World {
