@@ -275,7 +275,8 @@ describe("waiting for the first attempt (IDEMPOTENCY_IN_FLIGHT_WAIT_MS)", () => 
     assert.equal(dup.headers.get("retry-after"), "1");
     assert.equal(dup.headers.get("cache-control"), "no-store");
     assert.equal((await problemOf(dup)).code, "key-in-flight");
-    assert.ok(waited >= 450 && waited < 1800, `waited ${waited} ms: the configured 500, not the whole attempt`);
+    // A 409 at all means the wait ended before the 2 s attempt (else: the replay).
+    assert.ok(waited >= 450, `waited ${waited} ms: at least the configured 500`);
     assert.equal((await slow).status, 201);
     assert.equal((await ordersOf(worker, item)).count, 1);
   });
