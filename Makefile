@@ -215,7 +215,7 @@ bench: bench-browser
 ## user's TypeScript worker (tests/worker-js/app) with the packed package
 ## installed, bundled by `wrangler deploy --dry-run`, run in workerd; and tsc.
 WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
-  $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts) \
+  $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/record-name.js) \
   pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh
 
 .PHONY: build-worker-js test-worker-js

@@ -6,6 +6,7 @@
 #   pkg/dist/worker.js               the entry (ESM); imports the wasm beside it
 #   pkg/dist/oncekey_worker_bg.wasm  the core, its exchange and coordinator steps
 #   pkg/dist/worker.d.ts             the types
+#   pkg/dist/oncekey-record.js       the operator's command (npx oncekey-record), Node
 #
 # The wasm stays an import (`import wasm from "./oncekey_worker_bg.wasm"`):
 # wrangler's bundler turns it into a WebAssembly.Module with no user config.
@@ -32,7 +33,7 @@ rm -rf "$BINDGEN"
   "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
 
 mkdir -p "$OUT"
-rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts"
+rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/oncekey-record.js"
 "$BIN/wasm-opt" -Oz "$BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_worker_bg.wasm"
 # `oncekey-worker-wasm` is the bindings' JS, resolved to the build above;
 # `cloudflare:workers` and the wasm are the runtime's and the user's
@@ -43,6 +44,12 @@ rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts"
   --external:cloudflare:workers --external:./oncekey_worker_bg.wasm \
   --outfile="$OUT/worker.js"
 cp pkg/src/worker.d.ts "$OUT/worker.d.ts"
+# The same bindings under Node, reading the wasm beside it.
+"$BIN/esbuild" pkg/src/record-name.js --bundle --format=esm --minify --target=node20 --platform=node \
+  --legal-comments=none --log-level=warning --banner:js='#!/usr/bin/env node' \
+  --alias:oncekey-worker-wasm="$BINDGEN/oncekey_worker_wasm.js" \
+  --outfile="$OUT/oncekey-record.js"
+chmod +x "$OUT/oncekey-record.js"
 if [ -f pkg/src/hono.js ]; then
   "$BIN/esbuild" pkg/src/hono.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
     --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"

@@ -192,6 +192,15 @@ export interface IdempotencyOptions {
    */
   corsOrigins?: string[] | string;
   /**
+   * The bearer token of the admin paths, `GET /.well-known/oncekey/records/{record}`
+   * (a record's state) and `POST …/{record}/release` (release its attempt
+   * in flight). Keep it a secret (`npx wrangler secret put
+   * IDEMPOTENCY_ADMIN_TOKEN`) rather than an option in code; unset, those
+   * paths reach the handler like any other. `IDEMPOTENCY_ADMIN_TOKEN`.
+   * @defaultValue unset (no admin paths)
+   */
+  adminToken?: string;
+  /**
    * The binding names this worker uses, if not the defaults. Read by
    * `oncekey/worker` only, never from `env`.
    * @example `bindings: { coordinator: "LOCKS", kv: "ANSWERS" }`
@@ -212,6 +221,13 @@ export interface IdempotencyBindings {
    * @defaultValue `"IDEMPOTENCY_KV"`
    */
   kv?: string;
+  /**
+   * The Workers Analytics Engine dataset that receives one data point per
+   * decision (outcome, tier, finish, record; attempt, status, durations).
+   * Optional: unbound, none is written.
+   * @defaultValue `"IDEMPOTENCY_METRICS"`
+   */
+  metrics?: string;
   /**
    * For {@link proxy} only: the service binding of the Worker that is the
    * origin. When bound it wins over `originUrl`.

@@ -76,7 +76,11 @@ function misconfiguredResponse(message) {
 export function withIdempotency(handler, options = {}) {
   if (typeof handler !== 'function') throw new TypeError('withIdempotency: the handler must be a function');
   const { bindings: names = {}, ...layerOptions } = options ?? {};
-  const bindings = { coordinator: names.coordinator ?? 'IDEMPOTENCY_DO', kv: names.kv ?? 'IDEMPOTENCY_KV' };
+  const bindings = {
+    coordinator: names.coordinator ?? 'IDEMPOTENCY_DO',
+    kv: names.kv ?? 'IDEMPOTENCY_KV',
+    metrics: names.metrics ?? 'IDEMPOTENCY_METRICS',
+  };
   // Variables are fixed for an isolate's life: the layer (or why there is
   // none) is made on the first request and kept.
   let layer;
@@ -92,6 +96,7 @@ export function withIdempotency(handler, options = {}) {
       }
     }
     if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
-    return drive(layer.start(requestHead(request, headersRead), Date.now()), { handler, bindings, request, env, ctx });
+    const head = requestHead(request, headersRead, env?.[bindings.metrics] !== undefined);
+    return drive(layer.start(head, Date.now()), { handler, bindings, request, env, ctx });
   };
 }

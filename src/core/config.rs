@@ -3,6 +3,7 @@
 //! A bad value is an error naming the variable, answered as 500
 //! `misconfigured`; it is never replaced by a default.
 
+use super::admin::AdminToken;
 use super::origin::OriginUrl;
 use super::paths::{KeyRule, PathPattern};
 use super::policy::RecordPolicy;
@@ -95,6 +96,10 @@ pub struct Config {
     pub fail_open: bool,
     /// `IDEMPOTENCY_CORS_ORIGINS`: allowed cross-origin callers (`*` allowed).
     pub cors_origins: Vec<String>,
+    /// `IDEMPOTENCY_ADMIN_TOKEN` (a secret): the bearer token of the admin
+    /// paths (SPEC §12). Unset or empty, there are none: those paths go to
+    /// the origin like any other.
+    pub admin_token: Option<AdminToken>,
 }
 
 /// A configuration variable with a bad value.
@@ -108,7 +113,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 18] = [
+pub const VARIABLES: [&str; 19] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -127,6 +132,7 @@ pub const VARIABLES: [&str; 18] = [
     "IDEMPOTENCY_STORE_TIMEOUT_MS",
     "IDEMPOTENCY_FAIL_OPEN",
     "IDEMPOTENCY_CORS_ORIGINS",
+    "IDEMPOTENCY_ADMIN_TOKEN",
 ];
 
 /// The largest stored response body: a Durable Object value holds 2 MB.
@@ -153,7 +159,12 @@ impl Config {
     /// # Errors
     /// The first [`ConfigError`] found, naming its variable.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let vars = Vars(&var);
+        Self::read(&Vars(&var))
+    }
+
+    /// [`Config::from_vars`] behind a `dyn` reader: one copy of the parser
+    /// in a wasm build, however many hosts call it.
+    fn read(vars: &Vars<'_>) -> Result<Self, ConfigError> {
         let lease_ms = vars.int("IDEMPOTENCY_LEASE_SECONDS", 120, 1, 900)? * 1000;
         let origin_timeout_ms = match vars.get("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS") {
             None => default_origin_timeout_ms(lease_ms),
@@ -207,6 +218,7 @@ impl Config {
             store_timeout_ms: vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
+            admin_token: vars.admin_token()?,
         })
     }
 
@@ -257,9 +269,9 @@ impl Config {
 }
 
 /// The raw variables, with one parser per kind of value.
-struct Vars<'a, F>(&'a F);
+struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
 
-impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
+impl Vars<'_> {
     /// A set variable's value, trimmed. An empty value counts as set: an
     /// empty number is an error, not a default.
     fn get(&self, name: &str) -> Option<String> {
@@ -352,6 +364,20 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
             .collect()
     }
 
+    /// The admin token: never echoed in an error, which is logged and
+    /// answered.
+    fn admin_token(&self) -> Result<Option<AdminToken>, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_ADMIN_TOKEN";
+        match self.get(NAME) {
+            None => Ok(None),
+            Some(token) if token.is_empty() => Ok(None),
+            Some(token) => AdminToken::new(&token).map(Some).ok_or(ConfigError {
+                variable: NAME,
+                reason: "the token must be visible ASCII with no spaces (its value is not shown)".into(),
+            }),
+        }
+    }
+
     fn origin_url(&self) -> Result<Option<OriginUrl>, ConfigError> {
         const NAME: &str = "ORIGIN_URL";
         match self.get(NAME) {
@@ -433,6 +459,7 @@ mod tests {
         assert_eq!(c.store_timeout_ms, 5000);
         assert!(!c.fail_open);
         assert!(c.cors_origins.is_empty());
+        assert_eq!(c.admin_token, None);
         assert!(c.covers("post") && c.covers("PATCH") && !c.covers("PUT") && !c.covers("GET"));
         assert_eq!(c.key_rule("POST", "/any/path"), KeyRule::Optional);
         assert_eq!(c.key_rule("GET", "/any/path"), KeyRule::Uncovered);
@@ -459,8 +486,10 @@ mod tests {
             ("IDEMPOTENCY_STORE_TIMEOUT_MS", "250"),
             ("IDEMPOTENCY_FAIL_OPEN", "true"),
             ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://b.example"),
+            ("IDEMPOTENCY_ADMIN_TOKEN", " s3cret "),
         ])
         .unwrap();
+        assert_eq!(c.admin_token, crate::core::AdminToken::new("s3cret"));
         assert_eq!(c.origin_url, Some(OriginUrl::Fixed("https://api.example.com".into())));
         assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 60_000, release_on: vec![503] });
         assert_eq!(c.in_flight_wait_ms, 900_000);
@@ -616,6 +645,16 @@ mod tests {
         for bad in ["Request", "requests", "127.0.0.1:3000", "//api.example.com"] {
             assert_eq!(with(&[("ORIGIN_URL", bad)]).unwrap_err().variable, "ORIGIN_URL", "{bad}");
         }
+    }
+
+    #[test]
+    fn a_bad_admin_token_is_named_but_never_shown() {
+        assert_eq!(with(&[("IDEMPOTENCY_ADMIN_TOKEN", "")]).unwrap().admin_token, None, "empty is unset");
+        let err = with(&[("IDEMPOTENCY_ADMIN_TOKEN", "my secret")]).unwrap_err();
+        assert_eq!(err.variable, "IDEMPOTENCY_ADMIN_TOKEN");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        let config = with(&[("IDEMPOTENCY_ADMIN_TOKEN", "hunter2")]).unwrap();
+        assert!(!format!("{config:?}").contains("hunter2"));
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod admin;
 mod answer;
 mod config;
 mod cors;
@@ -38,12 +39,14 @@ mod exchange;
 mod expiry;
 mod fingerprint;
 mod key;
+mod metrics;
 mod multipart;
 mod origin;
 mod paths;
 mod policy;
 mod problem;
 mod record;
+mod record_state;
 mod response;
 mod retry;
 mod retry_after;
@@ -52,6 +55,7 @@ mod store;
 mod uuid7;
 mod wire;
 
+pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
 pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
     Config, ConfigError, Consistency, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms,
@@ -73,15 +77,20 @@ pub use exchange::{
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use metrics::{DataPoint, METRICS_BINDING};
 pub use origin::{ORIGIN_BINDING, Origin, OriginUrl};
 pub use paths::{KeyRule, PathPattern, PathPatternError};
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
 pub use record::{Completed, DecodeError, InFlight, Record, Released};
+pub use record_state::{RecordState, ReleaseAnswer, inspect, release};
 pub use response::StoredResponse;
 pub use retry::{AttemptResult, DEFAULT_RETRY_STATUS_CODES, Next, RetryPolicy, RetryState};
 pub use retry_after::{RetryAfterError, parse_retry_after};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};
 pub use store::{MemoryStore, Store};
 pub use uuid7::Uuid7Generator;
-pub use wire::{StoreCall, decode_decision, decode_finished, encode_decision, encode_finished};
+pub use wire::{
+    StoreCall, decode_decision, decode_finished, decode_inspected, decode_released, encode_decision, encode_finished,
+    encode_inspected, encode_released,
+};

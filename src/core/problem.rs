@@ -3,6 +3,8 @@
 
 use serde_json::json;
 
+use super::record_state::RecordState;
+
 /// Media type of every error the layer returns.
 pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
 
@@ -39,6 +41,20 @@ pub enum Problem {
     StoreUnavailable,
     /// 500: a configuration variable has a bad value.
     Misconfigured(String),
+    /// 401: an admin path (SPEC §12) without `Authorization: Bearer
+    /// <IDEMPOTENCY_ADMIN_TOKEN>`, or with another token.
+    Unauthorized,
+    /// 404: an admin path that names no record, or a record that does not
+    /// exist (never written, or expired). The detail says which.
+    RecordNotFound(String),
+    /// 405: an admin path with the other method; `allow` is the one it takes.
+    MethodNotAllowed {
+        /// The method the path takes, for the `Allow` header.
+        allow: &'static str,
+    },
+    /// 409: a release of a record that holds no attempt in flight (its
+    /// answer is stored, or it is already released).
+    NotInFlight(RecordState),
 }
 
 impl Problem {
@@ -94,6 +110,19 @@ impl Problem {
                 "The idempotency store is unavailable; the request was not forwarded. Retry with the same key.".into()
             }
             Self::Misconfigured(why) => format!("The idempotency layer is misconfigured: {why}."),
+            Self::Unauthorized => {
+                "This path needs the header Authorization: Bearer <token>, with the token set as IDEMPOTENCY_ADMIN_TOKEN.".into()
+            }
+            Self::RecordNotFound(why) => why.clone(),
+            Self::MethodNotAllowed { allow } => format!("This path takes {allow} only."),
+            Self::NotInFlight(RecordState::Completed { attempt, status, .. }) => format!(
+                "The record is completed: attempt {attempt} answered {status}, and that answer is replayed to every retry. There is no attempt in flight to release."
+            ),
+            Self::NotInFlight(RecordState::Released { last_attempt, .. }) => format!(
+                "The record is already released (last attempt {last_attempt}): the next request with this key runs as attempt {}. There is no attempt in flight to release.",
+                last_attempt.saturating_add(1)
+            ),
+            Self::NotInFlight(RecordState::InFlight { .. }) => "The record holds an attempt in flight.".into(),
         }
     }
 
@@ -127,6 +156,10 @@ impl Problem {
             Self::OriginUnreachable => ("origin-unreachable", 502, "Origin unreachable"),
             Self::StoreUnavailable => ("store-unavailable", 503, "Idempotency store unavailable"),
             Self::Misconfigured(_) => ("misconfigured", 500, "Idempotency layer misconfigured"),
+            Self::Unauthorized => ("unauthorized", 401, "Admin token missing or wrong"),
+            Self::RecordNotFound(_) => ("record-not-found", 404, "No such idempotency record"),
+            Self::MethodNotAllowed { .. } => ("method-not-allowed", 405, "Method not allowed on this admin path"),
+            Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
         }
     }
 }
@@ -150,6 +183,10 @@ mod tests {
             (Problem::OriginUnreachable, "origin-unreachable", 502, None),
             (Problem::StoreUnavailable, "store-unavailable", 503, Some(1)),
             (Problem::Misconfigured("IDEMPOTENCY_TTL_SECONDS: bad".into()), "misconfigured", 500, None),
+            (Problem::Unauthorized, "unauthorized", 401, None),
+            (Problem::RecordNotFound("none".into()), "record-not-found", 404, None),
+            (Problem::MethodNotAllowed { allow: "GET" }, "method-not-allowed", 405, None),
+            (Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }), "not-in-flight", 409, None),
         ];
         for (problem, code, status, retry_after) in table {
             assert_eq!((problem.code(), problem.status(), problem.retry_after_secs()), (code, status, retry_after));
@@ -174,10 +211,22 @@ mod tests {
             Problem::OriginUnreachable,
             Problem::StoreUnavailable,
             Problem::Misconfigured(String::new()),
+            Problem::Unauthorized,
+            Problem::RecordNotFound(String::new()),
+            Problem::MethodNotAllowed { allow: "GET" },
+            Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
         ];
         let titles: std::collections::HashSet<_> = all.iter().map(Problem::title).collect();
         assert_eq!(titles.len(), all.len());
         assert_eq!(Problem::KeyReused.title(), "Idempotency-Key reused with a different request");
+    }
+
+    #[test]
+    fn a_refused_release_says_what_the_record_holds() {
+        let done = Problem::NotInFlight(RecordState::Completed { attempt: 1, status: 201, expires_at: 0 });
+        assert!(done.detail().contains("completed") && done.detail().contains("201"), "{}", done.detail());
+        let released = Problem::NotInFlight(RecordState::Released { last_attempt: 2, expires_at: 0 });
+        assert!(released.detail().contains("already released") && released.detail().contains("attempt 3"));
     }
 
     #[test]

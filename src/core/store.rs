@@ -1,4 +1,5 @@
-//! The store interface (SPEC §3): exactly two atomic calls.
+//! The store interface (SPEC §3): atomic calls, never a read and a separate
+//! write.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -8,6 +9,7 @@ use super::decision::{self, Decision, Finished, Outcome, Write};
 use super::fingerprint::Fingerprint;
 use super::policy::RecordPolicy;
 use super::record::Record;
+use super::record_state::{self, RecordState, ReleaseAnswer};
 use super::scope::RecordName;
 
 /// Where records live. Each call decides and writes in one atomic step on
@@ -52,6 +54,17 @@ impl MemoryStore {
     /// The record stored under `name`, expired or not.
     pub fn get(&self, name: &RecordName) -> Option<Record> {
         self.records.borrow().get(name).cloned()
+    }
+
+    /// The state of the record `name` at `now_ms`, for the admin paths
+    /// ([`record_state::inspect`]).
+    pub fn inspect(&self, name: &RecordName, now_ms: u64) -> Option<RecordState> {
+        self.step(name, |found| record_state::inspect(found, now_ms))
+    }
+
+    /// Releases the attempt in flight on `name` ([`record_state::release`]).
+    pub fn release(&self, name: &RecordName, now_ms: u64) -> ReleaseAnswer {
+        self.step(name, |found| record_state::release(found, now_ms, &self.policy))
     }
 
     /// Runs one pure step on one record and applies its write.

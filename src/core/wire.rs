@@ -1,5 +1,6 @@
-//! The store's two calls as bytes, for a store that lives across a round
-//! trip (the edge's Durable Object).
+//! The store's calls as bytes, for a store that lives across a round trip
+//! (the edge's Durable Object): `begin`, `finish` and `abandon` for
+//! requests, `inspect` and `release` for the admin paths (SPEC §12).
 //!
 //! A [`StoreCall`] carries the record policy and one call; the store runs it
 //! on the record it holds with [`StoreCall::run`], which is pure: it returns
@@ -11,11 +12,14 @@ use super::decision::{self, Decision, Finished, Outcome, Step};
 use super::fingerprint::Fingerprint;
 use super::policy::RecordPolicy;
 use super::record::{Completed, DecodeError, Reader, Record, Writer};
+use super::record_state::{self, RecordState, ReleaseAnswer};
 use super::response::StoredResponse;
 
 const BEGIN: u8 = 1;
 const FINISH: u8 = 2;
 const ABANDON: u8 = 3;
+const INSPECT: u8 = 4;
+const RELEASE: u8 = 5;
 
 /// One call to a remote store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,12 +55,21 @@ pub enum StoreCall {
         /// How it ended.
         outcome: Outcome,
     },
+    /// [`record_state::inspect`]: the record's state, for an operator.
+    Inspect,
+    /// [`record_state::release`]: release the attempt in flight, whose
+    /// outcome an operator has settled.
+    Release {
+        /// The TTL of the release tombstone.
+        policy: RecordPolicy,
+    },
 }
 
 impl StoreCall {
     /// Runs the call on the record found, at the store's clock `now_ms`:
-    /// the encoded reply (decode it with [`decode_decision`] or
-    /// [`decode_finished`]) and the write to apply before replying.
+    /// the encoded reply (decode it with [`decode_decision`],
+    /// [`decode_finished`], [`decode_inspected`] or [`decode_released`]) and
+    /// the write to apply before replying.
     ///
     /// ```
     /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
@@ -81,6 +94,14 @@ impl StoreCall {
             Self::Finish { policy, attempt, outcome } => {
                 let step = decision::finish(found, attempt, outcome, now_ms, &policy);
                 Step { answer: encode_finished(&step.answer), write: step.write }
+            }
+            Self::Inspect => {
+                let step = record_state::inspect(found, now_ms);
+                Step { answer: encode_inspected(step.answer.as_ref()), write: step.write }
+            }
+            Self::Release { policy } => {
+                let step = record_state::release(found, now_ms, &policy);
+                Step { answer: encode_released(&step.answer), write: step.write }
             }
         }
     }
@@ -115,22 +136,30 @@ impl StoreCall {
         }
     }
 
-    /// Encodes the call.
+    /// Encodes the call: its kind, its policy (every kind but `inspect`
+    /// has one), then its own fields.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer(Vec::with_capacity(96));
-        let policy = match self {
-            Self::Begin { policy, .. } | Self::Finish { policy, .. } | Self::Abandon { policy, .. } => policy,
-        };
         out.0.push(match self {
             Self::Begin { .. } => BEGIN,
             Self::Finish { .. } => FINISH,
             Self::Abandon { .. } => ABANDON,
+            Self::Inspect => INSPECT,
+            Self::Release { .. } => RELEASE,
         });
-        out.u64(policy.lease_ms);
-        out.u64(policy.ttl_ms);
-        out.u32(policy.release_on.len() as u32);
-        for status in &policy.release_on {
-            out.0.extend_from_slice(&status.to_be_bytes());
+        match self {
+            Self::Begin { policy, .. }
+            | Self::Finish { policy, .. }
+            | Self::Abandon { policy, .. }
+            | Self::Release { policy } => {
+                out.u64(policy.lease_ms);
+                out.u64(policy.ttl_ms);
+                out.u32(policy.release_on.len() as u32);
+                for status in &policy.release_on {
+                    out.0.extend_from_slice(&status.to_be_bytes());
+                }
+            }
+            Self::Inspect => {}
         }
         match self {
             Self::Begin { fingerprint, wait_ms, reservation, .. } => {
@@ -139,6 +168,7 @@ impl StoreCall {
                 out.u64(*reservation);
             }
             Self::Abandon { reservation, .. } => out.u64(*reservation),
+            Self::Inspect | Self::Release { .. } => {}
             Self::Finish { attempt, outcome, .. } => {
                 out.u32(*attempt);
                 match outcome {
@@ -161,6 +191,9 @@ impl StoreCall {
     pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader(bytes);
         let kind = r.u8()?;
+        if kind == INSPECT {
+            return finished_reading(r, Self::Inspect);
+        }
         let lease_ms = r.u64()?;
         let ttl_ms = r.u64()?;
         let count = r.u32()? as usize;
@@ -172,6 +205,7 @@ impl StoreCall {
         let call = match kind {
             BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()?, reservation: r.u64()? },
             ABANDON => Self::Abandon { policy, reservation: r.u64()? },
+            RELEASE => Self::Release { policy },
             FINISH => {
                 let attempt = r.u32()?;
                 let outcome = match r.u8()? {
@@ -256,6 +290,103 @@ pub fn decode_finished(bytes: &[u8]) -> Result<Finished, DecodeError> {
     }
 }
 
+/// Encodes a record's state (or its absence) as the reply to `inspect`.
+pub fn encode_inspected(state: Option<&RecordState>) -> Vec<u8> {
+    let mut out = Writer(Vec::with_capacity(32));
+    match state {
+        None => out.0.push(0),
+        Some(state) => state_bytes(&mut out, state),
+    }
+    out.0
+}
+
+/// Decodes a reply written by [`encode_inspected`].
+///
+/// # Errors
+/// A [`DecodeError`] for anything else.
+pub fn decode_inspected(bytes: &[u8]) -> Result<Option<RecordState>, DecodeError> {
+    let mut r = Reader(bytes);
+    let state = match r.0.first() {
+        Some(0) => {
+            r.u8()?;
+            None
+        }
+        _ => Some(state_from(&mut r)?),
+    };
+    finished_reading(r, state)
+}
+
+/// Encodes what a `release` did as its reply.
+pub fn encode_released(answer: &ReleaseAnswer) -> Vec<u8> {
+    let mut out = Writer(Vec::with_capacity(32));
+    match answer {
+        ReleaseAnswer::Released(state) => {
+            out.0.push(1);
+            state_bytes(&mut out, state);
+        }
+        ReleaseAnswer::NotInFlight(state) => {
+            out.0.push(2);
+            state_bytes(&mut out, state);
+        }
+        ReleaseAnswer::Absent => out.0.push(3),
+    }
+    out.0
+}
+
+/// Decodes a reply written by [`encode_released`].
+///
+/// # Errors
+/// A [`DecodeError`] for anything else.
+pub fn decode_released(bytes: &[u8]) -> Result<ReleaseAnswer, DecodeError> {
+    let mut r = Reader(bytes);
+    let answer = match r.u8()? {
+        1 => ReleaseAnswer::Released(state_from(&mut r)?),
+        2 => ReleaseAnswer::NotInFlight(state_from(&mut r)?),
+        3 => ReleaseAnswer::Absent,
+        other => return Err(DecodeError::UnknownKind(other)),
+    };
+    finished_reading(r, answer)
+}
+
+/// A record state: its kind (1 in flight, 2 completed, 3 released), then
+/// its fields.
+fn state_bytes(out: &mut Writer, state: &RecordState) {
+    match *state {
+        RecordState::InFlight { attempt, lease_expires_at, expires_at, outcome_unknown } => {
+            out.0.push(1);
+            out.u32(attempt);
+            out.u64(lease_expires_at);
+            out.u64(expires_at);
+            out.0.push(u8::from(outcome_unknown));
+        }
+        RecordState::Completed { attempt, status, expires_at } => {
+            out.0.push(2);
+            out.u32(attempt);
+            out.0.extend_from_slice(&status.to_be_bytes());
+            out.u64(expires_at);
+        }
+        RecordState::Released { last_attempt, expires_at } => {
+            out.0.push(3);
+            out.u32(last_attempt);
+            out.u64(expires_at);
+        }
+    }
+}
+
+fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
+    Ok(match r.u8()? {
+        1 => RecordState::InFlight {
+            attempt: r.u32()?,
+            lease_expires_at: r.u64()?,
+            expires_at: r.u64()?,
+            outcome_unknown: r.u8()? != 0,
+        },
+        2 => RecordState::Completed { attempt: r.u32()?, status: u16::from_be_bytes(r.array()?), expires_at: r.u64()? },
+        3 => RecordState::Released { last_attempt: r.u32()?, expires_at: r.u64()? },
+        other => return Err(DecodeError::UnknownKind(other)),
+    })
+}
+
 /// A response travels as a `Completed` record holding only it.
 fn response_bytes(response: &StoredResponse) -> Vec<u8> {
     Record::Completed(Completed { fingerprint: Fingerprint([0; 32]), attempt: 0, response: response.clone(), expires_at: 0 })
@@ -300,7 +431,9 @@ mod tests {
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
             StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
-            StoreCall::Finish { policy, attempt: 2, outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))) },
+            StoreCall::Finish { policy: policy.clone(), attempt: 2, outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))) },
+            StoreCall::Inspect,
+            StoreCall::Release { policy },
         ];
         for call in calls {
             assert_eq!(StoreCall::decode(&call.encode()), Ok(call.clone()));
@@ -329,6 +462,42 @@ mod tests {
             assert_eq!(decode_finished(&encode_finished(&f)), Ok(f));
         }
         assert!(decode_decision(&[]).is_err() && decode_finished(&[9]).is_err());
+        let states = [
+            RecordState::InFlight { attempt: 2, lease_expires_at: 5, expires_at: u64::MAX, outcome_unknown: true },
+            RecordState::Completed { attempt: 1, status: 201, expires_at: 99 },
+            RecordState::Released { last_attempt: u32::MAX, expires_at: 7 },
+        ];
+        assert_eq!(decode_inspected(&encode_inspected(None)), Ok(None));
+        for state in states {
+            assert_eq!(decode_inspected(&encode_inspected(Some(&state))), Ok(Some(state)));
+            for answer in [ReleaseAnswer::Released(state), ReleaseAnswer::NotInFlight(state)] {
+                let bytes = encode_released(&answer);
+                assert_eq!(decode_released(&bytes), Ok(answer));
+                for cut in 0..bytes.len() {
+                    assert!(decode_released(&bytes[..cut]).is_err());
+                }
+            }
+            let bytes = encode_inspected(Some(&state));
+            for cut in 0..bytes.len() {
+                assert!(decode_inspected(&bytes[..cut]).is_err());
+            }
+        }
+        assert_eq!(decode_released(&encode_released(&ReleaseAnswer::Absent)), Ok(ReleaseAnswer::Absent));
+        assert_eq!(decode_inspected(&[0, 0]), Err(DecodeError::TrailingBytes(1)));
+    }
+
+    #[test]
+    fn inspect_and_release_run_in_the_store_and_release_writes_the_tombstone() {
+        let policy = RecordPolicy::default();
+        let begin = StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 3 };
+        let decision::Write::Put(running) = begin.run(None, 0).write else { panic!() };
+        let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
+        assert_eq!(seen.write, decision::Write::Keep);
+        assert!(matches!(decode_inspected(&seen.answer), Ok(Some(RecordState::InFlight { attempt: 1, .. }))));
+        let released = StoreCall::Release { policy }.run(Some(running), 2);
+        assert!(matches!(decode_released(&released.answer), Ok(ReleaseAnswer::Released(_))));
+        assert!(matches!(released.write, decision::Write::Put(Record::Released(ref r)) if r.last_attempt == 1));
+        assert_eq!(decode_inspected(&StoreCall::Inspect.run(None, 3).answer), Ok(None));
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //!
 //! The counters of each batch are added to an object of the coordinator's
 //! namespace (one per consumer name), so they survive isolates;
-//! [`Consumer::stats`] reads them.
+//! [`Consumer::stats`] reads them. With an Analytics Engine dataset bound
+//! as `IDEMPOTENCY_METRICS`, each batch's counts are also written there as
+//! one data point ([`ConsumerStats::data_point`]).
 
 use std::fmt::Display;
 use std::future::Future;
@@ -27,15 +29,15 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys};
 
 use crate::core::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, HandlerRun, Problem, RecordName, RecordPolicy,
-    Settle, Store, default_origin_timeout_ms, event_record_name, handler_outcome, settle,
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, HandlerRun, METRICS_BINDING, Problem,
+    RecordName, RecordPolicy, Settle, Store, default_origin_timeout_ms, event_record_name, handler_outcome, settle,
 };
 
 use super::consumer_counters::{COUNTERS_PATH, object_name};
 use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::http::now_ms;
-use super::layer::COORDINATOR_BINDING;
+use super::layer::{COORDINATOR_BINDING, write_data_point};
 
 /// Longest delay asked of the queue by default, in seconds.
 const DEFAULT_MAX_RETRY_DELAY_SECS: u32 = 300;
@@ -210,6 +212,12 @@ impl Consumer {
         {
             worker::console_warn!("oncekey: consumer {} counters not saved: {e}", self.name);
         }
+        // With a dataset bound, the batch's counts as one data point too.
+        if env.analytics_engine(METRICS_BINDING).is_ok()
+            && let Err(e) = write_data_point(env, stats.data_point(&self.name))
+        {
+            worker::console_warn!("oncekey: consumer {} data point not written: {e}", self.name);
+        }
         stats
     }
 
@@ -233,7 +241,7 @@ impl Consumer {
             (strategy, _) => strategy.key(&id, &body).unwrap_or_else(|| id.clone()),
         };
         let name = event_record_name(&self.name, &key);
-        log.record = Some(name.to_hex()[..16].to_owned());
+        log.record = Some(name.to_hex());
 
         let decision = match store.begin(&name, EVENT_FINGERPRINT, now_ms()).await {
             Ok(decision) => decision,
@@ -379,7 +387,7 @@ fn finished_name(finished: &Finished) -> &'static str {
 }
 
 /// One log line per message: what was decided and how it settled. Names
-/// the record by a hash prefix, never by the key or the body.
+/// the record by its hash (64 hex digits), never by the key or the body.
 #[derive(Debug, Default)]
 struct EventLog {
     delivery: &'static str,

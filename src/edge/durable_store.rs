@@ -15,8 +15,8 @@ use worker::{ObjectNamespace, js_sys, web_sys};
 use super::deadline::within;
 
 use crate::core::{
-    Decision, Finished, Fingerprint, Outcome, RecordName, RecordPolicy, Store, StoreCall, decode_decision,
-    decode_finished,
+    Decision, Finished, Fingerprint, Outcome, RecordName, RecordPolicy, RecordState, ReleaseAnswer, Store, StoreCall,
+    decode_decision, decode_finished, decode_inspected, decode_released,
 };
 
 /// Why the coordinator gave no decision. Answered as 503
@@ -78,12 +78,35 @@ impl DurableStore {
         Ok(reply.first() == Some(&1))
     }
 
+    /// The state of the record `name`, for an operator (SPEC §12): `None`
+    /// when there is none. Never its stored answer.
+    ///
+    /// # Errors
+    /// The object failed or did not answer in time.
+    pub async fn inspect(&self, name: &RecordName) -> Result<Option<RecordState>, StoreError> {
+        let reply = self.call(name, StoreCall::Inspect).await?;
+        decode_inspected(&reply).map_err(|e| StoreError::Failed(e.to_string()))
+    }
+
+    /// Releases the attempt in flight on `name`, whose outcome an operator
+    /// has settled (SPEC §12).
+    ///
+    /// # Errors
+    /// The object failed or did not answer in time (whether it released is
+    /// then unknown; a repeat is safe).
+    pub async fn release(&self, name: &RecordName) -> Result<ReleaseAnswer, StoreError> {
+        let reply = self.call(name, StoreCall::Release { policy: self.policy.clone() }).await?;
+        decode_released(&reply).map_err(|e| StoreError::Failed(e.to_string()))
+    }
+
     /// One call within the store limit (plus the wait a `begin` may spend in
     /// the object).
     async fn call(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
         let limit = match call {
             StoreCall::Begin { wait_ms, .. } => self.timeout_ms.saturating_add(wait_ms),
-            StoreCall::Finish { .. } | StoreCall::Abandon { .. } => self.timeout_ms,
+            StoreCall::Finish { .. } | StoreCall::Abandon { .. } | StoreCall::Inspect | StoreCall::Release { .. } => {
+                self.timeout_ms
+            }
         };
         within(limit, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(limit)))
     }

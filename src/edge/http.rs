@@ -14,11 +14,12 @@ pub(crate) fn now_ms() -> u64 {
     worker::Date::now().as_millis()
 }
 
-/// The request's head as the core's exchange reads it.
+/// The request's head as the core's exchange reads it; `metrics` says
+/// whether an Analytics Engine dataset is bound.
 ///
 /// # Errors
 /// The runtime could not hand over a header or the URL.
-pub(crate) fn request_head(req: &Request, config: &Config) -> Result<RequestHead> {
+pub(crate) fn request_head(req: &Request, config: &Config, metrics: bool) -> Result<RequestHead> {
     let url = req.url()?;
     let headers = req.headers();
     let get = |name: &str| headers.get(name).ok().flatten();
@@ -39,6 +40,7 @@ pub(crate) fn request_head(req: &Request, config: &Config) -> Result<RequestHead
             .filter_map(|name| Some((name.to_owned(), get(name)?)))
             .collect(),
         reservation: reservation_number(),
+        metrics,
     })
 }
 

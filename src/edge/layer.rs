@@ -8,11 +8,11 @@ use std::future::Future;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
-use worker::{Context, Env, Request, RequestInit, Response, Result};
+use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, RequestInit, Response, Result};
 
 use crate::core::{
-    Action, Config, ConfigError, Consistency, Exchange, HeaderEdit, OriginResult, Problem, RecordName, Reply,
-    Store,
+    Action, Config, ConfigError, Consistency, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, Problem,
+    RecordName, Reply, Store,
 };
 
 use super::deadline::within;
@@ -119,7 +119,8 @@ impl Idempotency {
         F: FnOnce(Request) -> Fut + 'static,
         Fut: Future<Output = std::result::Result<Response, OriginError>> + 'static,
     {
-        let head = http::request_head(&req, &self.config)?;
+        let metrics = env.analytics_engine(METRICS_BINDING).is_ok();
+        let head = http::request_head(&req, &self.config, metrics)?;
         let (mut exchange, mut action) = Exchange::start(Rc::clone(&self.config), head, now_ms());
         let mut host = Host { config: Rc::clone(&self.config), env: env.clone(), req, origin: Some(origin), kept: None, store: None };
         let mut answer = None;
@@ -212,6 +213,22 @@ impl<O: OriginCall> Host<O> {
                 }
                 exchange.abandoned(now_ms())
             }
+            Action::Inspect { name } => {
+                let state = match self.store() {
+                    Ok(EdgeStore::Durable(store)) => store.inspect(&name).await.map_err(|e| e.to_string()),
+                    Ok(EdgeStore::KvOnly(_)) => Err("KV-only mode has no coordinator to ask".to_owned()),
+                    Err(e) => Err(e),
+                };
+                exchange.inspected(state, now_ms())
+            }
+            Action::Release { name } => {
+                let answer = match self.store() {
+                    Ok(EdgeStore::Durable(store)) => store.release(&name).await.map_err(|e| e.to_string()),
+                    Ok(EdgeStore::KvOnly(_)) => Err("KV-only mode has no coordinator to ask".to_owned()),
+                    Err(e) => Err(e),
+                };
+                exchange.released(answer, now_ms())
+            }
             Action::Pause { ms } => {
                 worker::Delay::from(std::time::Duration::from_millis(ms)).await;
                 exchange.paused(now_ms())
@@ -223,6 +240,14 @@ impl<O: OriginCall> Host<O> {
             Action::Log(line) => {
                 worker::console_log!("{line}");
                 exchange.logged(now_ms())
+            }
+            Action::Metric(point) => {
+                // `writeDataPoint` only queues the point: no await, and a
+                // failure changes nothing for the caller.
+                if let Err(e) = write_data_point(&self.env, point) {
+                    worker::console_warn!("oncekey: data point not written: {e}");
+                }
+                exchange.metric_written(now_ms())
             }
             Action::WriteCopy { name, completed } => {
                 if let Some(kv) = self.kv() {
@@ -337,6 +362,17 @@ impl<O: OriginCall> Host<O> {
     fn response(&mut self, reply: Reply) -> Result<Response> {
         http::reply_response(reply, self.kept.take())
     }
+}
+
+/// Writes one data point to the dataset bound as `IDEMPOTENCY_METRICS`.
+pub(crate) fn write_data_point(env: &Env, point: DataPoint) -> Result<()> {
+    let dataset = env.analytics_engine(METRICS_BINDING)?;
+    let indexes: Vec<&str> = point.indexes.iter().map(String::as_str).collect();
+    AnalyticsEngineDataPointBuilder::new()
+        .indexes(indexes)
+        .blobs(point.blobs)
+        .doubles(point.doubles)
+        .write_to(&dataset)
 }
 
 /// The store the configuration names: the coordinator objects, or KV alone.

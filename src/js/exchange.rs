@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use super::values::{Object, edit_list, header_pairs, respond};
 use crate::core::{
     Action, BodyRead, Config, Consistency, Exchange, Finished, Fingerprint, OriginResult, Record, RecordName, StoreCall,
-    Write, begin, copy_ttl_secs, decode_decision, decode_finished, finish,
+    Write, begin, copy_ttl_secs, decode_decision, decode_finished, decode_inspected, decode_released, finish,
 };
 
 /// One request's exchange. `action` is what to do now; each method reports
@@ -128,6 +128,22 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
+    /// The coordinator's reply to an admin path's `inspect` (its bytes), or
+    /// the error.
+    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+        let state = reply_of(reply, error, |bytes| decode_inspected(bytes).map_err(|e| e.to_string()));
+        let action = self.inner.inspected(state, now_ms as u64);
+        self.present(action, now_ms)
+    }
+
+    /// The coordinator's reply to an admin path's `release` (its bytes), or
+    /// the error.
+    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+        let answer = reply_of(reply, error, |bytes| decode_released(bytes).map_err(|e| e.to_string()));
+        let action = self.inner.released(answer, now_ms as u64);
+        self.present(action, now_ms)
+    }
+
     /// The abandon call ended (its result changes nothing).
     pub fn abandoned(&mut self, now_ms: f64) -> JsValue {
         let action = self.inner.abandoned(now_ms as u64);
@@ -159,6 +175,13 @@ impl JsExchange {
     /// The log line was written.
     pub fn logged(&mut self, now_ms: f64) -> JsValue {
         let action = self.inner.logged(now_ms as u64);
+        self.present(action, now_ms)
+    }
+
+    /// The data point was written (or not: nothing depends on it).
+    #[wasm_bindgen(js_name = metricWritten)]
+    pub fn metric_written(&mut self, now_ms: f64) -> JsValue {
+        let action = self.inner.metric_written(now_ms as u64);
         self.present(action, now_ms)
     }
 
@@ -215,6 +238,10 @@ impl JsExchange {
                     let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation };
                     store_call("abandon", &name, &call, timeout)
                 }
+                Action::Inspect { name } => store_call("inspect", &name, &StoreCall::Inspect, timeout),
+                Action::Release { name } => {
+                    store_call("release", &name, &StoreCall::Release { policy: self.config.records.clone() }, timeout)
+                }
                 Action::CallOrigin { attempt, edits, body, timeout_ms, keep_at_most } => Object::new("call-origin")
                     .set("attempt", attempt)
                     .set("edits", edit_list(&edits))
@@ -243,6 +270,11 @@ impl JsExchange {
                 Action::Pause { ms } => Object::new("pause").set("ms", ms as f64).done(),
                 Action::Respond(reply) => respond(&reply),
                 Action::Log(line) => Object::new("log").set("line", line).done(),
+                Action::Metric(point) => Object::new("metric")
+                    .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
+                    .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
+                    .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
+                    .done(),
                 Action::WriteCopy { name, completed } => {
                     write_copy(&name, &Record::Completed(completed.clone()), completed.expires_at, now)
                 }

@@ -51,12 +51,14 @@ impl Layer {
 
     /// Starts the exchange for a request head (`{method, host, path, query,
     /// key, origin, preflightMethod, preflightHeaders, hasAttemptHeader,
-    /// headers}`) at `now_ms`.
+    /// headers, metrics}`; `metrics`: whether an Analytics Engine dataset is
+    /// bound) at `now_ms`.
     pub fn start(&self, head: JsValue, now_ms: f64) -> JsExchange {
-        let has_attempt = js_sys::Reflect::get(&head, &JsValue::from_str("hasAttemptHeader"))
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
+        let flag = |name: &str| {
+            js_sys::Reflect::get(&head, &JsValue::from_str(name)).ok().and_then(|v| v.as_bool()).unwrap_or(false)
+        };
+        let has_attempt = flag("hasAttemptHeader");
+        let metrics = flag("metrics");
         let head = RequestHead {
             method: string(&head, "method").unwrap_or_default(),
             host: string(&head, "host").unwrap_or_default(),
@@ -70,6 +72,7 @@ impl Layer {
             headers: header_pairs(&js_sys::Reflect::get(&head, &JsValue::from_str("headers")).unwrap_or_default()),
             // Never 0: 53 random bits tell one request's reservation from another's.
             reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
+            metrics,
         };
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);

@@ -9,14 +9,17 @@
 //! performs (store calls go to the coordinator as encoded
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
 //! into the core's values; [`coordinator_step`] and [`alarm_step`] run the
-//! coordinator's atomic step inside a JavaScript Durable Object.
+//! coordinator's atomic step inside a JavaScript Durable Object;
+//! [`record_name`] names a key's record for the `oncekey-record` command.
 
 mod coordinator;
 mod exchange;
 mod layer;
 mod options;
+mod record_name;
 mod values;
 
 pub use coordinator::{alarm_step, coordinator_step, coordinator_wait, misconfigured_reply};
 pub use exchange::JsExchange;
 pub use layer::Layer;
+pub use record_name::record_name;

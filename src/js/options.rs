@@ -7,7 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::Config;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 18] = [
+const OPTIONS: [(&str, &str); 19] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -26,6 +26,7 @@ const OPTIONS: [(&str, &str); 18] = [
     ("storeTimeoutMs", "IDEMPOTENCY_STORE_TIMEOUT_MS"),
     ("failOpen", "IDEMPOTENCY_FAIL_OPEN"),
     ("corsOrigins", "IDEMPOTENCY_CORS_ORIGINS"),
+    ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
 ];
 
 /// Options read by the JavaScript glue itself, not the core.

@@ -154,6 +154,14 @@ test("the README's three origin snippets each deploy (dry run) with the origin t
   }
 });
 
+test("the README's metrics binding deploys (dry run): IDEMPOTENCY_METRICS is an Analytics Engine dataset", () => {
+  const blocks = [...README.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const snippet = blocks.find((block) => /^\[\[analytics_engine_datasets\]\]/m.test(block));
+  assert.ok(snippet, 'the README has an [[analytics_engine_datasets]] block');
+  const { output } = withConfig(applySnippet(ROOT_CONFIG, snippet), (path) => dryRun(path));
+  assert.match(bindingsOf(output).get('IDEMPOTENCY_METRICS')?.kind ?? '', /Analytics Engine/, output);
+});
+
 test("every wrangler command in the README's deploy steps exists in the pinned wrangler; the dry run runs", () => {
   const section = README.split(/^## Put oncekey in front of your API$/m)[1]?.split(/^## /m)[0];
   assert.ok(section, 'the README has "## Put oncekey in front of your API"');

@@ -21,6 +21,8 @@ export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
 )[1];
 
 export const BASE = "http://oncekey.test";
+/** How the metrics double marks a data point on stdout. */
+const DATA_POINT_MARK = "oncekey-test-data-point ";
 
 // A stand-in for the coordinator that fails or never answers, bound as
 // IDEMPOTENCY_DO to inject store faults from outside the Rust worker.
@@ -116,6 +118,21 @@ export default {
 };
 `;
 
+// In place of a Workers Analytics Engine dataset, bound as
+// IDEMPOTENCY_METRICS: Miniflare's own dataset (`analyticsEngineDatasets`)
+// drops every point and offers no way to read them back, so this test double
+// (a wrapped binding, as Miniflare's is) prints each point on the runtime's
+// stdout, where `start({ metrics: true })` collects them.
+const METRICS_DOUBLE = `
+export default function () {
+  return {
+    writeDataPoint(point) {
+      console.log("${DATA_POINT_MARK}" + JSON.stringify(point));
+    },
+  };
+}
+`;
+
 /**
  * Starts a worker: `worker` is "demo" (the default: the layer in front of
  * the embedded shop, with its order book and queue) or "proxy" (the
@@ -128,11 +145,13 @@ export default {
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
  * run in the same workerd, reached through their `routes`; `outboundService`
  * names one of them to receive the worker's own `fetch` calls (its
- * `ORIGIN_URL`).
+ * `ORIGIN_URL`). `metrics` binds the test double above as
+ * IDEMPOTENCY_METRICS; then `lines()` is every stdout line of the runtime
+ * so far and `dataPoints()` every data point written.
  */
 export async function start({
   worker = "demo", vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false,
-  outboundService, serviceBindings,
+  outboundService, serviceBindings, metrics = false,
 } = {}) {
   const { build, config } = WORKERS[worker];
   const demo = worker === "demo";
@@ -159,6 +178,7 @@ export async function start({
       durableObjects,
       ...(outboundService ? { outboundService } : {}),
       ...(serviceBindings ? { serviceBindings } : {}),
+      ...(metrics ? { wrappedBindings: { IDEMPOTENCY_METRICS: "metrics-double" } } : {}),
       // The demo's event flow on Miniflare's local queue (its wrangler.toml
       // binds the same names), delivered quickly.
       ...(demo
@@ -183,13 +203,26 @@ export async function start({
       },
     });
   }
+  if (metrics) workers.push({ name: "metrics-double", modules: true, script: METRICS_DOUBLE });
   workers.push(...extraWorkers);
+  const stdout = [];
+  let partial = "";
+  const collect = (out, err) => {
+    out.setEncoding("utf8");
+    out.on("data", (text) => {
+      const parts = (partial + text).split("\n");
+      partial = parts.pop();
+      stdout.push(...parts);
+    });
+    err.pipe(process.stderr);
+  };
   const mf = new Miniflare({
     workers,
     ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
     // Load runs: drop the runtime's stdout (a log line per decision), keep
     // its stderr (where workerd reports its own failures, e.g. SQLITE_NOMEM).
     ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); } } : {}),
+    ...(metrics ? { handleRuntimeStdio: collect } : {}),
   });
   const url = await mf.ready;
   /** The stub of the record's coordinator object. */
@@ -242,6 +275,22 @@ export async function start({
       const retried = new Map((result.retryMessages ?? []).map((r) => [r.msgId, r.delaySeconds]));
       return { outcome: result.outcome, acked: new Set(result.explicitAcks ?? []), retried, ackAll: result.ackAll };
     },
+    /** The runtime's stdout lines so far (with `metrics`). */
+    lines: () => [...stdout],
+    /** Every data point written to IDEMPOTENCY_METRICS so far (with `metrics`). */
+    dataPoints: () =>
+      stdout.filter((line) => line.includes(DATA_POINT_MARK)).map((line) => JSON.parse(line.slice(line.indexOf(DATA_POINT_MARK) + DATA_POINT_MARK.length))),
+    /** Every decision log line so far (with `metrics`), parsed. */
+    decisions: () =>
+      stdout.flatMap((line) => {
+        if (line.includes(DATA_POINT_MARK) || !line.includes("{")) return [];
+        try {
+          const value = JSON.parse(line.slice(line.indexOf("{")));
+          return typeof value.oncekey === "string" && value.oncekey !== "event" ? [value] : [];
+        } catch {
+          return [];
+        }
+      }),
     dispose: () => mf.dispose(),
   };
 }

@@ -62,28 +62,60 @@ export function buildApp() {
 
 const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(readFileSync(join(ROOT, "tests", "worker-js", "app", "wrangler.toml"), "utf8"))[1];
 
+/** How the metrics double marks a data point on stdout. */
+export const DATA_POINT_MARK = "oncekey-test-data-point ";
+
+// In place of a Workers Analytics Engine dataset bound as IDEMPOTENCY_METRICS:
+// Miniflare's own (`analyticsEngineDatasets`) drops every point and cannot
+// read them back, so this test double (a wrapped binding, as Miniflare's
+// is) prints each point on stdout, into `logs`.
+const METRICS_DOUBLE = `
+export default function () {
+  return {
+    writeDataPoint(point) {
+      console.log("${DATA_POINT_MARK}" + JSON.stringify(point));
+    },
+  };
+}
+`;
+
 /**
  * Runs one of the app's bundles (an entry of ENTRIES) in workerd. `logs`
- * collects the runtime's stdout and stderr lines.
+ * collects the runtime's stdout and stderr lines; `vars` are added to the
+ * entry's (secrets arrive the same way); `metrics` binds the test double
+ * above as IDEMPOTENCY_METRICS.
  */
-export async function startApp(entry = "index", { logs } = {}) {
+export async function startApp(entry = "index", { logs, vars: extraVars = {}, metrics = false } = {}) {
   const { dir, kv, coordinator, vars } = ENTRIES[entry];
   const root = join(APP, dir);
+  const partial = { stdout: "", stderr: "" };
   const mf = new Miniflare({
-    modules: true,
-    modulesRoot: root,
-    scriptPath: join(root, `${entry}.js`),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: COMPATIBILITY_DATE,
-    kvNamespaces: [kv],
-    durableObjects: { [coordinator]: { className: "IdempotencyCoordinator", useSQLite: true } },
-    bindings: vars,
+    workers: [
+      {
+        name: entry,
+        modules: true,
+        modulesRoot: root,
+        scriptPath: join(root, `${entry}.js`),
+        modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+        compatibilityDate: COMPATIBILITY_DATE,
+        kvNamespaces: [kv],
+        durableObjects: { [coordinator]: { className: "IdempotencyCoordinator", useSQLite: true } },
+        bindings: { ...vars, ...extraVars },
+        ...(metrics ? { wrappedBindings: { IDEMPOTENCY_METRICS: "metrics-double" } } : {}),
+      },
+      ...(metrics ? [{ name: "metrics-double", modules: true, script: METRICS_DOUBLE }] : []),
+    ],
     ...(logs
       ? {
         handleRuntimeStdio(stdout, stderr) {
-          for (const stream of [stdout, stderr]) {
+          for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]]) {
             stream.setEncoding("utf8");
-            stream.on("data", (text) => logs.push(...text.split("\n").filter(Boolean)));
+            stream.on("data", (text) => {
+              // Whole lines only: a chunk may end mid-line.
+              const lines = (partial[name] + text).split("\n");
+              partial[name] = lines.pop();
+              logs.push(...lines.filter(Boolean));
+            });
           }
         },
       }

@@ -8,7 +8,8 @@ import http from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
-import { APP, BASE, ROOT, buildApp, order, startApp } from "./app.mjs";
+import { APP, BASE, DATA_POINT_MARK, ROOT, buildApp, order, startApp } from "./app.mjs";
+import { recordName } from "../edge/harness.mjs";
 
 let tarball;
 let app;
@@ -19,7 +20,9 @@ const variantLogs = [];
 
 before(async () => {
   tarball = buildApp();
-  app = await startApp("index", { logs });
+  // The admin token as a wrangler secret arrives (in env), and a metrics
+  // dataset bound.
+  app = await startApp("index", { logs, vars: { IDEMPOTENCY_ADMIN_TOKEN: "secret" }, metrics: true });
   variants = await startApp("variants", { logs: variantLogs });
   hono = await startApp("hono");
 });
@@ -201,6 +204,67 @@ test("a client that hangs up while the handler runs does not strand its key: the
   assert.equal(retry.headers.get("idempotent-replayed"), "true", "the abandoned attempt was stored");
   assert.equal((await retry.json()).attempt, "1");
   assert.equal((await app.orders(it)).count, 1);
+});
+
+test("admin paths (SPEC §12): an unknown outcome inspected, released by the operator, and the retry runs as attempt 2; 401 without the token", async () => {
+  const it = item();
+  const key = randomUUID();
+  const record = recordName(new URL(BASE).hostname, undefined, key);
+  const path = `/.well-known/oncekey/records/${record}`;
+  const operator = { authorization: "Bearer secret" };
+  await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
+  const seen = await app.fetch(path, { headers: operator });
+  assert.equal(seen.status, 200);
+  const state = await seen.json();
+  assert.deepEqual([state.record, state.kind, state.attempt, state.outcomeUnknown], [record, "in-flight", 1, true]);
+  assert.ok(Date.parse(state.leaseExpiresAt) > Date.now());
+  await problem(await app.fetch(path, { headers: { authorization: "Bearer wrong" } }), 401, "unauthorized");
+  await problem(await app.fetch(`${path}/release`, { method: "POST" }), 401, "unauthorized");
+  const released = await app.fetch(`${path}/release`, { method: "POST", headers: operator });
+  assert.equal(released.status, 200);
+  assert.deepEqual([(await released.json()).kind], ["released"]);
+  const retry = await app.fetch(...order(it, key));
+  assert.equal(retry.status, 201, "no wait for the lease");
+  assert.equal((await retry.json()).attempt, "2");
+  const refused = await problem(await app.fetch(`${path}/release`, { method: "POST", headers: operator }), 409, "not-in-flight");
+  assert.match(refused.detail, /completed/);
+  await problem(await app.fetch(`/.well-known/oncekey/records/${"0".repeat(64)}`, { headers: operator }), 404, "record-not-found");
+  assert.ok(logs.some((line) => line.includes('"oncekey":"release"') && line.includes(record)), "logged with the full record name");
+});
+
+test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, the log line's fields", async () => {
+  const it = item();
+  const key = randomUUID();
+  assert.equal((await app.fetch(...order(it, key))).status, 201);
+  assert.equal((await app.fetch(...order(it, key))).status, 201);
+  const record = recordName(new URL(BASE).hostname, undefined, key);
+  const points = () => logs.filter((l) => l.startsWith(DATA_POINT_MARK)).map((l) => JSON.parse(l.slice(DATA_POINT_MARK.length)));
+  const decisions = () =>
+    logs.filter((l) => l.startsWith("{") && l.includes(`"record":"${record}"`)).map((l) => JSON.parse(l));
+  for (let i = 0; i < 50 && points().filter((p) => p.blobs[3] === record).length < 2; i++) await sleep(100);
+  const mine = points().filter((p) => p.blobs[3] === record);
+  assert.equal(mine.length, 2, "one point per decision");
+  for (const [i, line] of decisions().entries()) {
+    assert.deepEqual(mine[i], {
+      blobs: [line.oncekey, line.tier, line.finish ?? "", record],
+      doubles: [line.attempt ?? 0, line.status, line.kv_ms ?? 0, line.do_ms ?? 0, line.origin_ms ?? 0, line.waited_ms ?? 0],
+      indexes: [line.oncekey],
+    });
+  }
+  assert.deepEqual(mine.map((p) => p.blobs[0]), ["execute", "replay"]);
+});
+
+test("npx oncekey-record (the packed package's command): the record name the layer uses, from host, identity and key", () => {
+  const run = (args) => execFileSync("npx", ["oncekey-record", ...args], { cwd: APP, encoding: "utf8", stdio: "pipe" });
+  const cli = (...args) => run(args).trim();
+  assert.equal(cli("--host", "shop.example", "--authorization", "Bearer alice", "--key", "k1"), recordName("shop.example", "Bearer alice", "k1"));
+  assert.equal(cli("--host", "https://Shop.Example:8443/api/orders", "--key", "order-7"), recordName("shop.example", undefined, "order-7"), "a URL, any case, no identity");
+  const key = randomUUID();
+  assert.equal(cli("--host", "shop.test", "--key", `"${key}"`), recordName("shop.test", undefined, key), "a quoted key is the same key");
+  assert.equal(cli("--host", "a.example", "--header", "Authorization: Bearer x", "--key", "k"), recordName("a.example", "Bearer x", "k"));
+  assert.notEqual(cli("--host", "a.example", "--key", "k", "--scope", "cookie:session", "--cookie", "session=1"), recordName("a.example", undefined, "k"));
+  assert.throws(() => run(["--host", "a.example", "--key", "a,b"]), /not a valid Idempotency-Key/);
+  assert.throws(() => run(["--key", "k"]), /--host is required/);
 });
 
 test("options are validated by the core: a bad or unknown one answers 500 misconfigured naming it, and logs it", async () => {

@@ -23,9 +23,9 @@ export class IdempotencyCoordinator extends DurableObject {
   #waiters = new Set();
 
   /**
-   * One store call (the bytes the layer's `begin` or `finish` action
-   * carries): the core's step on the record, its write applied, the reply's
-   * bytes returned. Nothing but storage is awaited between the read and the
+   * One store call (the bytes the layer's `begin`, `finish`, `abandon`,
+   * `inspect` or `release` action carries): the core's step on the record,
+   * its write applied, the reply's bytes returned. Nothing but storage is awaited between the read and the
    * write, and the runtime's input gate holds other calls during storage
    * operations, so the step is atomic. Before it, the call may wait for
    * the record to change, as long as the core says.

@@ -8,8 +8,11 @@ const EMPTY = new Uint8Array(0);
 /** How much of an oversized body is read and dropped before the 413. */
 const DRAIN_BYTES = 1 << 20;
 
-/** The request's head as `Layer.start` reads it. */
-export function requestHead(request, headersRead) {
+/**
+ * The request's head as `Layer.start` reads it; `metrics`: whether an
+ * Analytics Engine dataset is bound.
+ */
+export function requestHead(request, headersRead, metrics) {
   const url = new URL(request.url);
   const headers = request.headers;
   // The query as sent: `?` with nothing after it is an empty query, not none.
@@ -35,6 +38,7 @@ export function requestHead(request, headersRead) {
     preflightHeaders: headers.get('access-control-request-headers') ?? undefined,
     hasAttemptHeader: headers.has('idempotency-attempt'),
     headers: read,
+    metrics,
   };
 }
 
@@ -62,6 +66,10 @@ export function drive(exchange, { handler, bindings, request, env, ctx }) {
           case 'log':
             console.log(action.line);
             action = exchange.logged(Date.now());
+            break;
+          case 'metric':
+            host.writeDataPoint(action);
+            action = exchange.metricWritten(Date.now());
             break;
           case 'detach':
             ctx.waitUntil(run(exchange.detached(Date.now())));
@@ -122,6 +130,14 @@ class Host {
       case 'finish': {
         const [reply, error] = await this.storeCall(action);
         return exchange.finished(reply, error, Date.now());
+      }
+      case 'inspect': {
+        const [reply, error] = await this.storeCall(action);
+        return exchange.inspected(reply, error, Date.now());
+      }
+      case 'release': {
+        const [reply, error] = await this.storeCall(action);
+        return exchange.released(reply, error, Date.now());
       }
       case 'abandon':
         // Its result changes nothing: the reservation is given back or was never made.
@@ -228,6 +244,18 @@ class Host {
       return [await within(this.stub.call(call), timeoutMs), undefined];
     } catch (error) {
       return [undefined, messageOf(error)];
+    }
+  }
+
+  /**
+   * One data point to the Analytics Engine dataset: `writeDataPoint` only
+   * queues it (no await), and its failure changes nothing for the caller.
+   */
+  writeDataPoint({ blobs, doubles, indexes }) {
+    try {
+      this.env[this.bindings.metrics]?.writeDataPoint({ blobs, doubles, indexes });
+    } catch (error) {
+      console.warn(`oncekey: data point not written: ${messageOf(error)}`);
     }
   }
 

@@ -1,11 +1,11 @@
 //! What the exchange asks its host to do, and the results it takes back.
 
 use super::reply::Reply;
-use crate::core::{Completed, Fingerprint, Outcome, RecordName};
+use crate::core::{Completed, DataPoint, Fingerprint, Outcome, RecordName};
 
 /// The next thing the host must do. Each I/O action names the
 /// [`Exchange`](super::Exchange) method that takes its result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Read the request body, counting bytes read, up to `limit`; report
     /// with [`Exchange::body_read`](super::Exchange::body_read).
@@ -91,6 +91,18 @@ pub enum Action {
         /// How it ended.
         outcome: Outcome,
     },
+    /// Call the store's `inspect` (`StoreCall::Inspect`) for an operator;
+    /// report with [`Exchange::inspected`](super::Exchange::inspected).
+    Inspect {
+        /// The record's name.
+        name: RecordName,
+    },
+    /// Call the store's `release` (`StoreCall::Release`) for an operator;
+    /// report with [`Exchange::released`](super::Exchange::released).
+    Release {
+        /// The record's name.
+        name: RecordName,
+    },
     /// Wait `ms`, then call [`Exchange::paused`](super::Exchange::paused).
     Pause {
         /// How long, in ms.
@@ -102,6 +114,12 @@ pub enum Action {
     Respond(Reply),
     /// Write one log line (JSON); then call [`Exchange::logged`](super::Exchange::logged).
     Log(String),
+    /// Write this data point to the Analytics Engine dataset bound as
+    /// `IDEMPOTENCY_METRICS` (`writeDataPoint`; its failure changes
+    /// nothing); then call [`Exchange::metric_written`](super::Exchange::metric_written).
+    /// Comes after the log line, only when the host said the dataset is
+    /// bound ([`RequestHead::metrics`](super::RequestHead::metrics)).
+    Metric(DataPoint),
     /// Copy a completed answer to KV (its failure changes nothing); then
     /// call [`Exchange::copy_written`](super::Exchange::copy_written).
     WriteCopy {

@@ -33,13 +33,30 @@ pub struct RequestHead {
     /// reservation its `begin` makes, so the reservation can be abandoned
     /// when that call's reply is lost.
     pub reservation: u64,
+    /// Whether an Analytics Engine dataset is bound as `IDEMPOTENCY_METRICS`
+    /// (SPEC §12): each decision then ends with an
+    /// [`Action::Metric`](super::Action::Metric).
+    pub metrics: bool,
 }
 
 impl RequestHead {
-    /// The headers the fingerprint and the record name read: `content-type`
-    /// and each scope source's header. A host copies only these.
+    /// The headers the exchange reads: `content-type` and each scope
+    /// source's header, for the fingerprint and the record name, and
+    /// `authorization` when the admin paths are on (SPEC §12), for their
+    /// token. A host copies only these.
+    ///
+    /// ```
+    /// use oncekey::core::{Config, RequestHead};
+    /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_SCOPE").then(|| "cookie:session".to_owned())).unwrap();
+    /// assert_eq!(RequestHead::headers_read(&config), ["content-type", "cookie"]);
+    /// ```
     pub fn headers_read(config: &Config) -> Vec<&str> {
-        std::iter::once("content-type").chain(config.scope.iter().map(|source| source.header())).collect()
+        let mut names: Vec<&str> =
+            std::iter::once("content-type").chain(config.scope.iter().map(|source| source.header())).collect();
+        if config.admin_token.is_some() && !names.contains(&"authorization") {
+            names.push("authorization");
+        }
+        names
     }
 
     /// A header copied into [`RequestHead::headers`].

@@ -1,8 +1,11 @@
-//! One structured log line per decision (SPEC §5), and the tier durations
-//! that go into it and into `Server-Timing`. The record is named by a prefix
-//! of its hash, never by the raw key, and no header is logged.
+//! One structured log line per decision (SPEC §5), its Analytics Engine
+//! data point (SPEC §12), and the tier durations that go into both and into
+//! `Server-Timing`. The record is named by its hash in full (the name the
+//! admin paths take), never by the raw key, and no header is logged.
 
 use serde_json::json;
+
+use crate::core::DataPoint;
 
 /// Durations of the tiers a request touched, for `Server-Timing`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,7 +52,7 @@ pub struct DecisionLog {
     pub attempt: Option<u32>,
     /// The status answered.
     pub status: u16,
-    /// The first 16 hex digits of the record name.
+    /// The record's name in hex (64 digits).
     pub record: Option<String>,
     /// What became of the attempt after the origin answered, for executions.
     pub finish: Option<&'static str>,
@@ -83,5 +86,37 @@ impl DecisionLog {
             "origin_ms": timing.origin,
         })
         .to_string()
+    }
+
+    /// The decision's Analytics Engine data point, in the columns
+    /// [`DataPoint`] lists: a missing number as 0, a missing word as empty.
+    ///
+    /// ```
+    /// use oncekey::core::{DecisionLog, Timing};
+    /// let log = DecisionLog { outcome: "replay", tier: "do", attempt: Some(1), status: 201, ..DecisionLog::default() };
+    /// let point = log.data_point(&Timing { durable: Some(4), ..Timing::default() });
+    /// assert_eq!(point.blobs, ["replay", "do", "", ""]);
+    /// assert_eq!(point.doubles, [1.0, 201.0, 0.0, 4.0, 0.0, 0.0]);
+    /// assert_eq!(point.indexes, ["replay"]);
+    /// ```
+    pub fn data_point(&self, timing: &Timing) -> DataPoint {
+        let ms = |n: Option<u64>| n.unwrap_or(0) as f64;
+        DataPoint {
+            blobs: vec![
+                self.outcome.to_owned(),
+                self.tier.to_owned(),
+                self.finish.unwrap_or("").to_owned(),
+                self.record.clone().unwrap_or_default(),
+            ],
+            doubles: vec![
+                f64::from(self.attempt.unwrap_or(0)),
+                f64::from(self.status),
+                ms(timing.kv),
+                ms(timing.durable),
+                ms(timing.origin),
+                ms(self.waited_ms),
+            ],
+            indexes: vec![self.outcome.to_owned()],
+        }
     }
 }

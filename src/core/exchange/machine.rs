@@ -9,8 +9,8 @@ use super::head::RequestHead;
 use super::log::{DecisionLog, Timing};
 use super::reply::{Reply, ReplyBody};
 use crate::core::{
-    Completed, Config, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, KeyRule, Outcome, Problem,
-    Record, RecordName, StoredResponse, replay_from_copy,
+    AdminRequest, Completed, Config, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, KeyRule, Outcome,
+    Problem, Record, RecordName, RecordState, ReleaseAnswer, StoredResponse, inspect, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -18,6 +18,10 @@ use crate::core::{
 /// lease; repeating is safe, since once one call has landed a repeat finds
 /// no attempt in flight and writes nothing.
 pub const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
+
+/// Why an admin path found no record.
+const NO_RECORD: &str =
+    "No record is stored under this name: no request with this key reached this layer, or its record expired.";
 
 /// One request's exchange. Created by [`Exchange::start`]; each method
 /// takes the result of the action it names and returns the next one. A
@@ -37,6 +41,8 @@ pub struct Exchange {
     after: VecDeque<Action>,
     /// Set once this request waited for a running attempt: for how long.
     waited: Option<u64>,
+    /// Whether each decision's data point is written (`IDEMPOTENCY_METRICS`).
+    metrics: bool,
 }
 
 /// What the exchange waits for.
@@ -58,6 +64,9 @@ enum Stage {
     Finishing(Finishing),
     /// An unprotected forward's answer.
     Forwarding { outcome: &'static str, error: Option<String> },
+    /// The store's answer to an admin path's call (or, with KV as the
+    /// store, the KV copy).
+    Admin(AdminRequest),
     /// The queued actions after the answer.
     Answered,
 }
@@ -98,6 +107,7 @@ impl Exchange {
             stage: Stage::Answered,
             after: VecDeque::new(),
             waited: None,
+            metrics: head.metrics,
         };
         let action = exchange.first_action(head);
         (exchange, action)
@@ -105,6 +115,15 @@ impl Exchange {
 
     fn first_action(&mut self, head: RequestHead) -> Action {
         let config = Rc::clone(&self.config);
+        let authorization = head.header("authorization");
+        if let Some(admin) = AdminRequest::of(config.admin_token.as_ref(), &head.method, &head.path, authorization) {
+            // An operator's call, never a browser's: no CORS.
+            self.cors = None;
+            return match admin {
+                Ok(request) => self.admin(request),
+                Err(problem) => self.refuse(problem),
+            };
+        }
         let is_preflight = head.method.eq_ignore_ascii_case("OPTIONS")
             && head.preflight_method.as_deref().is_some_and(|m| config.key_rule(m, &head.path) != KeyRule::Uncovered);
         if let Some(origin) = self.cors.clone().filter(|_| is_preflight) {
@@ -134,7 +153,7 @@ impl Exchange {
         };
         let fingerprint = Fingerprint::of(&head.method, &head.path_and_query(), head.header("content-type"), &body);
         let name = RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key);
-        self.log.record = Some(name.to_hex()[..16].to_owned());
+        self.log.record = Some(name.to_hex());
         let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
@@ -151,6 +170,7 @@ impl Exchange {
         let (keyed, store_error) = match std::mem::replace(&mut self.stage, Stage::Answered) {
             Stage::ReadFirst(keyed) => (keyed, None),
             Stage::Fallback { keyed, error } => (keyed, Some(error)),
+            Stage::Admin(request) => return self.admin_from_copy(request, found, now_ms),
             _ => return Action::Done,
         };
         let (found, kv_error) = match found {
@@ -360,13 +380,42 @@ impl Exchange {
                 Reply::problem(&Problem::OriginUnreachable)
             }
         };
-        // The baseline path logs only failures and fail-open forwards.
+        // The baseline path logs (and counts) only failures and fail-open
+        // forwards.
         let quiet = outcome == "pass-through" && self.log.error.is_none();
         let action = self.respond(reply);
         if quiet {
-            self.after.retain(|a| !matches!(a, Action::Log(_)));
+            self.after.retain(|a| !matches!(a, Action::Log(_) | Action::Metric(_)));
         }
         action
+    }
+
+    /// The store's answer to an admin path's `inspect` (`Err`: it failed
+    /// or timed out).
+    pub fn inspected(&mut self, state: Result<Option<RecordState>, String>, now_ms: u64) -> Action {
+        let Stage::Admin(AdminRequest::Inspect(name)) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        self.log.tier = "do";
+        Timing::add(&mut self.timing.durable, now_ms.saturating_sub(self.since));
+        match state {
+            Ok(state) => self.answer_inspect(&name, state),
+            Err(error) => self.admin_store_failed(error),
+        }
+    }
+
+    /// The store's answer to an admin path's `release` (`Err`: it failed
+    /// or timed out; whether it released is unknown, and a repeat is safe).
+    pub fn released(&mut self, answer: Result<ReleaseAnswer, String>, now_ms: u64) -> Action {
+        let Stage::Admin(AdminRequest::Release(name)) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        self.log.tier = "do";
+        Timing::add(&mut self.timing.durable, now_ms.saturating_sub(self.since));
+        match answer {
+            Ok(answer) => self.answer_release(&name, answer),
+            Err(error) => self.admin_store_failed(error),
+        }
     }
 
     /// The answer was handed to the caller.
@@ -376,6 +425,11 @@ impl Exchange {
 
     /// The log line was written.
     pub fn logged(&mut self, _now_ms: u64) -> Action {
+        self.next_after()
+    }
+
+    /// The data point was written (or failed to be: nothing depends on it).
+    pub fn metric_written(&mut self, _now_ms: u64) -> Action {
         self.next_after()
     }
 
@@ -396,6 +450,72 @@ impl Exchange {
 
     fn next_after(&mut self) -> Action {
         self.after.pop_front().unwrap_or(Action::Done)
+    }
+
+    /// An admitted admin request: the store call it makes — or, with KV as
+    /// the store, the KV copy it reads.
+    fn admin(&mut self, request: AdminRequest) -> Action {
+        let name = request.name();
+        self.log.outcome = match request {
+            AdminRequest::Inspect(_) => "inspect",
+            AdminRequest::Release(_) => "release",
+        };
+        self.log.record = Some(name.to_hex());
+        self.stage = Stage::Admin(request);
+        if self.config.consistency == Consistency::Kv {
+            return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
+        }
+        match request {
+            AdminRequest::Inspect(name) => Action::Inspect { name },
+            AdminRequest::Release(name) => Action::Release { name },
+        }
+    }
+
+    /// An admin request answered from KV, the store of KV-only mode: it
+    /// holds stored answers only, so nothing there is ever in flight.
+    fn admin_from_copy(&mut self, request: AdminRequest, found: Result<Option<Record>, String>, now_ms: u64) -> Action {
+        self.log.tier = "kv";
+        let state = match found {
+            Ok(found) => inspect(found, now_ms).answer,
+            Err(error) => return self.admin_store_failed(error),
+        };
+        match request {
+            AdminRequest::Inspect(name) => self.answer_inspect(&name, state),
+            AdminRequest::Release(name) => {
+                let answer = state.map_or(ReleaseAnswer::Absent, ReleaseAnswer::NotInFlight);
+                self.answer_release(&name, answer)
+            }
+        }
+    }
+
+    fn answer_inspect(&mut self, name: &RecordName, state: Option<RecordState>) -> Action {
+        match state {
+            Some(state) => {
+                self.log.attempt = Some(state.attempt());
+                self.respond(Reply::json(200, state.to_json(name)))
+            }
+            None => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
+        }
+    }
+
+    fn answer_release(&mut self, name: &RecordName, answer: ReleaseAnswer) -> Action {
+        match answer {
+            ReleaseAnswer::Released(state) => {
+                self.log.attempt = Some(state.attempt());
+                self.log.finish = Some("released");
+                self.respond(Reply::json(200, state.to_json(name)))
+            }
+            ReleaseAnswer::NotInFlight(state) => {
+                self.log.attempt = Some(state.attempt());
+                self.refuse(Problem::NotInFlight(state))
+            }
+            ReleaseAnswer::Absent => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
+        }
+    }
+
+    fn admin_store_failed(&mut self, error: String) -> Action {
+        self.log.error = Some(error);
+        self.refuse(Problem::StoreUnavailable)
     }
 
     /// A stored answer, replayed.
@@ -433,7 +553,9 @@ impl Exchange {
     }
 
     /// Answers the caller: the reply with its `Server-Timing` and CORS
-    /// headers (a preflight carries its own), then the log line.
+    /// headers (a preflight carries its own), then the log line and, when
+    /// the dataset is bound, the data point — after the answer, off the
+    /// caller's path.
     fn respond(&mut self, reply: Reply) -> Action {
         let reply = if self.log.outcome == "preflight" {
             reply
@@ -442,6 +564,9 @@ impl Exchange {
         };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
+        if self.metrics {
+            self.after.push_front(Action::Metric(self.log.data_point(&self.timing)));
+        }
         self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
         Action::Respond(reply)
     }

@@ -42,7 +42,22 @@ impl Reply {
         if let Some(secs) = problem.retry_after_secs() {
             headers.push(("retry-after".to_owned(), secs.to_string()));
         }
+        match problem {
+            Problem::Unauthorized => headers.push(("www-authenticate".to_owned(), "Bearer".to_owned())),
+            Problem::MethodNotAllowed { allow } => headers.push(("allow".to_owned(), (*allow).to_owned())),
+            _ => {}
+        }
         Self { status: problem.status(), headers, body: ReplyBody::Bytes(problem.to_json().into_bytes()) }
+    }
+
+    /// One of the layer's own JSON answers (the admin paths'), not to be
+    /// cached.
+    pub fn json(status: u16, body: String) -> Self {
+        let headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("cache-control".to_owned(), "no-store".to_owned()),
+        ];
+        Self { status, headers, body: ReplyBody::Bytes(body.into_bytes()) }
     }
 
     /// A stored answer replayed: its status, headers and body (or an empty

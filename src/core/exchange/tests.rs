@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::core::store::now_or_never;
-use crate::core::{Config, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store};
+use crate::core::{Config, DataPoint, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store};
 
 /// The stand-ins an exchange runs against, and what it did to them.
 struct World {
@@ -24,6 +24,8 @@ struct World {
     calls: Vec<u32>,
     /// Reservations the exchange gave back.
     abandoned: Vec<u64>,
+    /// Data points written, in order.
+    points: Vec<DataPoint>,
     now: u64,
 }
 
@@ -59,6 +61,7 @@ impl World {
             origin: Box::new(|_| created()),
             calls: Vec::new(),
             abandoned: Vec::new(),
+            points: Vec::new(),
             now: 1_000,
         }
     }
@@ -137,6 +140,21 @@ impl World {
                     log = serde_json::from_str(&line).unwrap();
                     exchange.logged(now)
                 }
+                Action::Metric(point) => {
+                    steps.push("metric");
+                    self.points.push(point);
+                    exchange.metric_written(now)
+                }
+                Action::Inspect { name } => {
+                    steps.push("inspect");
+                    let state = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.inspect(&name, now)) };
+                    exchange.inspected(state, now)
+                }
+                Action::Release { name } => {
+                    steps.push("release");
+                    let answer = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.release(&name, now)) };
+                    exchange.released(answer, now)
+                }
                 Action::Abandon { reservation, .. } => {
                     steps.push("abandon");
                     self.abandoned.push(reservation);
@@ -194,7 +212,7 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_no_kv_operation_
     );
     assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("do;") && t.contains("origin;")));
     assert_eq!((run.log["oncekey"].as_str(), run.log["finish"].as_str()), (Some("execute"), Some("stored")));
-    assert_eq!(run.log["record"].as_str().map(str::len), Some(16));
+    assert_eq!(run.log["record"].as_str().map(str::len), Some(64), "the record's whole name, as the admin paths take it");
     assert_eq!(world.calls, [1]);
 }
 
@@ -514,4 +532,151 @@ fn an_answer_too_large_to_hold_streams_to_the_caller_and_is_stored_without_its_b
     assert_eq!(header(&replay.reply, "idempotent-body-omitted"), Some("true"));
     assert_eq!(header(&replay.reply, "content-type"), Some("text/csv"));
     assert_eq!(world.calls, [1]);
+}
+
+/// An operator's request to an admin path, with this `Authorization`.
+fn admin(method: &str, path: &str, authorization: Option<&str>) -> RequestHead {
+    RequestHead {
+        method: method.into(),
+        host: "shop.example".into(),
+        path: path.into(),
+        headers: authorization.map(|a| vec![("authorization".to_owned(), a.to_owned())]).unwrap_or_default(),
+        ..RequestHead::default()
+    }
+}
+
+fn json_body(reply: &Reply) -> serde_json::Value {
+    let ReplyBody::Bytes(body) = &reply.body else { panic!("an admin answer has a body") };
+    serde_json::from_slice(body).unwrap()
+}
+
+const TOKEN: (&str, &str) = ("IDEMPOTENCY_ADMIN_TOKEN", "s3cret");
+
+#[test]
+fn an_operator_reads_an_unknown_outcome_releases_it_and_the_retry_runs_as_the_next_attempt() {
+    let mut world = World::new(&[TOKEN]);
+    world.origin = Box::new(|attempt| if attempt == 1 { OriginResult::NoAnswer("reset".into()) } else { created() });
+    let first = world.run(keyed("k1"), order());
+    assert_eq!(first.log["finish"].as_str(), Some("lease-kept"));
+    let record = first.log["record"].as_str().unwrap().to_owned();
+    let path = format!("/.well-known/oncekey/records/{record}");
+    let bearer = Some("Bearer s3cret");
+
+    let seen = world.run(admin("GET", &path, bearer), BodyRead::Incomplete);
+    assert_eq!(seen.steps, ["inspect", "respond", "log"], "one store call, no body read, nothing detached");
+    assert_eq!((seen.reply.status, header(&seen.reply, "content-type")), (200, Some("application/json")));
+    assert_eq!(header(&seen.reply, "cache-control"), Some("no-store"));
+    let state = json_body(&seen.reply);
+    assert_eq!((state["kind"].as_str(), state["attempt"].as_u64(), state["outcomeUnknown"].as_bool()), (Some("in-flight"), Some(1), Some(true)));
+    assert_eq!(state["record"].as_str(), Some(record.as_str()));
+    assert!(state["leaseExpiresAt"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert_eq!((seen.log["oncekey"].as_str(), seen.log["record"].as_str()), (Some("inspect"), Some(record.as_str())));
+
+    assert_eq!(world.run(keyed("k1"), order()).reply.status, 409, "held until the lease ends");
+    let release = format!("{path}/release");
+    let released = world.run(admin("POST", &release, bearer), BodyRead::Incomplete);
+    assert_eq!(released.steps, ["release", "respond", "log"]);
+    let state = json_body(&released.reply);
+    assert_eq!((released.reply.status, state["kind"].as_str(), state["attempt"].as_u64()), (200, Some("released"), Some(1)));
+    assert_eq!((released.log["oncekey"].as_str(), released.log["finish"].as_str()), (Some("release"), Some("released")));
+
+    let retry = world.run(keyed("k1"), order());
+    assert_eq!((retry.reply.status, world.calls.as_slice()), (201, &[1, 2][..]), "the next retry runs as attempt 2");
+    let refused = world.run(admin("POST", &release, bearer), BodyRead::Incomplete);
+    assert_eq!((refused.reply.status, code(&refused.reply).as_str()), (409, "not-in-flight"));
+    let ReplyBody::Bytes(problem) = &refused.reply.body else { panic!() };
+    assert!(String::from_utf8_lossy(problem).contains("completed"), "the detail says why");
+    let done = world.run(admin("GET", &path, bearer), BodyRead::Incomplete);
+    let state = json_body(&done.reply);
+    assert_eq!((state["kind"].as_str(), state["status"].as_u64(), state["attempt"].as_u64()), (Some("completed"), Some(201), Some(2)));
+    let ReplyBody::Bytes(bytes) = &done.reply.body else { panic!() };
+    assert!(!String::from_utf8_lossy(bytes).contains("orderId"), "never the stored body");
+}
+
+#[test]
+fn admin_paths_need_the_token_name_a_record_and_pass_through_when_off() {
+    let mut world = World::new(&[TOKEN, ("IDEMPOTENCY_CORS_ORIGINS", "https://app.example")]);
+    let hex = "ab".repeat(32);
+    let path = format!("/.well-known/oncekey/records/{hex}");
+    for authorization in [None, Some("Bearer wrong"), Some("Basic s3cret"), Some("s3cret")] {
+        let run = world.run(admin("GET", &path, authorization), BodyRead::Incomplete);
+        assert_eq!((run.reply.status, code(&run.reply).as_str()), (401, "unauthorized"), "{authorization:?}");
+        assert_eq!(run.steps, ["respond", "log"], "no store call");
+        assert_eq!(header(&run.reply, "www-authenticate"), Some("Bearer"));
+        assert!(!serde_json::to_string(&run.log).unwrap().contains("s3cret"), "the token is never logged");
+    }
+    let none = world.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((none.reply.status, code(&none.reply).as_str(), none.steps.as_slice()), (404, "record-not-found", &["inspect", "respond", "log"][..]));
+    let absent = world.run(admin("POST", &format!("{path}/release"), Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((absent.reply.status, code(&absent.reply).as_str()), (404, "record-not-found"));
+    let bad = world.run(admin("GET", "/.well-known/oncekey/records/ABC", Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((bad.reply.status, bad.steps.as_slice()), (404, &["respond", "log"][..]));
+    let wrong_method = world.run(admin("DELETE", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((wrong_method.reply.status, header(&wrong_method.reply, "allow")), (405, Some("GET")));
+    let from_a_page = RequestHead { origin: Some("https://app.example".into()), ..admin("GET", &path, Some("Bearer s3cret")) };
+    assert_eq!(header(&world.run(from_a_page, BodyRead::Incomplete).reply, "access-control-allow-origin"), None);
+    // Without the token, the same paths are the origin's.
+    let mut off = World::new(&[]);
+    let passed = off.run(admin("POST", &format!("{path}/release"), Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((passed.steps.as_slice(), passed.reply.body.clone()), (&["forward", "respond"][..], ReplyBody::Origin));
+}
+
+#[test]
+fn admin_paths_with_the_store_down_or_kv_as_the_store() {
+    let mut world = World::new(&[TOKEN]);
+    world.store_failures = 1;
+    let path = format!("/.well-known/oncekey/records/{}", "cd".repeat(32));
+    let down = world.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((down.reply.status, code(&down.reply).as_str()), (503, "store-unavailable"));
+    assert!(!down.steps.contains(&"abandon") && !down.steps.contains(&"read-copy"), "no fallback, nothing to give back");
+
+    let mut kv = World::new(&[TOKEN, ("IDEMPOTENCY_CONSISTENCY", "kv")]);
+    let first = kv.run(keyed("k1"), order());
+    let record = first.log["record"].as_str().unwrap();
+    let name = RecordName::new("shop.example", &kv.config.scope, |_| None, &crate::core::IdempotencyKey::parse("k1").unwrap());
+    kv.kv.insert(name, kv.store.get(&name).unwrap());
+    let path = format!("/.well-known/oncekey/records/{record}");
+    let seen = kv.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((seen.steps.as_slice(), seen.reply.status), (&["read-copy", "respond", "log"][..], 200));
+    assert_eq!((json_body(&seen.reply)["kind"].as_str(), seen.log["tier"].as_str()), (Some("completed"), Some("kv")));
+    let refused = kv.run(admin("POST", &format!("{path}/release"), Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!((refused.reply.status, code(&refused.reply).as_str()), (409, "not-in-flight"));
+}
+
+#[test]
+fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
+    let mut world = World::new(&[]);
+    let with_metrics = |head: RequestHead| RequestHead { metrics: true, ..head };
+    let run = world.run(with_metrics(keyed("k1")), order());
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log", "metric", "write-copy"]);
+    let point = world.points.pop().unwrap();
+    let record = run.log["record"].as_str().unwrap();
+    assert_eq!(point.blobs, ["execute", "do", "stored", record]);
+    assert_eq!(point.indexes, ["execute"]);
+    let number = |field: &str| run.log[field].as_f64().unwrap_or(0.0);
+    let logged = [number("attempt"), number("status"), number("kv_ms"), number("do_ms"), number("origin_ms"), number("waited_ms")];
+    assert_eq!(point.doubles, logged, "the same numbers as the log line");
+    assert_eq!(point.doubles[..2], [1.0, 201.0]);
+    let replay = world.run(with_metrics(keyed("k1")), order());
+    assert_eq!(replay.steps, ["read-body", "detach", "begin", "respond", "log", "metric"]);
+    assert_eq!(world.points.pop().unwrap().blobs[..2], ["replay".to_owned(), "do".to_owned()]);
+    let refused = world.run(with_metrics(keyed("bad key")), order());
+    assert_eq!(refused.steps, ["respond", "log", "metric"]);
+    assert_eq!(world.points.pop().unwrap().blobs, ["invalid-key", "layer", "", ""]);
+    // The quiet pass-through writes neither; without the binding, no point.
+    let get = world.run(with_metrics(RequestHead { method: "GET".into(), ..keyed("k1") }), order());
+    assert_eq!(get.steps, ["forward", "respond"]);
+    assert!(!world.run(keyed("k1"), order()).steps.contains(&"metric"));
+    assert!(world.points.is_empty());
+}
+
+#[test]
+fn the_authorization_header_is_read_only_when_the_admin_paths_are_on() {
+    let scoped_by_cookie = [("IDEMPOTENCY_SCOPE", "cookie:session")];
+    assert_eq!(RequestHead::headers_read(&World::new(&scoped_by_cookie).config), ["content-type", "cookie"]);
+    assert_eq!(
+        RequestHead::headers_read(&World::new(&[scoped_by_cookie[0], TOKEN]).config),
+        ["content-type", "cookie", "authorization"]
+    );
+    assert_eq!(RequestHead::headers_read(&World::new(&[TOKEN]).config), ["content-type", "authorization"], "once");
 }

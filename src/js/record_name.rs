@@ -1,0 +1,28 @@
+//! `recordName`: a record's name computed with the core's own function, for
+//! the operator's command `oncekey-record` (SPEC §12), who has a key from a
+//! support ticket and needs the name the admin paths and log lines use.
+
+use wasm_bindgen::prelude::*;
+
+use super::values::header_pairs;
+use crate::core::{Config, IdempotencyKey, RecordName};
+
+/// The name (64 lower-case hex digits) of the record for `key` (the
+/// `Idempotency-Key` header as sent, quoted or bare) sent to `host` by the
+/// caller whose identity `headers` (`[[name, value], ...]`) carry, under the
+/// scope `scope` (an `IDEMPOTENCY_SCOPE` value; undefined for the default
+/// `header:authorization`). `host` is the request's host as the runtime
+/// serialises it: lower-case, punycode, no port.
+///
+/// # Errors
+/// An `Error` for a key oncekey would refuse (400 `invalid-key`), or a bad
+/// scope, naming `IDEMPOTENCY_SCOPE`.
+#[wasm_bindgen(js_name = recordName)]
+pub fn record_name(host: &str, scope: Option<String>, headers: JsValue, key: &str) -> Result<String, JsError> {
+    let config = Config::from_vars(|name| if name == "IDEMPOTENCY_SCOPE" { scope.clone() } else { None })
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    let key = IdempotencyKey::parse(key).map_err(|e| JsError::new(&format!("not a valid Idempotency-Key: {e}")))?;
+    let headers = header_pairs(&headers);
+    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    Ok(RecordName::new(host, &config.scope, header, &key).to_hex())
+}
