@@ -60,10 +60,10 @@ function forward(origin, request, service) {
   return fetch(outgoing);
 }
 
-/** 500 `misconfigured`, logged. */
+/** 500 `misconfigured`, with the core's log line. */
 function misconfiguredResponse(message) {
-  console.error(JSON.stringify({ oncekey: 'misconfigured', tier: 'layer', status: 500, error: message }));
-  const { status, headers, body } = misconfiguredReply(message);
+  const { status, headers, body, line } = misconfiguredReply(message);
+  console.error(line);
   return new Response(body, { status, headers });
 }
 

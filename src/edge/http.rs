@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{BodyRead, Config, DecisionLog, OriginResult, Problem, Reply, ReplyBody, RequestHead, Timing};
+use crate::core::{BodyRead, Config, DecisionLog, OriginResult, Problem, Reply, ReplyBody, RequestHead};
 
 /// Milliseconds since the Unix epoch (the isolate's clock, which in
 /// Workers advances with I/O).
@@ -79,14 +79,7 @@ pub fn problem_response(problem: &Problem) -> Result<Response> {
 /// # Errors
 /// Only if the runtime fails to build the response.
 pub fn misconfigured_response(problem: &Problem) -> Result<Response> {
-    let log = DecisionLog {
-        outcome: "misconfigured",
-        tier: "layer",
-        status: problem.status(),
-        error: Some(problem.detail()),
-        ..Default::default()
-    };
-    worker::console_error!("{}", log.to_json(&Timing::default()));
+    worker::console_error!("{}", DecisionLog::misconfigured(problem.detail()));
     problem_response(problem)
 }
 
@@ -96,14 +89,11 @@ pub(crate) fn with_body(builder: ResponseBuilder, body: Vec<u8>) -> Response {
     if body.is_empty() { builder.empty() } else { builder.fixed(body) }
 }
 
-/// How much of an oversized body is read and dropped before the 413.
-const DRAIN_BYTES: usize = 1 << 20;
-
 /// Reads a request body, counting the bytes actually read (not
 /// `Content-Length`): too large once it passes `limit` (after draining up
-/// to `max(4 × limit, 1 MiB)` of it), incomplete when the stream breaks off
-/// (a truncated body is the client's error, not a 500).
-pub(crate) async fn read_body(req: &Request, limit: usize) -> BodyRead {
+/// to `drain_until` bytes of it), incomplete when the stream breaks off (a
+/// truncated body is the client's error, not a 500).
+pub(crate) async fn read_body(req: &Request, limit: usize, drain_until: usize) -> BodyRead {
     // A declared length within the limit: the runtime frames the body to
     // it, so read it whole in one call instead of chunk by chunk across the
     // wasm boundary. The count is still checked on the bytes read.
@@ -130,7 +120,7 @@ pub(crate) async fn read_body(req: &Request, limit: usize) -> BodyRead {
             // Read on (and drop) a little more, so a client still sending
             // gets its 413 rather than a reset connection; give up on a
             // body far over the limit.
-            if read > limit.saturating_mul(4).max(DRAIN_BYTES) {
+            if read > drain_until {
                 break;
             }
             continue;

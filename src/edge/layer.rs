@@ -178,8 +178,8 @@ impl<O: OriginCall> Host<O> {
     /// Performs one I/O, log or copy action and reports its result.
     async fn perform(&mut self, action: Action, exchange: &mut Exchange) -> Action {
         match action {
-            Action::ReadBody { limit } => {
-                let read = http::read_body(&self.req, limit).await;
+            Action::ReadBody { limit, drain_until } => {
+                let read = http::read_body(&self.req, limit, drain_until).await;
                 exchange.body_read(read, now_ms())
             }
             Action::ReadCopy { name, timeout_ms } => {

@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::values::{Object, respond};
-use crate::core::{Expiry, Problem, Record, Reply, StoreCall, Write, on_alarm};
+use crate::core::{DecisionLog, Expiry, Problem, Record, Reply, StoreCall, Write, on_alarm};
 
 /// Runs one encoded store call on the stored record (its bytes, or
 /// undefined) at `now_ms`: `{reply, record?, expiresAt?}` — the reply's
@@ -56,5 +56,9 @@ pub fn alarm_step(record: Option<Vec<u8>>, now_ms: f64) -> JsValue {
 /// `respond` action.
 #[wasm_bindgen(js_name = misconfiguredReply)]
 pub fn misconfigured_reply(message: String) -> JsValue {
-    respond(&Reply::problem(&Problem::Misconfigured(message)))
+    let problem = Problem::Misconfigured(message);
+    let reply = respond(&Reply::problem(&problem));
+    // The log line to write with it, as the Rust host writes it.
+    let _ = js_sys::Reflect::set(&reply, &"line".into(), &DecisionLog::misconfigured(problem.detail()).into());
+    reply
 }

@@ -213,7 +213,9 @@ impl JsExchange {
         let timeout = self.config.store_timeout_ms as f64;
         let value = loop {
             break match action {
-                Action::ReadBody { limit } => Object::new("read-body").set("limit", limit as f64).done(),
+                Action::ReadBody { limit, drain_until } => {
+                    Object::new("read-body").set("limit", limit as f64).set("drainUntil", drain_until as f64).done()
+                }
                 Action::Forward { edits, body, timeout_ms } => {
                     let object = Object::new("forward").set("edits", edit_list(&edits)).set("timeoutMs", timeout_ms as f64);
                     match body {

@@ -5,8 +5,6 @@
 import { isNotSent } from './not-sent.js';
 
 const EMPTY = new Uint8Array(0);
-/** How much of an oversized body is read and dropped before the 413. */
-const DRAIN_BYTES = 1 << 20;
 
 /**
  * The request's head as `Layer.start` reads it; `metrics`: whether an
@@ -110,7 +108,7 @@ class Host {
   async perform(action, exchange) {
     switch (action.kind) {
       case 'read-body': {
-        const [kind, bytes] = await readBody(this.request, action.limit);
+        const [kind, bytes] = await readBody(this.request, action.limit, action.drainUntil);
         return exchange.bodyRead(kind, bytes, Date.now());
       }
       case 'forward':
@@ -287,10 +285,10 @@ class Host {
 /**
  * Reads a request body, counting the bytes actually read (not
  * `Content-Length`): too large once it passes `limit` (after draining up to
- * `max(4 × limit, 1 MiB)` of it, so a client still sending gets its 413),
- * incomplete when the stream breaks off.
+ * `drainUntil` bytes of it, as the core says, so a client still sending gets
+ * its 413), incomplete when the stream breaks off.
  */
-async function readBody(request, limit) {
+async function readBody(request, limit, drainUntil) {
   const stream = request.body;
   if (stream === null) return ['complete', EMPTY];
   // A declared length within the limit: the runtime frames the body to it,
@@ -313,7 +311,7 @@ async function readBody(request, limit) {
       if (done) break;
       read += value.byteLength;
       if (read <= limit) chunks.push(value);
-      else if (read > Math.max(limit * 4, DRAIN_BYTES)) {
+      else if (read > drainUntil) {
         reader.cancel().catch(() => {});
         break;
       }

@@ -7,11 +7,15 @@ use crate::core::{Completed, DataPoint, Fingerprint, Outcome, RecordName};
 /// [`Exchange`](super::Exchange) method that takes its result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Read the request body, counting bytes read, up to `limit`; report
+    /// Read the request body, counting bytes read, up to `limit`; past it,
+    /// read on and drop the rest until `drain_until` bytes in all (so a
+    /// client still sending gets its 413, not a reset), then stop. Report
     /// with [`Exchange::body_read`](super::Exchange::body_read).
     ReadBody {
         /// The most bytes to keep (`IDEMPOTENCY_MAX_BODY_BYTES`).
         limit: usize,
+        /// How many bytes of an oversized body to read before giving up.
+        drain_until: usize,
     },
     /// Forward the request unprotected: the client's request with these
     /// header edits and its body (`body`, when the exchange already read it,

@@ -63,6 +63,13 @@ pub struct DecisionLog {
 }
 
 impl DecisionLog {
+    /// The line for a request answered `500 misconfigured` (the layer could
+    /// not be configured, so no exchange ran): `detail` says why.
+    pub fn misconfigured(detail: String) -> String {
+        let log = Self { outcome: "misconfigured", tier: "layer", status: 500, error: Some(detail), ..Self::default() };
+        log.to_json(&Timing::default())
+    }
+
     /// The line, with the tier durations.
     ///
     /// ```

@@ -19,6 +19,10 @@ use crate::core::{
 /// no attempt in flight and writes nothing.
 pub const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
 
+/// An oversized request body is read up to four times the limit, and at
+/// least this far, before the 413 (`Action::ReadBody`'s `drain_until`).
+const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
+
 /// Why an admin path found no record.
 const NO_RECORD: &str =
     "No record is stored under this name: no request with this key reached this layer, or its record expired.";
@@ -136,7 +140,8 @@ impl Exchange {
             Err(problem) => self.refuse(problem),
             Ok(Some(key)) => {
                 self.stage = Stage::Body { key, head };
-                Action::ReadBody { limit: config.max_body_bytes }
+                let limit = config.max_body_bytes;
+                Action::ReadBody { limit, drain_until: limit.saturating_mul(4).max(DRAIN_AT_LEAST_BYTES) }
             }
         }
     }

@@ -680,3 +680,12 @@ fn the_authorization_header_is_read_only_when_the_admin_paths_are_on() {
     );
     assert_eq!(RequestHead::headers_read(&World::new(&[TOKEN]).config), ["content-type", "authorization"], "once");
 }
+
+#[test]
+fn an_oversized_body_is_drained_to_four_times_the_limit_and_at_least_1_mib() {
+    for (limit, drain) in [("10", 1 << 20), ("1048576", 4 << 20)] {
+        let world = World::new(&[("IDEMPOTENCY_MAX_BODY_BYTES", limit)]);
+        let (_, action) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+        assert_eq!(action, Action::ReadBody { limit: limit.parse().unwrap(), drain_until: drain });
+    }
+}
