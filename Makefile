@@ -81,13 +81,13 @@ dev: install build-demo
 ## The production proxy under wrangler dev in front of your own API:
 ## `make proxy-dev ORIGIN_URL=http://127.0.0.1:3000` is
 ## `npx wrangler dev --var ORIGIN_URL:…` at the root, on PORT.
-proxy-dev: install build-proxy
+proxy-dev: install build-worker-js
 	@[ -n "$${ORIGIN_URL:-}" ] || { echo "proxy-dev: set ORIGIN_URL, e.g. make proxy-dev ORIGIN_URL=http://127.0.0.1:3000" >&2; exit 1; }
 	wrangler dev --var ORIGIN_URL:$(ORIGIN_URL) --ip 127.0.0.1 --port $(PORT) --show-interactive-dev-session=false
 
 ## The bundle wrangler would upload for the root config (the production
 ## proxy), and its gzip size.
-deploy-dry-run: install build-proxy
+deploy-dry-run: install build-worker-js
 	rm -rf build/deploy
 	wrangler deploy --dry-run --outdir build/deploy
 	@echo "bundle: $$(cat build/deploy/*.wasm build/deploy/*.js | gzip -9 | wc -c) bytes gzip (wasm + js)"
@@ -112,7 +112,9 @@ build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 
 bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/powertools.js build/bench/origin-worker.js
 
-bench-edge: install build-worker bench-peers
+## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
+## peers in one workerd, then cold start per worker (bench/edge.mjs).
+bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written
@@ -144,7 +146,7 @@ test-crate: install
 ## and deploy commands, `wrangler dev` of the root config in front of a local
 ## API, and `make dev`.
 .PHONY: test-deploy
-test-deploy: install build-worker www-vendor
+test-deploy: install build-worker build-worker-js www-vendor
 	scripts/test-node-counted.sh tests/deploy/deploy.test.js
 
 test: install test-core test-core-wasm test-crate test-edge test-deploy
@@ -241,7 +243,43 @@ test: test-worker-js
 ## slow): one execution per key, no 422 for a resend, the slow first attempt
 ## ends in its replay.
 .PHONY: test-clients
-test-clients: build-proxy
+test-clients: build-proxy-js
 	scripts/test-node-counted.sh tests/clients/
 
 test: test-clients
+
+## build-proxy-js: the production proxy (the root wrangler.toml: the
+## JavaScript host, workers/proxy-js/index.js) bundled exactly as
+## `wrangler deploy` uploads it, into build/proxy-js/: index.js and the wasm.
+.PHONY: build-proxy-js
+build-proxy-js: build-worker-js build/proxy-js/index.js
+
+build/proxy-js/index.js: workers/proxy-js/index.js pkg/dist/worker.js wrangler.toml
+	rm -rf build/proxy-js
+	WRANGLER_LOG=warn wrangler deploy --dry-run --outdir build/proxy-js > /dev/null
+
+## The whole workerd suite (tests/edge) on the JavaScript host: ONCEKEY_HOST=js
+## makes the harness start build/proxy-js for "proxy" and build/demo-js (the
+## demo shop behind `withIdempotency`, tests/edge/js-host/) for "demo". Only
+## tests of what that host does not have (the queue consumer) are skipped,
+## each saying so; any other skip, a failure or no test run fails the target.
+.PHONY: build-demo-js test-edge-js
+build-demo-js: build-worker-js build/demo-js/index.js
+
+build/demo-js/index.js: $(wildcard tests/edge/js-host/*.js) pkg/dist/worker.js
+	mkdir -p build/demo-js
+	esbuild tests/edge/js-host/index.js --bundle --format=esm --target=es2022 --platform=neutral \
+	  --log-level=warning --alias:oncekey/worker=./pkg/dist/worker.js \
+	  --external:cloudflare:workers --external:./oncekey_worker_bg.wasm --outfile=$@
+	cp pkg/dist/oncekey_worker_bg.wasm build/demo-js/
+
+test-edge-js: install build-proxy-js build-demo-js
+	@mkdir -p build
+	ONCEKEY_HOST=js node --test --test-concurrency=1 --test-timeout=180000 --test-reporter=tap tests/edge/ \
+	  | tee build/test-edge-js.tap | sed '/^# {/d'
+	@pass=$$(sed -n 's/^# pass //p' build/test-edge-js.tap); [ "$${pass:-0}" -gt 0 ] || { echo "test-edge-js: no test ran" >&2; exit 1; }
+	@if grep '# SKIP' build/test-edge-js.tap | grep -v '# SKIP the JavaScript host has no '; then \
+	  echo "test-edge-js: a test was skipped for another reason (above)" >&2; exit 1; fi
+	@echo "skipped on the JavaScript host:"; grep '# SKIP' build/test-edge-js.tap | sed 's/^ *//' || true
+
+test: test-edge-js

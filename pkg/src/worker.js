@@ -26,21 +26,22 @@ export function proxy(options = {}) {
   const { bindings: names = {}, ...layerOptions } = options ?? {};
   const binding = names.origin ?? 'ORIGIN';
   const { origin: _, ...protectBindings } = names;
+  // The origin's kind and the layer that maps each request to its URL, or
+  // why there is none: made on the first request and kept.
   let origin;
+  let layer;
   let misconfigured;
   const protect = withIdempotency(
-    (request, env) => forward(origin, request, env[binding]),
+    (request, env) => forward(origin, layer, request, env[binding]),
     { ...options, bindings: protectBindings },
   );
   return async function fetch(request, env, ctx) {
     if (origin === undefined && misconfigured === undefined) {
-      let layer;
       try {
         layer = new Layer(layerOptions, env ?? {});
-        origin = layer.proxyOrigin(env?.[binding] !== undefined);
+        origin = layer.proxyOrigin(env?.[binding] !== undefined).kind;
       } catch (error) {
         misconfigured = error instanceof Error ? error.message : String(error);
-      } finally {
         layer?.free();
       }
     }
@@ -49,13 +50,17 @@ export function proxy(options = {}) {
   };
 }
 
-/** Sends `request` on to the proxy's origin; redirects are handed back. */
-function forward(origin, request, service) {
+/**
+ * Sends `request` on to the proxy's origin, at the URL the core gives;
+ * redirects are handed back.
+ */
+function forward(origin, layer, request, service) {
   const outgoing = new Request(request, { redirect: 'manual' });
-  if (origin.kind === 'service') return service.fetch(outgoing);
-  if (origin.kind === 'url') {
+  if (origin === 'service') return service.fetch(outgoing);
+  if (origin === 'url') {
     const url = new URL(request.url);
-    return fetch(new Request(origin.base + url.pathname + url.search, outgoing));
+    const query = url.search === '' ? undefined : url.search.slice(1);
+    return fetch(new Request(layer.originTarget(url.pathname, query), outgoing));
   }
   return fetch(outgoing);
 }

@@ -43,6 +43,16 @@ impl Layer {
         })
     }
 
+    /// The URL a proxied request for `path` and `query` (without its `?`)
+    /// goes to when the origin is `ORIGIN_URL` (SPEC §10: the request's path
+    /// and query appended to it); `undefined` for the other kinds, which
+    /// keep the request's own URL.
+    #[wasm_bindgen(js_name = originTarget)]
+    pub fn origin_target(&self, path: &str, query: Option<String>) -> Option<String> {
+        let origin = Origin::choose(false, self.config.origin_url.as_ref()).ok()?;
+        origin.target(path, query.as_deref())
+    }
+
     /// The request headers the exchange reads (lower-case names).
     #[wasm_bindgen(js_name = headersRead)]
     pub fn headers_read(&self) -> Vec<String> {

@@ -1,5 +1,5 @@
 // Widely used HTTP clients, configured to retry POSTs as a user would,
-// against the production proxy (build/proxy in workerd) over real HTTP, with
+// against the production proxy (build/proxy-js in workerd) over real HTTP, with
 // origin faults (issue 12, SPEC §3): ky with `retry.methods: ['post']` and
 // axios with axios-retry. Each sets its own Idempotency-Key once and resends
 // it on every retry. What must hold for both: the origin never does the work
@@ -36,7 +36,8 @@ let worker;
 
 before(async () => {
   origin = await faultOrigin();
-  worker = await start({ worker: "proxy", vars: { ORIGIN_URL: origin.url, ...VARS }, quiet: true });
+  // The production proxy: the root config, on the JavaScript host.
+  worker = await start({ worker: "proxy", host: "js", vars: { ORIGIN_URL: origin.url, ...VARS }, quiet: true });
 });
 
 after(async () => {

@@ -62,41 +62,77 @@ function withConfig(text, use) {
   }
 }
 
-test('the root config is the production proxy: only the coordinator and KV, no demo in the bundle', () => {
-  const { output, outdir, files } = dryRun(join(ROOT, 'wrangler.toml'));
-  const bindings = bindingsOf(output);
-  const resources = [...bindings].filter(([, b]) => !/Environment Variable/i.test(b.kind));
-  assert.deepEqual(
-    resources.map(([name, b]) => [name, b.kind]).sort(),
-    [['IDEMPOTENCY_DO', 'Durable Object'], ['IDEMPOTENCY_KV', 'KV Namespace']],
-    `bindings other than the coordinator and KV:\n${output}`,
-  );
-  assert.equal(bindings.get('IDEMPOTENCY_DO').detail, 'IdempotencyCoordinator');
-  assert.doesNotMatch(ROOT_CONFIG, /^\[assets\]|^\[\[queues|Orders|DEMO_/m, 'no assets, queue or demo class in the config');
+/** The resources (not variables) a dry run binds, as [name, kind] pairs. */
+function resourcesOf(output) {
+  return [...bindingsOf(output)].filter(([, b]) => !/Environment Variable/i.test(b.kind)).map(([name, b]) => [name, b.kind]).sort();
+}
 
-  // No demo code linked in: none of the demo crate's exports or strings,
-  // which the demo's own build does hold (so the check can fail).
+/** The names in a module's last `export { … }` statement. */
+const exported = (text) => [...text.matchAll(/export\s*\{([^}]*)\}/g)].pop()[1]
+  .split(',').map((e) => e.trim().split(/\s+as\s+/).pop()).filter(Boolean);
+
+/** The [vars] table of a config, as text. */
+const varsOf = (config) => config.split(/^\[vars\]$/m)[1];
+
+/** The wasm and the JS module of a dry run's bundle. */
+function bundleOf({ outdir, files }) {
   const wasmFile = files.find((f) => f.endsWith('.wasm'));
   const jsFile = files.find((f) => f.endsWith('.js'));
   assert.ok(wasmFile && jsFile, `bundle files: ${files}`);
-  const wasm = readFileSync(join(outdir, wasmFile));
-  const js = readFileSync(join(outdir, jsFile), 'utf8');
+  return { wasm: readFileSync(join(outdir, wasmFile)), js: readFileSync(join(outdir, jsFile), 'utf8') };
+}
+
+/**
+ * No demo code linked into a production bundle: none of the demo's exports
+ * or strings, which the demo's own build does hold (so the check can fail).
+ */
+function assertNoDemo({ wasm, js }) {
   const demoWasm = readFileSync(join(ROOT, 'build/demo/index_bg.wasm'));
   const demoJs = readFileSync(join(ROOT, 'build/demo/index.js'), 'utf8');
-  assert.ok(wasm.includes(Buffer.from('idempotencycoordinator_fetch')), 'the coordinator is exported');
   for (const needle of ['orders_fetch', '/api/orders', 'OrderPlaced', 'Demo-Fault', 'DEMO_EVENT_KEY', 'loyalty']) {
     assert.ok(demoWasm.includes(Buffer.from(needle)), `control: the demo build holds ${needle}`);
     assert.equal(wasm.includes(Buffer.from(needle)), false, `demo code (${needle}) in the production wasm`);
+    assert.equal(js.includes(needle), false, `demo code (${needle}) in the production JavaScript`);
   }
-  // The names in the module's last `export { … }` statement.
-  const exported = (text) => [...text.matchAll(/export\s*\{([^}]*)\}/g)].pop()[1]
-    .split(',').map((e) => e.trim().split(/\s+as\s+/).pop()).filter(Boolean);
   assert.ok(exported(demoJs).includes('Orders'), 'control: the demo exports Orders');
   assert.ok(exported(js).includes('IdempotencyCoordinator'), `the coordinator class is exported: ${exported(js)}`);
   assert.equal(exported(js).includes('Orders'), false, 'no Orders class in the production bundle');
-  const gzip = gzipSync(Buffer.concat([wasm, Buffer.from(js)]), { level: 9 }).length;
-  console.log(`production bundle: ${files.join(', ')}: ${((wasm.length + js.length) / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`);
-  rmSync(outdir, { recursive: true, force: true });
+}
+
+test('the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within 100 KB gzip', () => {
+  const run = dryRun(join(ROOT, 'wrangler.toml'));
+  assert.deepEqual(
+    resourcesOf(run.output),
+    [['IDEMPOTENCY_DO', 'Durable Object'], ['IDEMPOTENCY_KV', 'KV Namespace']],
+    `bindings other than the coordinator and KV:\n${run.output}`,
+  );
+  assert.equal(bindingsOf(run.output).get('IDEMPOTENCY_DO').detail, 'IdempotencyCoordinator');
+  assert.doesNotMatch(ROOT_CONFIG, /^\[assets\]|^\[\[queues|Orders|DEMO_/m, 'no assets, queue or demo class in the config');
+  const bundle = bundleOf(run);
+  assertNoDemo(bundle);
+  // The JavaScript host: the npm package's worker entry and its wasm, not
+  // the workers-rs build (whose coordinator is exported from the wasm).
+  assert.match(bundle.js, /import\s*\{\s*DurableObject\b[^}]*\}\s*from\s*"cloudflare:workers"/, 'the coordinator is a JavaScript DurableObject');
+  assert.equal(bundle.wasm.includes(Buffer.from('idempotencycoordinator_fetch')), false, 'not the workers-rs build');
+  const gzip = gzipSync(Buffer.concat([bundle.wasm, Buffer.from(bundle.js)]), { level: 9 }).length;
+  const raw = bundle.wasm.length + bundle.js.length;
+  console.log(`production bundle: ${run.files.join(', ')}: ${(raw / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`);
+  assert.ok(gzip <= 100 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 100 KB budget`);
+  rmSync(run.outdir, { recursive: true, force: true });
+});
+
+test('the Rust host\'s config (workers/proxy/wrangler.toml) deploys the same proxy: same bindings and [vars], no demo', () => {
+  const config = join(ROOT, 'workers/proxy/wrangler.toml');
+  const text = readFileSync(config, 'utf8');
+  assert.equal(varsOf(text), varsOf(ROOT_CONFIG), 'the two proxies\' [vars] differ');
+  const run = dryRun(config);
+  assert.deepEqual(resourcesOf(run.output), [['IDEMPOTENCY_DO', 'Durable Object'], ['IDEMPOTENCY_KV', 'KV Namespace']], run.output);
+  const bundle = bundleOf(run);
+  assertNoDemo(bundle);
+  assert.ok(bundle.wasm.includes(Buffer.from('idempotencycoordinator_fetch')), 'the workers-rs coordinator is exported');
+  const gzip = gzipSync(Buffer.concat([bundle.wasm, Buffer.from(bundle.js)]), { level: 9 }).length;
+  console.log(`Rust host bundle: ${((bundle.wasm.length + bundle.js.length) / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`);
+  rmSync(run.outdir, { recursive: true, force: true });
 });
 
 /** The README's `toml` blocks that configure an origin, by kind. */

@@ -124,3 +124,55 @@ test("a begin whose reply was lost is abandoned: the 503 does not hold the key f
     await worker.dispose();
   }
 });
+
+test("a finish whose coordinator object was reset is repeated through a fresh stub, so the key is not held for a lease", async () => {
+  // The object resets on the first finish (a deploy, an overload): that call
+  // fails, and a stub that was connected to the object stays broken. The
+  // repeat must reach the object anew; through the old stub it would fail
+  // every time, and the answer would never be recorded.
+  const worker = await start({ store: "reset-first-finish", vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } });
+  try {
+    const key = newKey();
+    const item = uniqueItem("reset-finish");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    const send = () =>
+      worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
+    const first = await send();
+    assert.equal(first.status, 201, first.text);
+    let retry;
+    for (let i = 0; i < 10; i++) { // the repeats run after the answer, under waitUntil
+      retry = await send();
+      if (retry.status !== 409) break;
+      await sleep(200);
+    }
+    assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
+    assert.equal(retry.headers["idempotent-replayed"], "true", "the repeated finish was stored");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});
+
+test("a begin whose object was reset after it reserved the key is abandoned through a fresh stub", async () => {
+  // The first begin reserves the key, then the object resets before its
+  // reply: the caller gets 503 and the origin is not called. The abandon
+  // must reach the object anew, so the retry runs at once as attempt 2
+  // instead of meeting a 409 for the whole 120 s lease.
+  const worker = await start({ store: "reset-after-first-begin", vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } });
+  try {
+    const key = newKey();
+    const item = uniqueItem("reset-begin");
+    const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+    const send = () => worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
+    const first = await send();
+    assert.equal(first.status, 503, first.text);
+    assert.equal((await ordersOf(worker, item)).count, 0, "the origin was not called");
+    await sleep(300); // the abandon runs after the answer, under waitUntil
+    const retry = await send();
+    assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
+    assert.equal(JSON.parse(retry.text).attempt, 2, "the abandoned reservation was attempt 1");
+    assert.equal((await ordersOf(worker, item)).count, 1);
+  } finally {
+    await worker.dispose();
+  }
+});

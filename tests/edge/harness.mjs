@@ -1,6 +1,11 @@
 // Runs a built worker in workerd through Miniflare, with real local KV and
 // Durable Object bindings: the demo (build/demo/, workers/demo/wrangler.toml)
 // or the production proxy (build/proxy/, the root wrangler.toml).
+//
+// With ONCEKEY_HOST=js in the environment (`make test-edge-js`) the same
+// suites run on the JavaScript host: "demo" starts demo-js (the npm
+// package's withIdempotency over a port of the demo shop, tests/edge/js-host)
+// and "proxy" starts proxy-js (the package's proxy()).
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -14,8 +19,20 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** The two deployables: their build output and their wrangler config. */
 export const WORKERS = {
   demo: { build: join(ROOT, "build", "demo"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
-  proxy: { build: join(ROOT, "build", "proxy"), config: join(ROOT, "wrangler.toml") },
+  /** The production proxy on the Rust host (`make build-proxy`, workers/proxy/wrangler.toml). */
+  proxy: { build: join(ROOT, "build", "proxy"), config: join(ROOT, "workers", "proxy", "wrangler.toml") },
+  /** The production proxy on the JavaScript host: the root config (`make build-proxy-js`). */
+  "proxy-js": { build: join(ROOT, "build", "proxy-js"), config: join(ROOT, "wrangler.toml") },
+  /** The demo on the JavaScript host (`make build-demo-js`): no queue consumer. */
+  "demo-js": { build: join(ROOT, "build", "demo-js"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
 };
+
+/** The host the suites run on: "rust" (the default) or "js" (ONCEKEY_HOST=js). */
+export const HOST = process.env.ONCEKEY_HOST === "js" ? "js" : "rust";
+/** What `start({worker})` runs for each name on the JavaScript host. */
+const ON_JS_HOST = { demo: "demo-js", proxy: "proxy-js" };
+/** A node:test `skip` option for what only the Rust host has: the reason under js, else false. */
+export const rustOnly = (reason) => (HOST === "js" ? `the JavaScript host has no ${reason}` : false);
 export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
@@ -25,10 +42,23 @@ export const BASE = "http://oncekey.test";
 const DATA_POINT_MARK = "oncekey-test-data-point ";
 
 // A stand-in for the coordinator that fails or never answers, bound as
-// IDEMPOTENCY_DO to inject store faults from outside the Rust worker.
+// IDEMPOTENCY_DO to inject store faults from outside the worker. The Rust
+// host sends each store call as a POST (`fetch`), the JavaScript host over
+// RPC (`call(bytes)`): both go through the same fault logic, and a failing
+// answer reaches an RPC caller as a thrown Error, as a failed call would.
+// REAL is the script under test's own coordinator class, which answers the
+// same POST on either host.
 const FAULTY_STORE = `
-export class FaultyStore {
-  constructor(state, env) { this.state = state; this.env = env; }
+import { DurableObject } from "cloudflare:workers";
+/** Records whose object the reset-* modes have reset once. */
+const resetRecords = new Set();
+export class FaultyStore extends DurableObject {
+  constructor(state, env) { super(state, env); this.state = state; this.env = env; }
+  async call(bytes) {
+    const answer = await this.fetch(new Request("https://coordinator/call", { method: "POST", body: bytes }));
+    if (answer.status !== 200) throw new Error(\`store call failed: \${answer.status} \${await answer.text()}\`);
+    return new Uint8Array(await answer.arrayBuffer());
+  }
   async fetch(request) {
     if (this.env.MODE === "hang") return new Promise(() => {});
     const real = () => this.env.REAL.getByName(this.state.id.name);
@@ -66,6 +96,23 @@ export class FaultyStore {
       if (call[0] === 2 && !this.failedOnce) {
         this.failedOnce = true;
         return new Response("store exploded", { status: 500 });
+      }
+      return real().fetch(new Request(request.url, { method: "POST", body: call }));
+    }
+    if (this.env.MODE === "reset-first-finish" || this.env.MODE === "reset-after-first-begin") {
+      // The object resets (as a deploy of new code or an overloaded object
+      // resets one) on the first finish of each record, or just after the
+      // first begin has reserved the key: that call fails, and so does every
+      // later call through a stub that was connected to the object. The reset
+      // is remembered in the isolate, since the object's own state goes with it.
+      const call = new Uint8Array(await request.arrayBuffer());
+      const kind = this.env.MODE === "reset-first-finish" ? 2 : 1;
+      const record = this.state.id.name;
+      if (call[0] === kind && !resetRecords.has(record)) {
+        resetRecords.add(record);
+        if (kind === 1) await (await real().fetch(new Request(request.url, { method: "POST", body: call }))).arrayBuffer();
+        this.state.abort("the object was reset");
+        throw new Error("the object was reset"); // abort() throws already; nothing after it runs
       }
       return real().fetch(new Request(request.url, { method: "POST", body: call }));
     }
@@ -137,9 +184,12 @@ export default function () {
  * Starts a worker: `worker` is "demo" (the default: the layer in front of
  * the embedded shop, with its order book and queue) or "proxy" (the
  * production proxy: only the coordinator and KV; give it an origin through
- * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`). `vars`
- * override that worker's wrangler.toml [vars]; `store`
- * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin" or "flaky" (the
+ * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`); under
+ * ONCEKEY_HOST=js, their JavaScript-host builds (demo-js has no queue);
+ * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says.
+ * `vars` override that worker's wrangler.toml [vars]; `store`
+ * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin",
+ * "reset-first-finish", "reset-after-first-begin" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
  * state that survives a restart; `extraWorkers` (Miniflare worker options)
@@ -151,10 +201,13 @@ export default function () {
  */
 export async function start({
   worker = "demo", vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false,
-  outboundService, serviceBindings, metrics = false,
+  outboundService, serviceBindings, metrics = false, host = HOST,
 } = {}) {
-  const { build, config } = WORKERS[worker];
-  const demo = worker === "demo";
+  const name = host === "js" ? ON_JS_HOST[worker] ?? worker : worker;
+  const { build, config } = WORKERS[name];
+  // The order book is either demo's; the queue only the Rust demo's.
+  const demo = name === "demo" || name === "demo-js";
+  const queue = name === "demo";
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
@@ -179,9 +232,9 @@ export async function start({
       ...(outboundService ? { outboundService } : {}),
       ...(serviceBindings ? { serviceBindings } : {}),
       ...(metrics ? { wrappedBindings: { IDEMPOTENCY_METRICS: "metrics-double" } } : {}),
-      // The demo's event flow on Miniflare's local queue (its wrangler.toml
-      // binds the same names), delivered quickly.
-      ...(demo
+      // The Rust demo's event flow on Miniflare's local queue (its
+      // wrangler.toml binds the same names), delivered quickly.
+      ...(queue
         ? {
           queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
           queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },

@@ -241,6 +241,10 @@ class Host {
       }
       return [await within(this.stub.call(call), timeoutMs), undefined];
     } catch (error) {
+      // A stub that saw its object fail or reset stays broken: every later
+      // call through it fails too. The next call (a repeated finish, an
+      // abandon) gets a fresh one, as the Rust host gets one per call.
+      this.stub = undefined;
       return [undefined, messageOf(error)];
     }
   }
