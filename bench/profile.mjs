@@ -1,41 +1,83 @@
 // A CPU profile of the worker's isolate under load (not part of
 // `make bench`), through workerd's inspector: Profiler.start, N requests
 // on one path with 4 in flight, Profiler.stop. Writes
-// build/<path>.cpuprofile (open it in Chrome DevTools) and prints the
-// functions with the most inclusive time per request. For Rust names, build
-// without stripping: CARGO_PROFILE_RELEASE_STRIP=false worker-build --no-opt --release workers/demo --out-dir ../../build/demo
+// build/<path>.cpuprofile (open it in Chrome DevTools), prints where the
+// isolate's time went by kind (wasm, the worker's JavaScript by source
+// module, runtime APIs by the module that called them, GC, outside JS) and
+// the functions with the most inclusive time per request.
 //
-//   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000 PROFILE_BUILD=build/demo
+//   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000
+//
+// PROFILE_BUILD picks the worker (the isolate holds its Durable Object
+// class too, so the coordinator's time is in the same profile):
+//   build/demo        (the default) the demo, its embedded origin. For Rust names, build without stripping:
+//                     CARGO_PROFILE_RELEASE_STRIP=false worker-build --no-opt --release workers/demo --out-dir ../../build/demo
+//   build/proxy       the production proxy, Rust host (`make build-proxy`), in front of the edge
+//   build/proxy-js    benchmark's origin worker (build/bench/origin-worker.js, `make bench-peers`),
+//                     reached through ORIGIN_URL as `make bench-edge` does; the JS host (`make build-proxy-js`)
+//   build/profile-js  the JS host as build/proxy-js, but unminified and its wasm keeping function names,
+//                     built here from pkg/src and the worker-wasm crate (`make build-worker-js` first),
+//                     so JavaScript time splits by source module (host.js, coordinator.js, the wasm-bindgen glue)
+import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import WebSocket from "ws";
 
 const PATH = process.argv[2] ?? "first";
 const N = Number(process.env.PROFILE_REQUESTS ?? 1000);
-const BUILD = process.env.PROFILE_BUILD ?? "build/demo";
+const BUILD = (process.env.PROFILE_BUILD ?? "build/demo").replace(/\/$/, "");
+const DEMO = BUILD.endsWith("demo");
 const PORT = 9339;
-const toml = readFileSync("workers/demo/wrangler.toml", "utf8");
-const vars = Object.fromEntries(
-  [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
-);
-const mf = new Miniflare({
-  inspectorPort: PORT,
-  workers: [{
-    name: "oncekey",
-    modules: true,
-    modulesRoot: BUILD,
-    scriptPath: join(BUILD, "index.js"),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(toml)[1],
-    bindings: vars,
-    kvNamespaces: ["IDEMPOTENCY_KV"],
+const varsOf = (file) => {
+  const toml = readFileSync(file, "utf8");
+  return Object.fromEntries(
+    [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
+  );
+};
+const compatibilityDate = /^compatibility_date = "([^"]+)"/m.exec(readFileSync("wrangler.toml", "utf8"))[1];
+
+if (BUILD === "build/profile-js") buildProfileJs();
+
+const ORIGIN_URL = "http://origin.bench";
+const oncekey = {
+  name: "oncekey",
+  modules: true,
+  modulesRoot: BUILD,
+  scriptPath: join(BUILD, "index.js"),
+  modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+  compatibilityDate,
+  kvNamespaces: ["IDEMPOTENCY_KV"],
+};
+const workers = DEMO
+  ? [{
+    ...oncekey,
+    bindings: varsOf("workers/demo/wrangler.toml"),
     durableObjects: {
       IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true },
       ORDERS: { className: "Orders", useSQLite: true },
     },
-  }],
+  }]
+  : [
+    {
+      ...oncekey,
+      bindings: { ...varsOf("wrangler.toml"), ORIGIN_URL },
+      durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+      outboundService: "origin",
+    },
+    {
+      name: "origin",
+      modules: true,
+      scriptPath: "build/bench/origin-worker.js",
+      compatibilityDate,
+      durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
+    },
+  ];
+const mf = new Miniflare({
+  inspectorPort: PORT,
+  workers,
+  handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); },
 });
 const url = await mf.ready;
 const post = async (item, key) => {
@@ -47,6 +89,7 @@ const post = async (item, key) => {
     body: JSON.stringify({ item, quantity: 1, amountCents: 1200 }),
   });
   await res.text();
+  if (res.status !== 201) throw new Error(`answered ${res.status}`);
 };
 const items = Array.from({ length: 16 }, (_, i) => `profile-${i}-${randomUUID().slice(0, 6)}`);
 const replayKeys = Array.from({ length: 50 }, () => randomUUID());
@@ -86,7 +129,6 @@ await mf.dispose();
 const out = join("build", `${PATH}.cpuprofile`);
 writeFileSync(out, JSON.stringify(result.profile));
 
-// Inclusive time per function (each function counted once per sample).
 const { nodes, samples, timeDeltas } = result.profile;
 const byId = new Map(nodes.map((n) => [n.id, n]));
 const parent = new Map();
@@ -94,10 +136,56 @@ for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const self = new Map();
 samples.forEach((s, i) => self.set(s, (self.get(s) ?? 0) + (timeDeltas[i] ?? 0)));
 const name = (f) => (f.functionName || "(anonymous)").replace(/::h[0-9a-f]{16}/g, "").slice(0, 110);
+
+// The worker script's source modules, where esbuild left its `// path`
+// markers (an unminified bundle: build/profile-js): line → module.
+const script = readFileSync(join(BUILD, "index.js"), "utf8").split("\n");
+const markers = [];
+script.forEach((line, i) => {
+  const m = /^\/\/ (\S+\.(?:m?js|ts))$/.exec(line);
+  if (m) markers.push([i, m[1].replace(/^.*\/(pkg\/src\/|workers\/|bindgen\/)/, "$1")]);
+});
+const moduleAt = (line) => {
+  let found = "worker script";
+  for (const [at, mod] of markers) if (at <= line) found = mod;
+  return found;
+};
+const isScript = (f) => f.url.endsWith("index.js");
+const isWasm = (f) => f.url.startsWith("wasm://") || /^(\$|wasm-function)/.test(f.functionName);
+/** What a sample's own frame was: wasm, the worker's JavaScript (by module), a runtime API (by caller), or V8's own. */
+function kindOf(nodeId) {
+  const f = byId.get(nodeId).callFrame;
+  if (isWasm(f)) return "wasm";
+  // The JS host's call to its coordinator: `stub.call(bytes)` is RPC through
+  // a proxy the profiler shows no frame for, so its native work — the call,
+  // and on a new key the object's creation (its SQLite database) — lands on
+  // storeCall's own time.
+  if (isScript(f) && f.functionName === "storeCall") return "DO stub call (storeCall: RPC; a new key's object created)";
+  if (isScript(f)) return `JS: ${moduleAt(f.lineNumber)}`;
+  if (/^\(.*\)$/.test(f.functionName)) return f.functionName;
+  // A runtime API (storage, fetch, Headers, crypto, …) or a builtin: charged
+  // to the nearest frame of the worker that called it.
+  for (let at = parent.get(nodeId); at !== undefined; at = parent.get(at)) {
+    const g = byId.get(at).callFrame;
+    if (isWasm(g)) return `runtime API from wasm (${name(f)}…)`;
+    if (isScript(g)) return `runtime API from ${moduleAt(g.lineNumber)}`;
+  }
+  return `runtime, no worker frame (${name(f)})`;
+}
+const kinds = new Map();
+const apiNames = new Map();
+// Inclusive time per function (each function counted once per sample).
 const inclusive = new Map();
 let total = 0;
 for (const [nodeId, us] of self) {
+  const kind = kindOf(nodeId);
+  if (kind === "(idle)") continue;
   total += us;
+  kinds.set(kind, (kinds.get(kind) ?? 0) + us);
+  if (kind.startsWith("runtime API")) {
+    const key = `${kind.replace(/ \(.*/, "")}: ${name(byId.get(nodeId).callFrame)}`;
+    apiNames.set(key, (apiNames.get(key) ?? 0) + us);
+  }
   const seen = new Set();
   for (let at = nodeId; at !== undefined; at = parent.get(at)) {
     const n = name(byId.get(at).callFrame);
@@ -107,7 +195,36 @@ for (const [nodeId, us] of self) {
     }
   }
 }
-console.log(`${PATH}: ${N} requests, ${(total / N / 1000).toFixed(2)} ms of isolate time per request; ${out}`);
-for (const [n, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
-  console.log(`${(us / N).toFixed(0).padStart(6)} µs/req  ${n}`);
+const perReq = (us) => `${(us / N).toFixed(0).padStart(6)} µs/req`;
+console.log(`${PATH} (${BUILD}): ${N} requests, ${(total / N / 1000).toFixed(2)} ms of isolate time per request (idle excluded); ${out}`);
+console.log("\nself time by kind:");
+for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`${perReq(us)}  ${(100 * us / total).toFixed(1).padStart(5)} %  ${k}`);
+console.log("\nruntime APIs, top 15:");
+for (const [k, us] of [...apiNames].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${perReq(us)}  ${k}`);
+console.log("\ninclusive, top 40:");
+for (const [n, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${perReq(us)}  ${n}`);
+
+/**
+ * build/profile-js: the JS host's proxy (workers/proxy-js/index.js) bundled
+ * from pkg/src without minifying, over the worker-wasm crate's release wasm
+ * with its function names kept (wasm-bindgen without --remove-name-section,
+ * wasm-opt -Oz -g), otherwise as scripts/build-worker-js.sh builds it.
+ */
+function buildProfileJs() {
+  const tools = process.env.TOOLS ?? ".tools";
+  const target = "target/worker-js";
+  const env = {
+    ...process.env,
+    CARGO_TARGET_DIR: join(process.cwd(), target),
+    RUSTFLAGS: '--cfg sha2_backend_soft="compact"',
+    CARGO_PROFILE_RELEASE_STRIP: "false",
+  };
+  const run = (cmd) => execSync(cmd, { stdio: "inherit", env });
+  run("cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm");
+  const out = "build/profile-js";
+  mkdirSync(`${out}/bindgen`, { recursive: true });
+  run(`${tools}/bin/wasm-bindgen --target web --omit-default-module-path --out-dir ${out}/bindgen --out-name oncekey_worker_wasm ${target}/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm`);
+  run(`node_modules/.bin/wasm-opt -Oz -g ${out}/bindgen/oncekey_worker_wasm_bg.wasm -o ${out}/oncekey_worker_bg.wasm`);
+  run(`node_modules/.bin/esbuild workers/proxy-js/index.js --bundle --format=esm --target=es2022 --platform=neutral --log-level=warning --alias:oncekey/worker=./pkg/src/worker.js --alias:oncekey-worker-wasm=./${out}/bindgen/oncekey_worker_wasm.js --external:cloudflare:workers --external:./oncekey_worker_bg.wasm --outfile=${out}/index.js`);
+  if (!existsSync(`${out}/index.js`)) throw new Error("profile-js: no bundle");
 }
