@@ -93,9 +93,10 @@ deploy-dry-run: install build-worker-js
 	@echo "bundle: $$(cat build/deploy/*.wasm build/deploy/*.js | gzip -9 | wc -c) bytes gzip (wasm + js)"
 
 ## The edge tests run the built worker in workerd (Miniflare) with real
-## local KV and Durable Object bindings. A test or hook stuck for 3 minutes
-## fails instead of hanging (say, workerd died under it).
-test-edge: install build-worker
+## local KV and Durable Object bindings (the host-switch test runs both
+## proxies). A test or hook stuck for 3 minutes fails instead of hanging
+## (say, workerd died under it).
+test-edge: install build-worker build-proxy-js
 	@mkdir -p build
 	node --test --test-concurrency=1 --test-timeout=180000 --test-reporter=tap tests/edge/ | tee build/test-edge.tap | sed '/^# {/d'
 	@# A run in which no test ran is a failure, not a pass.
