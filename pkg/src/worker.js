@@ -7,7 +7,7 @@
 // WebAssembly.Module, so a user's worker needs no bundler configuration.
 import wasm from './oncekey_worker_bg.wasm';
 import { initSync, Layer, misconfiguredReply } from 'oncekey-worker-wasm';
-import { drive, requestHead } from './worker/host.js';
+import { drive, start } from './worker/host.js';
 
 initSync({ module: wasm });
 
@@ -101,7 +101,7 @@ export function withIdempotency(handler, options = {}) {
       }
     }
     if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
-    const head = requestHead(request, headersRead, env?.[bindings.metrics] !== undefined);
-    return drive(layer.start(head, Date.now()), { handler, bindings, request, env, ctx });
+    const exchange = start(layer, request, headersRead, env?.[bindings.metrics] !== undefined);
+    return drive(exchange, { handler, bindings, request, env, ctx });
   };
 }

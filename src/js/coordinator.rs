@@ -7,37 +7,34 @@ use wasm_bindgen::prelude::*;
 use super::values::{Object, respond};
 use crate::core::{DecisionLog, Expiry, Problem, Record, Reply, StoreCall, Write, on_alarm};
 
-/// Runs one encoded store call on the stored record (its bytes, or
-/// undefined) at `now_ms`: `{reply, record?, expiresAt?}` — the reply's
-/// bytes, and the record to put (with its expiry) when there is one.
+/// One encoded store call on the stored record (its bytes, or undefined)
+/// at `now_ms`, for a call made at `called_at_ms`: the deadline in ms (a
+/// number) when it must first wait — the object waits until the record
+/// changes or the deadline passes, then asks again
+/// ([`StoreCall::wait_deadline`]) — else the step run: the reply's bytes,
+/// or `[reply, record, expiresAt]` when there is a record to put.
 ///
 /// # Errors
 /// `call` is not a store call.
-#[wasm_bindgen(js_name = coordinatorStep)]
-pub fn coordinator_step(call: &[u8], record: Option<Vec<u8>>, now_ms: f64) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = coordinatorCall)]
+pub fn coordinator_call(call: &[u8], record: Option<Vec<u8>>, now_ms: f64, called_at_ms: f64) -> Result<JsValue, JsError> {
     let call = StoreCall::decode(call).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
     let found = record.and_then(|bytes| Record::decode(&bytes).ok());
-    let step = call.run(found, now_ms as u64);
-    let out = Object::empty().bytes("reply", &step.answer);
-    Ok(match step.write {
-        Write::Put(record) => out.bytes("record", &record.encode()).set("expiresAt", record.expires_at() as f64),
-        Write::Keep => out,
+    let now = now_ms as u64;
+    if let Some(deadline) = call.wait_deadline(found.as_ref(), now, called_at_ms as u64) {
+        return Ok(JsValue::from_f64(deadline as f64));
     }
-    .done())
-}
-
-/// How long an encoded store call must wait before it runs, for the record
-/// stored now (bytes, or undefined): the deadline in ms, or undefined to run
-/// it now. The object waits until the record changes or the deadline
-/// passes, then asks again ([`StoreCall::wait_deadline`]).
-///
-/// # Errors
-/// `call` is not a store call.
-#[wasm_bindgen(js_name = coordinatorWait)]
-pub fn coordinator_wait(call: &[u8], record: Option<Vec<u8>>, now_ms: f64, called_at_ms: f64) -> Result<Option<f64>, JsError> {
-    let call = StoreCall::decode(call).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
-    let found = record.and_then(|bytes| Record::decode(&bytes).ok());
-    Ok(call.wait_deadline(found.as_ref(), now_ms as u64, called_at_ms as u64).map(|at| at as f64))
+    let step = call.run(found, now);
+    let reply = js_sys::Uint8Array::from(step.answer.as_slice());
+    Ok(match step.write {
+        Write::Put(record) => js_sys::Array::of3(
+            &reply,
+            &js_sys::Uint8Array::from(record.encode().as_slice()),
+            &JsValue::from_f64(record.expires_at() as f64),
+        )
+        .into(),
+        Write::Keep => reply.into(),
+    })
 }
 
 /// The expiry alarm's step for the stored record: `{kind: "rearm", at}`,

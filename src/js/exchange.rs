@@ -1,23 +1,72 @@
-//! `Exchange` for JavaScript: the core's exchange, its actions as plain
-//! objects, its results taken back as JavaScript values.
+//! `Exchange` for JavaScript: the core's exchange, its results taken back
+//! as JavaScript values. Each action crosses as a number (its kind, one of
+//! the `KIND_*` below); the host reads the fields it needs through a few
+//! getters (a number, a second number, a text, bytes), so nothing is built
+//! for a field it does not read and no object is built at all.
 
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
-use super::values::{Object, edit_list, header_pairs, respond};
+use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, BodyRead, Config, Consistency, Exchange, Finished, Fingerprint, OriginResult, Record, RecordName, StoreCall,
-    Write, begin, copy_ttl_secs, decode_decision, decode_finished, decode_inspected, decode_released, finish,
+    Action, BodyRead, Config, Consistency, DataPoint, Exchange, Finished, Fingerprint, HeaderEdit, OriginResult, Record,
+    RecordName, Reply, ReplyBody, StoreCall, Write, begin, copy_ttl_secs, decode_decision, decode_finished,
+    decode_inspected, decode_released, finish,
 };
 
-/// One request's exchange. `action` is what to do now; each method reports
-/// a result and returns the next action.
+/// The kinds of action, as `kind` and every result method give them (the
+/// same numbers as `pkg/src/worker/host.js`).
+const KIND_DONE: u32 = 0;
+const KIND_RESPOND: u32 = 1;
+const KIND_LOG: u32 = 2;
+const KIND_METRIC: u32 = 3;
+const KIND_DETACH: u32 = 4;
+const KIND_READ_BODY: u32 = 5;
+const KIND_FORWARD: u32 = 6;
+const KIND_READ_COPY: u32 = 7;
+const KIND_KV_BEGIN: u32 = 8;
+const KIND_BEGIN: u32 = 9;
+const KIND_FINISH: u32 = 10;
+const KIND_INSPECT: u32 = 11;
+const KIND_RELEASE: u32 = 12;
+const KIND_ABANDON: u32 = 13;
+const KIND_CALL_ORIGIN: u32 = 14;
+const KIND_PAUSE: u32 = 15;
+const KIND_WRITE_COPY: u32 = 16;
+
+/// The pending action, as the host performs it; its fields reach the host
+/// through the getters `number`, `second`, `text`, `bytes` and `point`.
+enum Pending {
+    Done,
+    /// Status, headers, body (none: the kept response's).
+    Respond(Reply),
+    Log(String),
+    Metric(DataPoint),
+    Detach,
+    /// Limit, and how far to read past it.
+    ReadBody(usize, usize),
+    /// Edits, body (none: the request's own), time limit.
+    Forward(Vec<HeaderEdit>, Option<Vec<u8>>, u64),
+    /// A KV read of the record (`read-copy`, `kv-begin`), its time limit.
+    Read(RecordName, f64),
+    /// A call to the record's coordinator: its bytes, time limit (`begin`,
+    /// `finish`, `inspect`, `release`, `abandon`).
+    Store(RecordName, Vec<u8>, f64),
+    CallOrigin { edits: Vec<HeaderEdit>, body: Vec<u8>, timeout_ms: u64, keep_at_most: usize },
+    Pause(u64),
+    /// The record's KV copy: its bytes, time to live in seconds.
+    WriteCopy(RecordName, Vec<u8>, u64),
+}
+
+/// One request's exchange. `kind` is what to do now; each method reports
+/// a result and returns the next action's kind.
 #[wasm_bindgen(js_name = Exchange)]
 pub struct JsExchange {
     inner: Exchange,
     config: Rc<Config>,
-    action: JsValue,
+    kind: u32,
+    pending: Pending,
     /// KV-only mode: the `begin` waiting for the record KV holds.
     kv_begin: Option<(RecordName, Fingerprint)>,
     /// KV-only mode: the reservation `begin` made, for `finish`.
@@ -28,16 +77,88 @@ pub struct JsExchange {
 
 #[wasm_bindgen(js_class = Exchange)]
 impl JsExchange {
-    /// The pending action.
+    /// The pending action's kind.
     #[wasm_bindgen(getter)]
-    pub fn action(&self) -> JsValue {
-        self.action.clone()
+    pub fn kind(&self) -> u32 {
+        self.kind
+    }
+
+    /// The action's number: `read-body`'s limit, the time limit in ms of
+    /// `forward`, `read-copy`, `kv-begin`, `call-origin` and the store
+    /// calls, `pause`'s ms, `write-copy`'s time to live in seconds, the
+    /// status of `respond`.
+    #[wasm_bindgen(getter)]
+    pub fn number(&self) -> f64 {
+        match &self.pending {
+            Pending::ReadBody(limit, _) => *limit as f64,
+            Pending::Forward(_, _, ms) | Pending::CallOrigin { timeout_ms: ms, .. } | Pending::Pause(ms) => *ms as f64,
+            Pending::Read(_, ms) | Pending::Store(_, _, ms) => *ms,
+            Pending::WriteCopy(_, _, secs) => *secs as f64,
+            Pending::Respond(reply) => f64::from(reply.status),
+            _ => 0.0,
+        }
+    }
+
+    /// The action's second number: how far `read-body` reads an oversized
+    /// body before the 413, the most response body bytes `call-origin`
+    /// holds.
+    #[wasm_bindgen(getter)]
+    pub fn second(&self) -> f64 {
+        match &self.pending {
+            Pending::ReadBody(_, drain_until) => *drain_until as f64,
+            Pending::CallOrigin { keep_at_most, .. } => *keep_at_most as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// The action's text: the record's name in hex (the KV key of
+    /// `read-copy`, `kv-begin` and `write-copy`, the object of a store
+    /// call), `respond`'s headers (`name\nvalue\n...`), `log`'s line, the
+    /// header edits of `forward` and `call-origin` (`op\nname\nvalue\n...`:
+    /// `set`, or `remove` with an empty value).
+    #[wasm_bindgen(getter)]
+    pub fn text(&self) -> String {
+        match &self.pending {
+            Pending::Read(name, _) | Pending::Store(name, _, _) | Pending::WriteCopy(name, _, _) => name.to_hex(),
+            Pending::Respond(reply) => joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()])),
+            Pending::Log(line) => line.clone(),
+            Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. } => joined(edits.iter().map(|edit| match edit {
+                HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
+                HeaderEdit::Remove(name) => ["remove", name, ""],
+            })),
+            _ => String::new(),
+        }
+    }
+
+    /// The action's bytes: the body of `forward` (undefined: the request's
+    /// own), `call-origin` and `respond` (undefined: the kept response's),
+    /// a store call's bytes, `write-copy`'s record.
+    #[wasm_bindgen(getter)]
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        match &self.pending {
+            Pending::Forward(_, body, _) => body.clone(),
+            Pending::CallOrigin { body, .. } => Some(body.clone()),
+            Pending::Respond(Reply { body: ReplyBody::Bytes(body), .. }) => Some(body.clone()),
+            Pending::Store(_, bytes, _) | Pending::WriteCopy(_, bytes, _) => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    /// `metric`: the data point, `{blobs, doubles, indexes}`.
+    #[wasm_bindgen(getter)]
+    pub fn point(&self) -> JsValue {
+        let Pending::Metric(point) = &self.pending else { return JsValue::UNDEFINED };
+        Object::empty()
+            .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
+            .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
+            .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
+            .done()
     }
 
     /// The body was read: `kind` is `complete` (with `bytes`), `too-large`
     /// or `incomplete`.
     #[wasm_bindgen(js_name = bodyRead)]
-    pub fn body_read(&mut self, kind: &str, bytes: Option<Vec<u8>>, now_ms: f64) -> JsValue {
+    pub fn body_read(&mut self, kind: &str, bytes: Option<Vec<u8>>, now_ms: f64) -> u32 {
         let read = match kind {
             "complete" => BodyRead::Complete(bytes.unwrap_or_default()),
             "too-large" => BodyRead::TooLarge,
@@ -49,7 +170,7 @@ impl JsExchange {
 
     /// A KV copy was read: its bytes (undefined when absent), or the error.
     #[wasm_bindgen(js_name = copyRead)]
-    pub fn copy_read(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn copy_read(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let found = match error {
             Some(error) => Err(error),
             None => Ok(bytes.and_then(|b| Record::decode(&b).ok())),
@@ -59,13 +180,13 @@ impl JsExchange {
     }
 
     /// The rest now runs under `waitUntil`.
-    pub fn detached(&mut self, now_ms: f64) -> JsValue {
+    pub fn detached(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.detached(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The coordinator's reply to `begin` (its bytes), or the error.
-    pub fn begun(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn begun(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let decision = reply_of(reply, error, |bytes| decode_decision(bytes).map_err(|e| e.to_string()));
         let action = self.inner.begun(decision, now_ms as u64);
         self.present(action, now_ms)
@@ -74,7 +195,7 @@ impl JsExchange {
     /// KV-only mode: the record KV holds (its bytes, or undefined), or the
     /// error, for `begin`.
     #[wasm_bindgen(js_name = kvBegun)]
-    pub fn kv_begun(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn kv_begun(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let now = now_ms as u64;
         let decision = match (self.kv_begin.take(), error) {
             (_, Some(error)) => Err(error),
@@ -92,10 +213,11 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// The origin answered in full: status, `[[name, value], ...]`, body.
+    /// The origin answered in full: status, headers (`name\nvalue\n...`),
+    /// body.
     #[wasm_bindgen(js_name = originAnswered)]
-    pub fn origin_answered(&mut self, status: u16, headers: JsValue, body: Vec<u8>, now_ms: f64) -> JsValue {
-        let result = OriginResult::Answered { status, headers: header_pairs(&headers), body };
+    pub fn origin_answered(&mut self, status: u16, headers: &str, body: Vec<u8>, now_ms: f64) -> u32 {
+        let result = OriginResult::Answered { status, headers: header_pairs(headers), body };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)
     }
@@ -103,8 +225,8 @@ impl JsExchange {
     /// The origin answered with a body over `keepAtMost`: its status and
     /// headers, while the host streams the body to the caller.
     #[wasm_bindgen(js_name = originStreaming)]
-    pub fn origin_streaming(&mut self, status: u16, headers: JsValue, now_ms: f64) -> JsValue {
-        let result = OriginResult::Streaming { status, headers: header_pairs(&headers) };
+    pub fn origin_streaming(&mut self, status: u16, headers: &str, now_ms: f64) -> u32 {
+        let result = OriginResult::Streaming { status, headers: header_pairs(headers) };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)
     }
@@ -112,7 +234,7 @@ impl JsExchange {
     /// The origin gave no answer: `kind` is `not-sent` (it cannot have
     /// acted) or `no-answer` (it may have).
     #[wasm_bindgen(js_name = originFailed)]
-    pub fn origin_failed(&mut self, kind: &str, message: String, now_ms: f64) -> JsValue {
+    pub fn origin_failed(&mut self, kind: &str, message: String, now_ms: f64) -> u32 {
         let result = match kind {
             "not-sent" => OriginResult::NotSent(message),
             _ => OriginResult::NoAnswer(message),
@@ -122,7 +244,7 @@ impl JsExchange {
     }
 
     /// The coordinator's reply to `finish` (its bytes), or the error.
-    pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let finished = reply_of(reply, error, |bytes| decode_finished(bytes).map_err(|e| e.to_string()));
         let action = self.inner.finished(finished, now_ms as u64);
         self.present(action, now_ms)
@@ -130,7 +252,7 @@ impl JsExchange {
 
     /// The coordinator's reply to an admin path's `inspect` (its bytes), or
     /// the error.
-    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let state = reply_of(reply, error, |bytes| decode_inspected(bytes).map_err(|e| e.to_string()));
         let action = self.inner.inspected(state, now_ms as u64);
         self.present(action, now_ms)
@@ -138,28 +260,29 @@ impl JsExchange {
 
     /// The coordinator's reply to an admin path's `release` (its bytes), or
     /// the error.
-    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> JsValue {
+    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let answer = reply_of(reply, error, |bytes| decode_released(bytes).map_err(|e| e.to_string()));
         let action = self.inner.released(answer, now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The abandon call ended (its result changes nothing).
-    pub fn abandoned(&mut self, now_ms: f64) -> JsValue {
+    pub fn abandoned(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.abandoned(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The pause is over.
-    pub fn paused(&mut self, now_ms: f64) -> JsValue {
+    pub fn paused(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.paused(now_ms as u64);
         self.present(action, now_ms)
     }
 
-    /// An unprotected forward ended: its status and headers, or the error.
-    pub fn forwarded(&mut self, status: Option<u16>, headers: JsValue, error: Option<String>, now_ms: f64) -> JsValue {
+    /// An unprotected forward ended: its status and headers
+    /// (`name\nvalue\n...`), or the error.
+    pub fn forwarded(&mut self, status: Option<u16>, headers: &str, error: Option<String>, now_ms: f64) -> u32 {
         let result = match (status, error) {
-            (Some(status), None) => Ok((status, header_pairs(&headers))),
+            (Some(status), None) => Ok((status, header_pairs(headers))),
             (_, error) => Err(error.unwrap_or_else(|| "no answer".to_owned())),
         };
         let action = self.inner.forwarded(result, now_ms as u64);
@@ -167,27 +290,27 @@ impl JsExchange {
     }
 
     /// The answer was handed to the caller.
-    pub fn responded(&mut self, now_ms: f64) -> JsValue {
+    pub fn responded(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.responded(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The log line was written.
-    pub fn logged(&mut self, now_ms: f64) -> JsValue {
+    pub fn logged(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.logged(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The data point was written (or not: nothing depends on it).
     #[wasm_bindgen(js_name = metricWritten)]
-    pub fn metric_written(&mut self, now_ms: f64) -> JsValue {
+    pub fn metric_written(&mut self, now_ms: f64) -> u32 {
         let action = self.inner.metric_written(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The KV copy was written (or not: nothing depends on it).
     #[wasm_bindgen(js_name = copyWritten)]
-    pub fn copy_written(&mut self, now_ms: f64) -> JsValue {
+    pub fn copy_written(&mut self, now_ms: f64) -> u32 {
         let action = match self.stored.take() {
             Some(finished) => self.inner.finished(Ok(finished), now_ms as u64),
             None => self.inner.copy_written(now_ms as u64),
@@ -198,66 +321,59 @@ impl JsExchange {
 
 impl JsExchange {
     pub(crate) fn new(inner: Exchange, config: Rc<Config>, first: Action, now: u64) -> Self {
-        let mut exchange =
-            Self { inner, config, action: JsValue::UNDEFINED, kv_begin: None, reserved: None, stored: None };
+        let mut exchange = Self {
+            inner,
+            config,
+            kind: KIND_DONE,
+            pending: Pending::Done,
+            kv_begin: None,
+            reserved: None,
+            stored: None,
+        };
         exchange.present(first, now as f64);
         exchange
     }
 
-    /// The action as a plain object (remembered as `action`). In KV-only
-    /// mode the store's steps run here, on the reservation, and only their
-    /// KV reads and writes go out.
-    fn present(&mut self, mut action: Action, now_ms: f64) -> JsValue {
+    /// Makes `action` the pending one; its kind. In KV-only mode the
+    /// store's steps run here, on the reservation, and only their KV reads
+    /// and writes go out.
+    fn present(&mut self, mut action: Action, now_ms: f64) -> u32 {
         let now = now_ms as u64;
         let kv_only = self.config.consistency == Consistency::Kv;
         let timeout = self.config.store_timeout_ms as f64;
-        let value = loop {
+        let records = || self.config.records.clone();
+        let (kind, pending) = loop {
             break match action {
-                Action::ReadBody { limit, drain_until } => {
-                    Object::new("read-body").set("limit", limit as f64).set("drainUntil", drain_until as f64).done()
-                }
-                Action::Forward { edits, body, timeout_ms } => {
-                    let object = Object::new("forward").set("edits", edit_list(&edits)).set("timeoutMs", timeout_ms as f64);
-                    match body {
-                        Some(body) => object.bytes("body", &body),
-                        None => object.set("body", JsValue::NULL),
-                    }
-                    .done()
-                }
-                Action::ReadCopy { name, timeout_ms } => {
-                    Object::new("read-copy").set("key", name.to_hex()).set("timeoutMs", timeout_ms as f64).done()
-                }
-                Action::Detach => Object::new("detach").done(),
+                Action::ReadBody { limit, drain_until } => (KIND_READ_BODY, Pending::ReadBody(limit, drain_until)),
+                Action::Forward { edits, body, timeout_ms } => (KIND_FORWARD, Pending::Forward(edits, body, timeout_ms)),
+                Action::ReadCopy { name, timeout_ms } => (KIND_READ_COPY, Pending::Read(name, timeout_ms as f64)),
+                Action::Detach => (KIND_DETACH, Pending::Detach),
                 Action::Begin { name, fingerprint, .. } if kv_only => {
                     self.kv_begin = Some((name, fingerprint));
-                    Object::new("kv-begin").set("key", name.to_hex()).set("timeoutMs", timeout).done()
+                    (KIND_KV_BEGIN, Pending::Read(name, timeout))
                 }
                 Action::Begin { name, fingerprint, wait_ms, reservation } => {
-                    let call = StoreCall::Begin { policy: self.config.records.clone(), fingerprint, wait_ms, reservation };
-                    store_call("begin", &name, &call, timeout + wait_ms as f64)
+                    let call = StoreCall::Begin { policy: records(), fingerprint, wait_ms, reservation };
+                    (KIND_BEGIN, Pending::Store(name, call.encode(), timeout + wait_ms as f64))
                 }
                 Action::Abandon { name, reservation } => {
-                    let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation };
-                    store_call("abandon", &name, &call, timeout)
+                    let call = StoreCall::Abandon { policy: records(), reservation };
+                    (KIND_ABANDON, Pending::Store(name, call.encode(), timeout))
                 }
-                Action::Inspect { name } => store_call("inspect", &name, &StoreCall::Inspect, timeout),
+                Action::Inspect { name } => (KIND_INSPECT, Pending::Store(name, StoreCall::Inspect.encode(), timeout)),
                 Action::Release { name } => {
-                    store_call("release", &name, &StoreCall::Release { policy: self.config.records.clone() }, timeout)
+                    (KIND_RELEASE, Pending::Store(name, StoreCall::Release { policy: records() }.encode(), timeout))
                 }
-                Action::CallOrigin { attempt, edits, body, timeout_ms, keep_at_most } => Object::new("call-origin")
-                    .set("attempt", attempt)
-                    .set("edits", edit_list(&edits))
-                    .bytes("body", &body)
-                    .set("timeoutMs", timeout_ms as f64)
-                    .set("keepAtMost", keep_at_most as f64)
-                    .done(),
+                Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
+                    (KIND_CALL_ORIGIN, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
+                }
                 Action::Finish { name, attempt, outcome } if kv_only => {
                     let step = finish(self.reserved.take(), attempt, outcome, now, &self.config.records);
                     match step.answer {
                         Finished::Stored(completed) => {
-                            let value = write_copy(&name, &Record::Completed(completed.clone()), completed.expires_at, now);
+                            let copy = write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now);
                             self.stored = Some(Finished::Stored(completed));
-                            value
+                            (KIND_WRITE_COPY, copy)
                         }
                         other => {
                             action = self.inner.finished(Ok(other), now);
@@ -266,40 +382,28 @@ impl JsExchange {
                     }
                 }
                 Action::Finish { name, attempt, outcome } => {
-                    let call = StoreCall::Finish { policy: self.config.records.clone(), attempt, outcome };
-                    store_call("finish", &name, &call, timeout)
+                    let call = StoreCall::Finish { policy: records(), attempt, outcome };
+                    (KIND_FINISH, Pending::Store(name, call.encode(), timeout))
                 }
-                Action::Pause { ms } => Object::new("pause").set("ms", ms as f64).done(),
-                Action::Respond(reply) => respond(&reply),
-                Action::Log(line) => Object::new("log").set("line", line).done(),
-                Action::Metric(point) => Object::new("metric")
-                    .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
-                    .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
-                    .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
-                    .done(),
+                Action::Pause { ms } => (KIND_PAUSE, Pending::Pause(ms)),
+                Action::Respond(reply) => (KIND_RESPOND, Pending::Respond(reply)),
+                Action::Log(line) => (KIND_LOG, Pending::Log(line)),
+                Action::Metric(point) => (KIND_METRIC, Pending::Metric(point)),
                 Action::WriteCopy { name, completed } => {
-                    write_copy(&name, &Record::Completed(completed.clone()), completed.expires_at, now)
+                    (KIND_WRITE_COPY, write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now))
                 }
-                Action::Done => Object::new("done").done(),
+                Action::Done => (KIND_DONE, Pending::Done),
             };
         };
-        self.action = value.clone();
-        value
+        self.kind = kind;
+        self.pending = pending;
+        kind
     }
 }
 
-/// A call to the record's coordinator: `{kind, object, call, timeoutMs}`.
-fn store_call(kind: &str, name: &RecordName, call: &StoreCall, timeout: f64) -> JsValue {
-    Object::new(kind).set("object", name.to_hex()).bytes("call", &call.encode()).set("timeoutMs", timeout).done()
-}
-
-/// A KV write of `record`: `{kind: "write-copy", key, value, ttlSeconds}`.
-fn write_copy(name: &RecordName, record: &Record, expires_at: u64, now: u64) -> JsValue {
-    Object::new("write-copy")
-        .set("key", name.to_hex())
-        .bytes("value", &record.encode())
-        .set("ttlSeconds", copy_ttl_secs(expires_at, now) as f64)
-        .done()
+/// A KV write of `record`.
+fn write_copy(name: RecordName, record: &Record, expires_at: u64, now: u64) -> Pending {
+    Pending::WriteCopy(name, record.encode(), copy_ttl_secs(expires_at, now))
 }
 
 /// A store reply decoded, or the error the host reported.

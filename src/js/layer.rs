@@ -5,7 +5,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::exchange::JsExchange;
-use super::values::{Object, header_pairs, string};
+use super::values::{Object, pairs_of};
 use crate::core::{Config, Exchange, Origin, RequestHead};
 
 /// The layer for one options object and `env`.
@@ -59,30 +59,39 @@ impl Layer {
         RequestHead::headers_read(&self.config).into_iter().map(str::to_owned).collect()
     }
 
-    /// Starts the exchange for a request head (`{method, host, path, query,
-    /// key, origin, preflightMethod, preflightHeaders, hasAttemptHeader,
-    /// headers, metrics}`; `metrics`: whether an Analytics Engine dataset is
-    /// bound) at `now_ms`.
-    pub fn start(&self, head: JsValue, now_ms: f64) -> JsExchange {
-        let flag = |name: &str| {
-            js_sys::Reflect::get(&head, &JsValue::from_str(name)).ok().and_then(|v| v.as_bool()).unwrap_or(false)
+    /// Starts the exchange for a request at `now_ms`, from its head as
+    /// one string of `\n`-ended fields (none holds a line break): the
+    /// method, host, path, query, the `Idempotency-Key`, `Origin`,
+    /// `Access-Control-Request-Method` and `Access-Control-Request-Headers`
+    /// headers (each empty when absent), then name and value of each header
+    /// `headersRead` names that is present. `flags`: which of the five
+    /// optional fields are present (bits 0–4, from the query on), whether
+    /// an `Idempotency-Attempt` header came (bit 5), whether an Analytics
+    /// Engine dataset is bound (bit 6).
+    pub fn start(&self, head: &str, flags: u32, now_ms: f64) -> JsExchange {
+        let mut fields = head.split_terminator('\n');
+        let mut next = || fields.next().unwrap_or_default().to_owned();
+        let (method, host, path) = (next(), next(), next());
+        let mut optional = |bit: u32| {
+            let field = next();
+            (flags & 1 << bit != 0).then_some(field)
         };
-        let has_attempt = flag("hasAttemptHeader");
-        let metrics = flag("metrics");
+        let (query, key, origin) = (optional(0), optional(1), optional(2));
+        let (preflight_method, preflight_headers) = (optional(3), optional(4));
         let head = RequestHead {
-            method: string(&head, "method").unwrap_or_default(),
-            host: string(&head, "host").unwrap_or_default(),
-            path: string(&head, "path").unwrap_or_else(|| "/".to_owned()),
-            query: string(&head, "query"),
-            key: string(&head, "key").map(String::into_bytes),
-            origin: string(&head, "origin"),
-            preflight_method: string(&head, "preflightMethod"),
-            preflight_headers: string(&head, "preflightHeaders"),
-            has_attempt_header: has_attempt,
-            headers: header_pairs(&js_sys::Reflect::get(&head, &JsValue::from_str("headers")).unwrap_or_default()),
+            method,
+            host,
+            path,
+            query,
+            key: key.map(String::into_bytes),
+            origin,
+            preflight_method,
+            preflight_headers,
+            has_attempt_header: flags & 1 << 5 != 0,
+            headers: pairs_of(fields),
             // Never 0: 53 random bits tell one request's reservation from another's.
             reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
-            metrics,
+            metrics: flags & 1 << 6 != 0,
         };
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);

@@ -5,10 +5,10 @@
 //!
 //! Thin wasm-bindgen wrappers, deciding nothing: [`Layer`] validates the
 //! options through the core's configuration, [`JsExchange`] turns each core
-//! [`Action`](crate::core::Action) into a plain object the JavaScript glue
-//! performs (store calls go to the coordinator as encoded
+//! [`Action`](crate::core::Action) into a kind and a few fields the
+//! JavaScript glue reads and performs (store calls go to the coordinator as encoded
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
-//! into the core's values; [`coordinator_step`] and [`alarm_step`] run the
+//! into the core's values; [`coordinator_call`] and [`alarm_step`] run the
 //! coordinator's atomic step inside a JavaScript Durable Object;
 //! [`record_name`] names a key's record for the `oncekey-record` command.
 
@@ -19,7 +19,7 @@ mod options;
 mod record_name;
 mod values;
 
-pub use coordinator::{alarm_step, coordinator_step, coordinator_wait, misconfigured_reply};
+pub use coordinator::{alarm_step, coordinator_call, misconfigured_reply};
 pub use exchange::JsExchange;
 pub use layer::Layer;
 pub use record_name::record_name;

@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::values::header_pairs;
+use super::values::list_pairs;
 use crate::core::{Config, IdempotencyKey, RecordName};
 
 /// The name (64 lower-case hex digits) of the record for `key` (the
@@ -22,7 +22,7 @@ pub fn record_name(host: &str, scope: Option<String>, headers: JsValue, key: &st
     let config = Config::from_vars(|name| if name == "IDEMPOTENCY_SCOPE" { scope.clone() } else { None })
         .map_err(|e| JsError::new(&e.to_string()))?;
     let key = IdempotencyKey::parse(key).map_err(|e| JsError::new(&format!("not a valid Idempotency-Key: {e}")))?;
-    let headers = header_pairs(&headers);
+    let headers = list_pairs(&headers);
     let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
     Ok(RecordName::new(host, &config.scope, header, &key).to_hex())
 }

@@ -1,9 +1,9 @@
 //! Plain JavaScript values to and from the core's: objects built with
-//! `Reflect.set`, header lists as `[[name, value], ...]`.
+//! `Reflect.set`, headers and edits as one string of `\n`-ended fields.
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::{HeaderEdit, Reply, ReplyBody};
+use crate::core::{Reply, ReplyBody};
 
 /// An object being built, field by field.
 pub(crate) struct Object(js_sys::Object);
@@ -32,14 +32,9 @@ impl Object {
     }
 }
 
-/// A field of a JavaScript object, if it is a string.
-pub(crate) fn string(object: &JsValue, name: &str) -> Option<String> {
-    js_sys::Reflect::get(object, &JsValue::from_str(name)).ok()?.as_string()
-}
-
 /// `[[name, value], ...]` as pairs, names lower-case; anything else is
 /// skipped.
-pub(crate) fn header_pairs(list: &JsValue) -> Vec<(String, String)> {
+pub(crate) fn list_pairs(list: &JsValue) -> Vec<(String, String)> {
     let Some(list) = list.dyn_ref::<js_sys::Array>() else { return Vec::new() };
     list.iter()
         .filter_map(|pair| {
@@ -49,20 +44,37 @@ pub(crate) fn header_pairs(list: &JsValue) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Headers as one string, `name\nvalue\n...` (a header's name or value
+/// never holds a line break), as pairs with lower-case names.
+pub(crate) fn header_pairs(joined: &str) -> Vec<(String, String)> {
+    pairs_of(joined.split_terminator('\n'))
+}
+
+/// Fields `name, value, ...` as pairs with lower-case names.
+pub(crate) fn pairs_of<'a>(mut parts: impl Iterator<Item = &'a str>) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
+        pairs.push((name.to_ascii_lowercase(), value.to_owned()));
+    }
+    pairs
+}
+
+/// Lists of fields as one string, each field followed by `\n`: headers
+/// `name\nvalue\n...`, edits `op\nname\nvalue\n...`.
+pub(crate) fn joined<'a, const N: usize>(items: impl Iterator<Item = [&'a str; N]>) -> String {
+    let mut out = String::new();
+    for fields in items {
+        for field in fields {
+            out.push_str(field);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Pairs as `[[name, value], ...]`.
 pub(crate) fn header_list(pairs: &[(String, String)]) -> js_sys::Array {
     pairs.iter().map(|(name, value)| js_sys::Array::of2(&name.into(), &value.into())).collect()
-}
-
-/// Header edits as `[["set", name, value] | ["remove", name], ...]`.
-pub(crate) fn edit_list(edits: &[HeaderEdit]) -> js_sys::Array {
-    edits
-        .iter()
-        .map(|edit| match edit {
-            HeaderEdit::Set(name, value) => js_sys::Array::of3(&"set".into(), &(*name).into(), &value.into()),
-            HeaderEdit::Remove(name) => js_sys::Array::of2(&"remove".into(), &(*name).into()),
-        })
-        .collect()
 }
 
 /// A reply as `{kind: "respond", status, headers, body}`; `body` is `null`

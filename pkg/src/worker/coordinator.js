@@ -8,7 +8,7 @@
 // first, awaiting no storage, so the input gate stays open for other calls
 // and the first attempt's `finish`. No storage is polled.
 import { DurableObject } from 'cloudflare:workers';
-import { alarmStep, coordinatorStep, coordinatorWait } from 'oncekey-worker-wasm';
+import { alarmStep, coordinatorCall } from 'oncekey-worker-wasm';
 
 const RECORD = 'record';
 
@@ -33,23 +33,23 @@ export class IdempotencyCoordinator extends DurableObject {
   async call(call) {
     this.#calls += 1;
     const calledAt = Date.now();
-    let found;
+    let step;
     for (;;) {
-      found = await this.#load();
+      const found = await this.#load();
       const now = Date.now();
-      const deadline = coordinatorWait(call, found, now, calledAt);
-      if (deadline === undefined) break;
-      await this.#changeOrTimeout(deadline - now);
+      // A deadline to wait until, or the reply (with the record to put).
+      step = coordinatorCall(call, found, now, calledAt);
+      if (typeof step !== 'number') break;
+      await this.#changeOrTimeout(step - now);
     }
-    const step = coordinatorStep(call, found, Date.now());
-    if (step.record !== undefined) {
-      await this.#save(step.record, step.expiresAt);
-      // Every parked call looks again at the record as it is now.
-      const waiters = [...this.#waiters];
-      this.#waiters.clear();
-      for (const wake of waiters) wake();
-    }
-    return step.reply;
+    if (step instanceof Uint8Array) return step;
+    const [reply, record, expiresAt] = step;
+    await this.#save(record, expiresAt);
+    // Every parked call looks again at the record as it is now.
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+    return reply;
   }
 
   /**

@@ -1,16 +1,38 @@
 // Performs one request's exchange on the Workers runtime: every decision is
-// the core's (the action objects of `Exchange`); this file does the I/O each
-// action names — the body, the handler, the coordinator over RPC, KV, timers
-// — and reports each result back, as src/edge/layer.rs does for Rust workers.
+// the core's (the actions of `Exchange`: a kind, and fields read off the
+// exchange); this file does the I/O each action names — the body, the
+// handler, the coordinator over RPC, KV, timers — and reports each result
+// back, as src/edge/layer.rs does for Rust workers.
 import { isNotSent } from './not-sent.js';
 
 const EMPTY = new Uint8Array(0);
 
+// The action kinds, as the exchange gives them (src/js/exchange.rs); each
+// action's fields are its `number`, `second`, `text` and `bytes`.
+const DONE = 0;
+const RESPOND = 1;
+const LOG = 2;
+const METRIC = 3;
+const DETACH = 4;
+const READ_BODY = 5;
+const FORWARD = 6;
+const READ_COPY = 7;
+const KV_BEGIN = 8;
+const BEGIN = 9;
+const FINISH = 10;
+const INSPECT = 11;
+const RELEASE = 12;
+const ABANDON = 13;
+const CALL_ORIGIN = 14;
+const PAUSE = 15;
+const WRITE_COPY = 16;
+
 /**
- * The request's head as `Layer.start` reads it; `metrics`: whether an
+ * Starts the exchange for `request` on `layer`, from the request's head;
+ * `headersRead`: the headers the layer reads; `metrics`: whether an
  * Analytics Engine dataset is bound.
  */
-export function requestHead(request, headersRead, metrics) {
+export function start(layer, request, headersRead, metrics) {
   const url = new URL(request.url);
   const headers = request.headers;
   // The query as sent: `?` with nothing after it is an empty query, not none.
@@ -20,24 +42,31 @@ export function requestHead(request, headersRead, metrics) {
   const query = question < 0 || (hash >= 0 && hash < question)
     ? undefined
     : href.slice(question + 1, hash < 0 ? undefined : hash);
-  const read = [];
+  // The head as one string of `\n`-ended fields; `flags` says which of the
+  // optional ones are present (bits 0–4), then the attempt header and the
+  // dataset (bits 5, 6).
+  let head = `${request.method}\n${url.hostname}\n${url.pathname}\n`;
+  let flags = (headers.has('idempotency-attempt') ? 32 : 0) | (metrics ? 64 : 0);
+  const optional = [
+    query,
+    headers.get('idempotency-key'),
+    headers.get('origin'),
+    headers.get('access-control-request-method'),
+    headers.get('access-control-request-headers'),
+  ];
+  for (let bit = 0; bit < 5; bit++) {
+    const field = optional[bit];
+    if (field != null) {
+      flags |= 1 << bit;
+      head += field;
+    }
+    head += '\n';
+  }
   for (const name of headersRead) {
     const value = headers.get(name);
-    if (value !== null) read.push([name, value]);
+    if (value !== null) head += `${name}\n${value}\n`;
   }
-  return {
-    method: request.method,
-    host: url.hostname,
-    path: url.pathname,
-    query,
-    key: headers.get('idempotency-key') ?? undefined,
-    origin: headers.get('origin') ?? undefined,
-    preflightMethod: headers.get('access-control-request-method') ?? undefined,
-    preflightHeaders: headers.get('access-control-request-headers') ?? undefined,
-    hasAttemptHeader: headers.has('idempotency-attempt'),
-    headers: read,
-    metrics,
-  };
+  return layer.start(head, flags, Date.now());
 }
 
 /**
@@ -53,32 +82,33 @@ export function drive(exchange, { handler, bindings, request, env, ctx }) {
     answered = resolve;
     failed = reject;
   });
-  const run = async (action) => {
+  const run = async (kind) => {
     try {
       for (;;) {
-        switch (action.kind) {
-          case 'respond':
-            answered(host.response(action));
-            action = exchange.responded(Date.now());
+        switch (kind) {
+          case RESPOND:
+            answered(host.response(exchange));
+            host.answered = true;
+            kind = exchange.responded(Date.now());
             break;
-          case 'log':
-            console.log(action.line);
-            action = exchange.logged(Date.now());
+          case LOG:
+            console.log(exchange.text);
+            kind = exchange.logged(Date.now());
             break;
-          case 'metric':
-            host.writeDataPoint(action);
-            action = exchange.metricWritten(Date.now());
+          case METRIC:
+            host.writeDataPoint(exchange.point);
+            kind = exchange.metricWritten(Date.now());
             break;
-          case 'detach':
+          case DETACH:
             ctx.waitUntil(run(exchange.detached(Date.now())));
             return;
-          case 'done':
+          case DONE:
             exchange.free();
-            // Only if no answer was given (settling twice changes nothing).
-            failed(new Error('oncekey: the exchange ended without an answer'));
+            // Only if no answer was given (the error is not made for nothing).
+            if (!host.answered) failed(new Error('oncekey: the exchange ended without an answer'));
             return;
           default:
-            action = await host.perform(action, exchange);
+            kind = await host.perform(kind, exchange);
         }
       }
     } catch (error) {
@@ -86,7 +116,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx }) {
       failed(error);
     }
   };
-  run(exchange.action);
+  run(exchange.kind);
   return answer;
 }
 
@@ -102,65 +132,72 @@ class Host {
     this.kept = undefined;
     /** The coordinator stub of this request's record, once asked for. */
     this.stub = undefined;
+    /** Whether the caller has its answer. */
+    this.answered = false;
   }
 
   /** Performs one I/O action and reports its result: the next action. */
-  async perform(action, exchange) {
-    switch (action.kind) {
-      case 'read-body': {
-        const [kind, bytes] = await readBody(this.request, action.limit, action.drainUntil);
-        return exchange.bodyRead(kind, bytes, Date.now());
+  async perform(kind, exchange) {
+    switch (kind) {
+      case READ_BODY: {
+        const [read, bytes] = await readBody(this.request, exchange.number, exchange.second);
+        return exchange.bodyRead(read, bytes, Date.now());
       }
-      case 'forward':
-        return this.forward(action, exchange);
-      case 'read-copy': {
-        const [bytes, error] = await this.readKv(action.key, action.timeoutMs);
+      case FORWARD:
+        return this.forward(exchange);
+      case READ_COPY: {
+        const [bytes, error] = await this.readKv(exchange.text, exchange.number);
         return exchange.copyRead(bytes, error, Date.now());
       }
-      case 'kv-begin': {
-        const [bytes, error] = await this.readKv(action.key, action.timeoutMs);
+      case KV_BEGIN: {
+        const [bytes, error] = await this.readKv(exchange.text, exchange.number);
         return exchange.kvBegun(bytes, error, Date.now());
       }
-      case 'begin': {
-        const [reply, error] = await this.storeCall(action);
+      case BEGIN: {
+        const [reply, error] = await this.storeCall(exchange);
         return exchange.begun(reply, error, Date.now());
       }
-      case 'finish': {
-        const [reply, error] = await this.storeCall(action);
+      case FINISH: {
+        const [reply, error] = await this.storeCall(exchange);
         return exchange.finished(reply, error, Date.now());
       }
-      case 'inspect': {
-        const [reply, error] = await this.storeCall(action);
+      case INSPECT: {
+        const [reply, error] = await this.storeCall(exchange);
         return exchange.inspected(reply, error, Date.now());
       }
-      case 'release': {
-        const [reply, error] = await this.storeCall(action);
+      case RELEASE: {
+        const [reply, error] = await this.storeCall(exchange);
         return exchange.released(reply, error, Date.now());
       }
-      case 'abandon':
+      case ABANDON:
         // Its result changes nothing: the reservation is given back or was never made.
-        await this.storeCall(action);
+        await this.storeCall(exchange);
         return exchange.abandoned(Date.now());
-      case 'call-origin':
-        return this.callOrigin(action, exchange);
-      case 'pause':
-        await new Promise((resolve) => setTimeout(resolve, action.ms));
+      case CALL_ORIGIN:
+        return this.callOrigin(exchange);
+      case PAUSE: {
+        const ms = exchange.number;
+        await new Promise((resolve) => setTimeout(resolve, ms));
         return exchange.paused(Date.now());
-      case 'write-copy':
-        await this.writeKv(action);
+      }
+      case WRITE_COPY:
+        await this.writeKv(exchange.text, exchange.bytes, exchange.number);
         return exchange.copyWritten(Date.now());
       default:
-        throw new Error(`oncekey: unknown action ${JSON.stringify(action.kind)}`);
+        throw new Error(`oncekey: unknown action ${kind}`);
     }
   }
 
   /** The runtime's response for a `respond` action. */
-  response({ status, headers, body }) {
-    if (body !== null) return new Response(body.length > 0 ? body : null, { status, headers });
+  response(exchange) {
+    const status = exchange.number;
+    const headers = headersOf(exchange.text);
+    const body = exchange.bytes;
+    if (body !== undefined) return new Response(body.length > 0 ? body : null, { status, headers });
     const kept = this.kept;
     this.kept = undefined;
     if (kept === undefined) return new Response(null, { status, headers });
-    // The forwarded response's own body, streamed; a WebSocket upgrade stays one.
+    // The kept response's own body, streamed; a WebSocket upgrade stays one.
     return new Response(kept.body, { status, statusText: kept.statusText, headers, webSocket: kept.webSocket ?? null });
   }
 
@@ -172,17 +209,20 @@ class Host {
   }
 
   /** An unprotected forward; its response is kept for the reply. */
-  async forward({ edits, body, timeoutMs }, exchange) {
+  async forward(exchange) {
+    const edits = exchange.text;
+    const body = exchange.bytes;
+    const timeoutMs = exchange.number;
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits.length === 0 && body === null ? this.request : this.outgoing(edits, body);
+      const request = edits === '' && body === undefined ? this.request : this.outgoing(edits, body);
       response = await within(this.callHandler(request), timeoutMs);
     } catch (error) {
-      return exchange.forwarded(undefined, undefined, messageOf(error), Date.now());
+      return exchange.forwarded(undefined, '', messageOf(error), Date.now());
     }
     this.kept = response;
-    return exchange.forwarded(response.status, [...response.headers], undefined, Date.now());
+    return exchange.forwarded(response.status, joined(response.headers), undefined, Date.now());
   }
 
   /**
@@ -190,10 +230,12 @@ class Host {
    * the limit — or, past `keepAtMost` body bytes, its head, the response
    * kept to stream the body to the caller (memory stays bounded).
    */
-  async callOrigin({ edits, body, timeoutMs, keepAtMost }, exchange) {
+  async callOrigin(exchange) {
+    const timeoutMs = exchange.number;
+    const keepAtMost = exchange.second;
     let request;
     try {
-      request = this.outgoing(edits, body);
+      request = this.outgoing(exchange.text, exchange.bytes);
     } catch (error) {
       return exchange.originFailed('not-sent', messageOf(error), Date.now());
     }
@@ -211,33 +253,39 @@ class Host {
     const [response, read] = answer;
     if (read.streaming) {
       this.kept = new Response(read.streaming, { status: response.status, statusText: response.statusText, headers: response.headers });
-      return exchange.originStreaming(response.status, [...response.headers], Date.now());
+      return exchange.originStreaming(response.status, joined(response.headers), Date.now());
     }
-    return exchange.originAnswered(response.status, [...response.headers], read.bytes, Date.now());
+    return exchange.originAnswered(response.status, joined(response.headers), read.bytes, Date.now());
   }
 
-  /** The client's request with header `edits`, and `body` (null: its own). */
-  outgoing(edits, body) {
+  /**
+   * The client's request with header `edits` (`op\nname\nvalue\n...`),
+   * and `body` (undefined: its own).
+   */
+  outgoing(joinedEdits, body) {
     const request = this.request;
     const headers = new Headers(request.headers);
-    for (const [op, name, value] of edits) {
-      if (op === 'set') headers.set(name, value);
-      else headers.delete(name);
+    const edits = joinedEdits.split('\n');
+    for (let i = 0; i + 2 < edits.length; i += 3) {
+      if (edits[i] === 'set') headers.set(edits[i + 1], edits[i + 2]);
+      else headers.delete(edits[i + 1]);
     }
-    if (body === null) return new Request(request, { headers });
+    if (body === undefined) return new Request(request, { headers });
     if (body.length > 0) return new Request(request, { headers, body });
     // No body at all (a GET must have none); the client's body, if any, was read.
     return new Request(request.url, { method: request.method, headers, redirect: request.redirect });
   }
 
   /** The record's coordinator over RPC: the reply's bytes, or the error. */
-  async storeCall({ object, call, timeoutMs }) {
+  async storeCall(exchange) {
     try {
+      const call = exchange.bytes;
+      const timeoutMs = exchange.number;
       if (this.stub === undefined) {
         const name = this.bindings.coordinator;
         const namespace = this.env[name];
         if (!namespace) return [undefined, `no Durable Object namespace bound as ${name}`];
-        this.stub = namespace.get(namespace.idFromName(object));
+        this.stub = namespace.get(namespace.idFromName(exchange.text));
       }
       return [await within(this.stub.call(call), timeoutMs), undefined];
     } catch (error) {
@@ -275,7 +323,7 @@ class Host {
   }
 
   /** A KV copy; its failure changes nothing (the object holds the answer). */
-  async writeKv({ key, value, ttlSeconds }) {
+  async writeKv(key, value, ttlSeconds) {
     const kv = this.env[this.bindings.kv];
     if (!kv) return;
     try {
@@ -284,6 +332,21 @@ class Host {
       // Nothing depends on the copy.
     }
   }
+}
+
+/** Headers as one string, `name\nvalue\n...`, for the exchange. */
+function joined(headers) {
+  let out = '';
+  for (const [name, value] of headers) out += `${name}\n${value}\n`;
+  return out;
+}
+
+/** The exchange's `name\nvalue\n...` as Headers. */
+function headersOf(joinedHeaders) {
+  const headers = new Headers();
+  const parts = joinedHeaders.split('\n');
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  return headers;
 }
 
 /**
@@ -335,11 +398,19 @@ async function readBody(request, limit, drainUntil) {
 
 /** `promise`, or a rejection once `ms` have passed. */
 function within(promise, ms) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function messageOf(error) {

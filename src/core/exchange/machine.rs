@@ -388,11 +388,7 @@ impl Exchange {
         // The baseline path logs (and counts) only failures and fail-open
         // forwards.
         let quiet = outcome == "pass-through" && self.log.error.is_none();
-        let action = self.respond(reply);
-        if quiet {
-            self.after.retain(|a| !matches!(a, Action::Log(_) | Action::Metric(_)));
-        }
-        action
+        self.answer(reply, !quiet)
     }
 
     /// The store's answer to an admin path's `inspect` (`Err`: it failed
@@ -562,6 +558,12 @@ impl Exchange {
     /// the dataset is bound, the data point — after the answer, off the
     /// caller's path.
     fn respond(&mut self, reply: Reply) -> Action {
+        self.answer(reply, true)
+    }
+
+    /// [`Exchange::respond`], with the log line and data point only when
+    /// `logged`.
+    fn answer(&mut self, reply: Reply, logged: bool) -> Action {
         let reply = if self.log.outcome == "preflight" {
             reply
         } else {
@@ -569,6 +571,9 @@ impl Exchange {
         };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
+        if !logged {
+            return Action::Respond(reply);
+        }
         if self.metrics {
             self.after.push_front(Action::Metric(self.log.data_point(&self.timing)));
         }
