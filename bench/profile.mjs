@@ -15,6 +15,7 @@
 //   build/proxy       the production proxy, Rust host (`make build-proxy`), in front of the edge
 //   build/proxy-js    benchmark's origin worker (build/bench/origin-worker.js, `make bench-peers`),
 //                     reached through ORIGIN_URL as `make bench-edge` does; the JS host (`make build-proxy-js`)
+//   build/bench/do-only.js  a peer's bundle (`make bench-peers`), in front of the same origin, for comparison
 //   build/profile-js  the JS host as build/proxy-js, but unminified and its wasm keeping function names,
 //                     built here from pkg/src and the worker-wasm crate (`make build-worker-js` first),
 //                     so JavaScript time splits by source module (host.js, coordinator.js, the wasm-bindgen glue)
@@ -29,6 +30,10 @@ const PATH = process.argv[2] ?? "first";
 const N = Number(process.env.PROFILE_REQUESTS ?? 1000);
 const BUILD = (process.env.PROFILE_BUILD ?? "build/demo").replace(/\/$/, "");
 const DEMO = BUILD.endsWith("demo");
+// A peer's bundle (a .js file, e.g. build/bench/do-only.js from `make bench-peers`):
+// its `Coordinator` class as IDEMPOTENCY_DO, no KV, in front of the same origin.
+const PEER = BUILD.endsWith(".js");
+const SCRIPT = PEER ? BUILD : join(BUILD, "index.js");
 const PORT = 9339;
 const varsOf = (file) => {
   const toml = readFileSync(file, "utf8");
@@ -60,12 +65,22 @@ const workers = DEMO
     },
   }]
   : [
-    {
-      ...oncekey,
-      bindings: { ...varsOf("wrangler.toml"), ORIGIN_URL },
-      durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
-      outboundService: "origin",
-    },
+    PEER
+      ? {
+        name: "oncekey",
+        modules: true,
+        scriptPath: BUILD,
+        compatibilityDate,
+        bindings: { ORIGIN_URL },
+        durableObjects: { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } },
+        outboundService: "origin",
+      }
+      : {
+        ...oncekey,
+        bindings: { ...varsOf("wrangler.toml"), ORIGIN_URL },
+        durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+        outboundService: "origin",
+      },
     {
       name: "origin",
       modules: true,
@@ -139,7 +154,7 @@ const name = (f) => (f.functionName || "(anonymous)").replace(/::h[0-9a-f]{16}/g
 
 // The worker script's source modules, where esbuild left its `// path`
 // markers (an unminified bundle: build/profile-js): line → module.
-const script = readFileSync(join(BUILD, "index.js"), "utf8").split("\n");
+const script = readFileSync(SCRIPT, "utf8").split("\n");
 const markers = [];
 script.forEach((line, i) => {
   const m = /^\/\/ (\S+\.(?:m?js|ts))$/.exec(line);
@@ -150,7 +165,7 @@ const moduleAt = (line) => {
   for (const [at, mod] of markers) if (at <= line) found = mod;
   return found;
 };
-const isScript = (f) => f.url.endsWith("index.js");
+const isScript = (f) => f.url.endsWith(PEER ? BUILD.split("/").pop() : "index.js");
 const isWasm = (f) => f.url.startsWith("wasm://") || /^(\$|wasm-function)/.test(f.functionName);
 /** What a sample's own frame was: wasm, the worker's JavaScript (by module), a runtime API (by caller), or V8's own. */
 function kindOf(nodeId) {
