@@ -7,7 +7,7 @@
 // WebAssembly.Module, so a user's worker needs no bundler configuration.
 import wasm from './oncekey_worker_bg.wasm';
 import { initSync, Layer, misconfiguredReply } from 'oncekey-worker-wasm';
-import { drive, start } from './worker/host.js';
+import { drive, queryOf, start } from './worker/host.js';
 
 initSync({ module: wasm });
 
@@ -59,8 +59,7 @@ function forward(origin, layer, request, service) {
   if (origin === 'service') return service.fetch(outgoing);
   if (origin === 'url') {
     const url = new URL(request.url);
-    const query = url.search === '' ? undefined : url.search.slice(1);
-    return fetch(new Request(layer.originTarget(url.pathname, query), outgoing));
+    return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), outgoing));
   }
   return fetch(outgoing);
 }

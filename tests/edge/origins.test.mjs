@@ -90,6 +90,14 @@ for (const [mode, setUp] of Object.entries(MODES)) {
       }
     });
 
+    test("a bare `?` reaches the origin as sent: an empty query is not dropped", async () => {
+      const res = await worker.fetch("/search?");
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      assert.equal(body.origin, ORIGIN_NAME[mode]);
+      assert.ok(body.url.endsWith("/search?"), `the origin saw ${body.url}`);
+    });
+
     test("a keyed POST runs once; its retry is the stored answer", async () => {
       const item = uniqueItem(mode);
       const key = newKey();

@@ -28,6 +28,20 @@ const PAUSE = 15;
 const WRITE_COPY = 16;
 
 /**
+ * The query of `url` as sent, without its `?`: `?` with nothing after it is
+ * an empty query, not none (`URL.search` reads both as empty); undefined
+ * when there is none.
+ */
+export function queryOf(url) {
+  const href = url.href;
+  const hash = href.indexOf('#');
+  const question = href.indexOf('?');
+  return question < 0 || (hash >= 0 && hash < question)
+    ? undefined
+    : href.slice(question + 1, hash < 0 ? undefined : hash);
+}
+
+/**
  * Starts the exchange for `request` on `layer`, from the request's head;
  * `headersRead`: the headers the layer reads; `metrics`: whether an
  * Analytics Engine dataset is bound.
@@ -35,13 +49,7 @@ const WRITE_COPY = 16;
 export function start(layer, request, headersRead, metrics) {
   const url = new URL(request.url);
   const headers = request.headers;
-  // The query as sent: `?` with nothing after it is an empty query, not none.
-  const href = url.href;
-  const hash = href.indexOf('#');
-  const question = href.indexOf('?');
-  const query = question < 0 || (hash >= 0 && hash < question)
-    ? undefined
-    : href.slice(question + 1, hash < 0 ? undefined : hash);
+  const query = queryOf(url);
   // The head as one string of `\n`-ended fields; `flags` says which of the
   // optional ones are present (bits 0–4), then the attempt header and the
   // dataset (bits 5, 6).
