@@ -23,31 +23,15 @@ export { NotSentError } from './worker/not-sent.js';
  * `misconfigured` naming `ORIGIN_URL`.
  */
 export function proxy(options = {}) {
-  const { bindings: names = {}, ...layerOptions } = options ?? {};
-  const binding = names.origin ?? 'ORIGIN';
-  const { origin: _, ...protectBindings } = names;
-  // The origin's kind and the layer that maps each request to its URL, or
-  // why there is none: made on the first request and kept.
-  let origin;
+  const binding = options?.bindings?.origin ?? 'ORIGIN';
+  // The layer that maps each request to its URL, and the origin's kind:
+  // chosen by the core once the layer is made.
   let layer;
-  let misconfigured;
-  const protect = withIdempotency(
-    (request, env) => forward(origin, layer, request, env[binding]),
-    { ...options, bindings: protectBindings },
-  );
-  return async function fetch(request, env, ctx) {
-    if (origin === undefined && misconfigured === undefined) {
-      try {
-        layer = new Layer(layerOptions, env ?? {});
-        origin = layer.proxyOrigin(env?.[binding] !== undefined).kind;
-      } catch (error) {
-        misconfigured = error instanceof Error ? error.message : String(error);
-        layer?.free();
-      }
-    }
-    if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
-    return protect(request, env, ctx);
-  };
+  let origin;
+  return protect((request, env) => forward(origin, layer, request, env[binding]), options, (made, env) => {
+    origin = made.proxyOrigin(env?.[binding] !== undefined).kind;
+    layer = made;
+  });
 }
 
 /**
@@ -79,6 +63,16 @@ function misconfiguredResponse(message) {
  */
 export function withIdempotency(handler, options = {}) {
   if (typeof handler !== 'function') throw new TypeError('withIdempotency: the handler must be a function');
+  return protect(handler, options);
+}
+
+/**
+ * The `fetch` handler that runs `handler` behind the layer made from
+ * `options` and `env` on the first request; `prepare(layer, env)`, if
+ * given, runs then too, and what it throws makes the worker misconfigured
+ * like a bad option does.
+ */
+function protect(handler, options, prepare) {
   const { bindings: names = {}, ...layerOptions } = options ?? {};
   const bindings = {
     coordinator: names.coordinator ?? 'IDEMPOTENCY_DO',
@@ -92,10 +86,14 @@ export function withIdempotency(handler, options = {}) {
   let misconfigured;
   return async function fetch(request, env, ctx) {
     if (layer === undefined && misconfigured === undefined) {
+      let made;
       try {
-        layer = new Layer(layerOptions, env ?? {});
-        headersRead = layer.headersRead();
+        made = new Layer(layerOptions, env ?? {});
+        prepare?.(made, env);
+        headersRead = made.headersRead();
+        layer = made;
       } catch (error) {
+        made?.free();
         misconfigured = error instanceof Error ? error.message : String(error);
       }
     }
