@@ -111,12 +111,13 @@ build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' \
 	  --log-level=warning --outfile=$@
 
-bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/powertools.js build/bench/origin-worker.js
+bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
 ## peers in one workerd, then cold start per worker (bench/edge.mjs).
 bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
+	BENCH_QUIET=1 node bench/edge.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written
 ## into bench/RESULTS.md by bench/core.mjs.

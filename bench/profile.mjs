@@ -7,6 +7,7 @@
 // the functions with the most inclusive time per request.
 //
 //   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000
+//   PROFILE_SHOW=writeKv,storeCall   # also these functions' inclusive time
 //
 // PROFILE_BUILD picks the worker (the isolate holds its Durable Object
 // class too, so the coordinator's time is in the same profile):
@@ -218,6 +219,11 @@ console.log("\nruntime APIs, top 15:");
 for (const [k, us] of [...apiNames].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${perReq(us)}  ${k}`);
 console.log("\ninclusive, top 40:");
 for (const [n, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${perReq(us)}  ${n}`);
+// PROFILE_SHOW=writeKv,storeCall: these functions' inclusive time, wherever they rank
+// (writeKv: what the isolate itself spends on a KV copy).
+for (const n of (process.env.PROFILE_SHOW ?? "").split(",").filter(Boolean)) {
+  console.log(`${perReq(inclusive.get(n) ?? 0)}  ${n} (PROFILE_SHOW)`);
+}
 
 /**
  * build/profile-js: the JS host's proxy (workers/proxy-js/index.js) bundled
