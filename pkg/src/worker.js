@@ -35,17 +35,17 @@ export function proxy(options = {}) {
 }
 
 /**
- * Sends `request` on to the proxy's origin, at the URL the core gives;
- * redirects are handed back.
+ * Sends `request` on to the proxy's origin, at the URL the core gives.
+ * Redirects are handed back: the runtime gives every incoming request the
+ * `manual` redirect mode, and the requests the host makes from it keep it.
  */
 function forward(origin, layer, request, service) {
-  const outgoing = new Request(request, { redirect: 'manual' });
-  if (origin === 'service') return service.fetch(outgoing);
+  if (origin === 'service') return service.fetch(request);
   if (origin === 'url') {
     const url = new URL(request.url);
-    return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), outgoing));
+    return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), request));
   }
-  return fetch(outgoing);
+  return fetch(request);
 }
 
 /** 500 `misconfigured`, with the core's log line. */

@@ -98,6 +98,21 @@ for (const [mode, setUp] of Object.entries(MODES)) {
       assert.ok(body.url.endsWith("/search?"), `the origin saw ${body.url}`);
     });
 
+    test("a redirect from the origin is handed back, not followed, with a key or without", async () => {
+      const unkeyed = await worker.fetch("/moved", { redirect: "manual" });
+      assert.equal(unkeyed.status, 302);
+      assert.equal(unkeyed.headers.get("location"), "/elsewhere");
+      const key = newKey();
+      const keyed = () =>
+        worker.fetch("/moved", { method: "POST", redirect: "manual", headers: { "idempotency-key": key }, body: "{}" });
+      const first = await keyed();
+      assert.equal(first.status, 302);
+      assert.equal(first.headers.get("location"), "/elsewhere");
+      const retry = await keyed();
+      assert.equal(retry.status, 302, "the stored answer is the redirect");
+      assert.equal(retry.headers.get("idempotent-replayed"), "true");
+    });
+
     test("a keyed POST runs once; its retry is the stored answer", async () => {
       const item = uniqueItem(mode);
       const key = newKey();

@@ -5,6 +5,7 @@
 //   POST /v1/orders       {item}: creates an order (counted per item), 201;
 //                         ?delay_ms=N waits first
 //   GET  /__count?item=X  how many orders were created for X
+//   any  /moved           302 to /elsewhere: a proxy hands it back, never follows it
 //   anything else         200 {origin, method, path} — so a test can see that
 //                         `/`, `/app.js` or `/index.html` reached the origin
 export function createOrigin(name) {
@@ -15,6 +16,7 @@ export function createOrigin(name) {
     const json = (status, body) =>
       new Response(JSON.stringify({ origin: name, ...body }), { status, headers: { "content-type": "application/json" } });
     if (url.pathname === "/__count") return json(200, { count: orders.get(url.searchParams.get("item")) ?? 0 });
+    if (url.pathname === "/moved") return new Response(null, { status: 302, headers: { location: "/elsewhere" } });
     if (request.method === "POST" && url.pathname === "/v1/orders") {
       const delay = Number(url.searchParams.get("delay_ms") ?? 0);
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
