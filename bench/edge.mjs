@@ -58,7 +58,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 7);
 const COLD_ONLY = process.env.BENCH_COLD_ONLY === "1";
-const SEQ_REQUESTS = Number(process.env.BENCH_SEQ_REQUESTS ?? 300);
+// (the quiet run reports no one-in-flight figures, so it runs none)
+const SEQ_REQUESTS = process.env.BENCH_QUIET === "1" ? 0 : Number(process.env.BENCH_SEQ_REQUESTS ?? 300);
 const SEQ_ROUNDS = Number(process.env.BENCH_SEQ_ROUNDS ?? 3);
 const SETTLE_MS = 250;
 const WARMUP = 200;
@@ -283,7 +284,7 @@ async function steady() {
   const sequential = [];
   for (const impl of Object.keys(IMPLS)) for (const path of ["baseline", "first"]) sequential.push({ impl, path, parts: [] });
   const seqPerRound = Math.ceil(SEQ_REQUESTS / SEQ_ROUNDS);
-  for (let round = 0; round < SEQ_ROUNDS; round++) {
+  for (let round = 0; SEQ_REQUESTS > 0 && round < SEQ_ROUNDS; round++) {
     for (const s of shuffled(sequential, round)) {
       const items = itemsFor(`seq-${s.impl}-${s.path}-${round}`);
       await settle();
