@@ -29,7 +29,7 @@ export function proxy(options = {}) {
   let layer;
   let origin;
   return protect((request, env) => forward(origin, layer, request, env[binding]), options, (made, env) => {
-    origin = made.proxyOrigin(env?.[binding] !== undefined).kind;
+    origin = made.proxyOrigin(env?.[binding] !== undefined);
     layer = made;
   });
 }

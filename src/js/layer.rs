@@ -5,13 +5,15 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::exchange::JsExchange;
-use super::values::{Object, pairs_of};
+use super::values::pairs_of;
 use crate::core::{Config, Exchange, Origin, RequestHead};
 
 /// The layer for one options object and `env`.
 #[wasm_bindgen]
 pub struct Layer {
     config: Rc<Config>,
+    /// The proxy's origin, once [`Layer::proxy_origin`] has chosen it.
+    origin: Option<Origin>,
 }
 
 #[wasm_bindgen]
@@ -24,33 +26,35 @@ impl Layer {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue) -> Result<Layer, JsError> {
         let config = super::options::config(&options, &vars).map_err(|e| JsError::new(&e))?;
-        Ok(Self { config: Rc::new(config) })
+        Ok(Self { config: Rc::new(config), origin: None })
     }
 
-    /// The proxy's origin (SPEC §6, §10): `{kind: "service"}` when a Worker
-    /// is bound as the origin (`service_bound`), else `{kind: "url", base}`
-    /// from `ORIGIN_URL` / `originUrl`, or `{kind: "same-url"}` for
-    /// `request`.
+    /// Chooses the proxy's origin (SPEC §6, §10), once per layer, and gives
+    /// its kind: `"service"` when a Worker is bound as the origin
+    /// (`service_bound`), else `"url"` for `ORIGIN_URL` / `originUrl`, or
+    /// `"same-url"` for `request`.
     ///
     /// # Errors
     /// An `Error` naming `ORIGIN_URL` when no origin is configured.
     #[wasm_bindgen(js_name = proxyOrigin)]
-    pub fn proxy_origin(&self, service_bound: bool) -> Result<JsValue, JsError> {
-        Ok(match Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))? {
-            Origin::Service => Object::new("service").done(),
-            Origin::Url(base) => Object::new("url").set("base", base).done(),
-            Origin::SameUrl => Object::new("same-url").done(),
-        })
+    pub fn proxy_origin(&mut self, service_bound: bool) -> Result<String, JsError> {
+        let origin = Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))?;
+        let kind = match origin {
+            Origin::Service => "service",
+            Origin::Url(_) => "url",
+            Origin::SameUrl => "same-url",
+        };
+        self.origin = Some(origin);
+        Ok(kind.to_owned())
     }
 
     /// The URL a proxied request for `path` and `query` (without its `?`)
-    /// goes to when the origin is `ORIGIN_URL` (SPEC §10: the request's path
-    /// and query appended to it); `undefined` for the other kinds, which
-    /// keep the request's own URL.
+    /// goes to when the chosen origin is `ORIGIN_URL` (SPEC §10: the
+    /// request's path and query appended to it); `undefined` for the other
+    /// kinds, which keep the request's own URL, and before one is chosen.
     #[wasm_bindgen(js_name = originTarget)]
     pub fn origin_target(&self, path: &str, query: Option<String>) -> Option<String> {
-        let origin = Origin::choose(false, self.config.origin_url.as_ref()).ok()?;
-        origin.target(path, query.as_deref())
+        self.origin.as_ref()?.target(path, query.as_deref())
     }
 
     /// The request headers the exchange reads (lower-case names).
