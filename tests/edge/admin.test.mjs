@@ -158,6 +158,7 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     const wrongMethod = await worker.fetch(recordPath(absent), { method: "DELETE", headers: bearer() });
     assert.equal(wrongMethod.status, 405);
     assert.equal(wrongMethod.headers.get("allow"), "GET");
+    assert.equal((await problemOf(wrongMethod)).code, "method-not-allowed");
     const lines = worker.lines().join("\n");
     assert.ok(!lines.includes(`Bearer ${TOKEN}`) && !lines.includes(`"${TOKEN}"`), "the token is never logged");
   });
