@@ -126,22 +126,48 @@ impl Problem {
         }
     }
 
-    /// The `application/problem+json` body.
+    /// The `application/problem+json` body: `type`, `title`, `status` and
+    /// `detail`, and one extension member (RFC 9457 §3.2), `error`, that
+    /// says the same in the shape Stripe's API answers errors in — `type`,
+    /// `code` (the problem's code) and `message` (its detail). Stripe's SDKs
+    /// (stripe-node among them) read an answer as an error only when its
+    /// JSON has an `error` member, whatever its status: without it, a
+    /// client of a Stripe-shaped API behind the layer would take a 409 or
+    /// a 502 of the layer's for a success.
     ///
     /// ```
     /// use oncekey::core::Problem;
     /// let body: serde_json::Value = serde_json::from_str(&Problem::KeyReused.to_json()).unwrap();
     /// assert_eq!(body["type"], "urn:oncekey:problem:key-reused");
     /// assert_eq!(body["status"], 422);
+    /// assert_eq!(body["error"]["code"], "key-reused");
     /// ```
     pub fn to_json(&self) -> String {
+        let detail = self.detail();
         json!({
             "type": self.type_uri(),
             "title": self.title(),
             "status": self.status(),
-            "detail": self.detail(),
+            "detail": detail,
+            "error": { "type": self.error_type(), "code": self.code(), "message": detail },
         })
         .to_string()
+    }
+
+    /// The `type` of the Stripe-shaped `error` member: `idempotency_error`
+    /// for a problem with the key, `api_error` for a failure of the layer,
+    /// its store or the origin, `invalid_request_error` for the rest.
+    fn error_type(&self) -> &'static str {
+        match self {
+            Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
+            Self::OriginUnreachable | Self::StoreUnavailable | Self::Misconfigured(_) => "api_error",
+            Self::BodyTooLarge { .. }
+            | Self::BodyIncomplete
+            | Self::Unauthorized
+            | Self::RecordNotFound(_)
+            | Self::MethodNotAllowed { .. }
+            | Self::NotInFlight(_) => "invalid_request_error",
+        }
     }
 
     /// Code, status and title: the table of SPEC §5.
@@ -196,6 +222,18 @@ mod tests {
             assert_eq!(body["title"], problem.title());
             assert!(problem.title().len() > 10 && problem.title().is_ascii());
             assert_eq!(body["detail"], problem.detail());
+            // The same, as Stripe's API shapes an error.
+            assert_eq!(body["error"]["code"], code);
+            assert_eq!(body["error"]["message"], problem.detail());
+            let error_type = if code.starts_with("key-") || code.ends_with("-key") {
+                "idempotency_error"
+            } else if status >= 500 {
+                "api_error"
+            } else {
+                "invalid_request_error"
+            };
+            assert_eq!(body["error"]["type"], error_type, "{code}");
+            assert_eq!(body.as_object().unwrap().len(), 5, "{body}");
         }
     }
 

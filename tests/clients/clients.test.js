@@ -1,8 +1,10 @@
 // Widely used HTTP clients, configured to retry POSTs as a user would,
 // against the production proxy (build/proxy-js in workerd) over real HTTP, with
-// origin faults (issue 12, SPEC §3): ky with `retry.methods: ['post']` and
-// axios with axios-retry. Each sets its own Idempotency-Key once and resends
-// it on every retry. What must hold for both: the origin never does the work
+// origin faults (issue 12, SPEC §3): ky with `retry.methods: ['post']`,
+// axios with axios-retry, and stripe-node (`maxNetworkRetries`, pointed at
+// the proxy as at a Stripe-shaped API: form bodies, its own
+// `stripe-node-retry-…` keys unless given one). Each sets its Idempotency-Key
+// once and resends it on every retry. What must hold for both: the origin never does the work
 // twice for one key (except the documented limit: an unknown outcome may run
 // again after its lease, as the next attempt), no retry of the client's own
 // sees 422, and a slow first attempt ends in the stored answer.
@@ -14,6 +16,7 @@ import { after, before, test } from "node:test";
 import ky, { HTTPError, TimeoutError } from "ky";
 import axios from "axios";
 import axiosRetry from "axios-retry";
+import Stripe from "stripe";
 import { newKey, sleep, start } from "../edge/harness.mjs";
 import { faultOrigin, SLOW_MS } from "./fault-origin.mjs";
 
@@ -157,6 +160,53 @@ function axiosClient() {
   };
 }
 
+/**
+ * stripe-node as a user configures retries (`maxNetworkRetries`), each try
+ * with its own timeout, against the proxy at the host and port it is given
+ * for the API. It retries network errors, 409 and 5xx with its own backoff
+ * (0.5 s doubling, no Retry-After), and reads an answer as an error only
+ * when its JSON has an `error` member. `key` null: stripe-node's own key.
+ */
+function stripeClient({ retries = RETRIES } = {}) {
+  let seen;
+  // Every try's answer, seen below stripe-node's retries.
+  const http = Stripe.createNodeHttpClient();
+  const httpClient = Object.create(http, {
+    makeRequest: {
+      value: (...args) =>
+        http.makeRequest(...args).then(
+          (res) => { seen.push(res.getStatusCode()); return res; },
+          (error) => { seen.push(error.code === "ETIMEDOUT" ? "timeout" : error.code); throw error; },
+        ),
+    },
+  });
+  const { hostname, port } = new URL(String(worker.url));
+  const stripe = new Stripe("sk_test_oncekey", {
+    host: hostname,
+    port: Number(port),
+    protocol: "http",
+    httpClient,
+    maxNetworkRetries: retries,
+    timeout: CLIENT_TIMEOUT_MS,
+  });
+  return {
+    name: "stripe-node",
+    async post(key, params) {
+      seen = [];
+      let status, headers, data, error;
+      try {
+        data = await stripe.rawRequest("POST", "/v1/orders", params, key === null ? {} : { idempotencyKey: key });
+        ({ statusCode: status, headers } = data.lastResponse);
+      } catch (thrown) {
+        if (!(thrown instanceof Stripe.errors.StripeError) || thrown.statusCode === undefined) throw thrown;
+        error = thrown;
+        ({ statusCode: status, headers, raw: data } = thrown);
+      }
+      return { ...outcome({ status, header: (name) => headers[name], data, seen, retries: seen.length - 1 }), error };
+    },
+  };
+}
+
 const show = (r) => JSON.stringify(r);
 
 /** Every try of the call reached the worker with the same key and body: none was refused as a reuse. */
@@ -256,3 +306,43 @@ test("ky: a 500 is stored, its retries get the replay, run once", () => storedFi
 test("axios-retry: a 500 is stored, its retries get the replay, run once", () => storedFiveHundred(axiosClient()));
 test("ky: reset after work gives an honest 409 until the lease ends, then attempt 2", () => unknownOutcome(kyClient()));
 test("axios-retry: reset after work gives an honest 409 until the lease ends, then attempt 2", () => unknownOutcome(axiosClient()));
+test("stripe-node: a slow first attempt ends in its replay, run once", () => slowFirstAttempt(stripeClient()));
+test("stripe-node: 503 releases the key, the retry runs as attempt 2 and gets 201", () => releasedThenSuccess(stripeClient()));
+test("stripe-node: a 500 is stored, its retries get the replay, run once", () => storedFiveHundred(stripeClient()));
+
+// stripe-node keys every POST itself when not given a key: its retries of
+// one call carry that key, and the layer holds them to one execution. The
+// origin's faults are set by the order's item, as the key is not known yet.
+test("stripe-node, its own key: 503 releases it, the retry runs as attempt 2, the work once", async () => {
+  const client = stripeClient();
+  const body = order();
+  origin.script(body.item, ["503", "ok"]);
+  const r = await client.post(null, body);
+  assert.equal(r.status, 201, `stripe-node ended on ${r.status}: ${show(r)}`);
+  assert.deepEqual(r.seen, [503, 201]);
+  const keys = origin.keysOf(body.item);
+  assert.equal(keys.length, 1, `one key for every try: ${keys}`);
+  assert.match(keys[0], /^stripe-node-retry-/);
+  assert.deepEqual(origin.attempts(keys[0]), [1, 2]);
+  assert.equal(origin.executions(keys[0]), 1);
+  noSpurious422(client, keys[0], r);
+});
+
+// stripe-node retries a 409 (Stripe's "request in progress"), and does not
+// wait out Retry-After. After a reset the outcome is unknown: every retry
+// within the lease gets 409 key-in-flight, the work is not run again, and
+// when the retries run out stripe-node throws the 409 as an error naming
+// the problem, not a success. Two retries stay well inside the 5 s lease.
+test("stripe-node: reset after work, its retries of the 409 run nothing, and the 409 reaches the caller as an error", async () => {
+  const client = stripeClient({ retries: 2 });
+  const key = newKey();
+  origin.script(key, ["reset", "ok"]);
+  const r = await client.post(key, order());
+  assert.deepEqual(r.seen, [502, 409, 409], `stripe-node retried the 502 and the 409: ${show(r)}`);
+  assert.ok(r.error, `stripe-node threw: ${show(r)}`);
+  assert.equal(r.error.statusCode, 409);
+  assert.equal(r.error.code, "key-in-flight");
+  assert.match(r.error.message, /outcome is unknown/);
+  assert.equal(origin.executions(key), 1, "the work ran once");
+  assert.deepEqual(origin.attempts(key), [1]);
+});

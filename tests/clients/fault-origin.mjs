@@ -10,6 +10,9 @@
 //             (the outcome is unknown to the layer)
 //   "slow"    do the work, answer 201 after SLOW_MS
 //
+// A client that makes its own keys (stripe-node) is scripted by the order's
+// `item` instead, read from a JSON or a form body.
+//
 // "The work" is the side effect a retry must not repeat: it is counted per
 // key. Every request that reaches the origin is noted with the attempt
 // number the layer sent (`Idempotency-Attempt`).
@@ -21,6 +24,7 @@ export async function faultOrigin() {
   const scripts = new Map(); // key → remaining steps
   const arrivals = new Map(); // key → [{ attempt, step, body }]
   const executions = new Map(); // key → how many times the work was done
+  const keysByItem = new Map(); // item → the keys its requests carried
 
   const server = http.createServer(async (req, res) => {
     const chunks = [];
@@ -28,7 +32,9 @@ export async function faultOrigin() {
     const body = Buffer.concat(chunks).toString("utf8");
     const key = req.headers["idempotency-key"];
     const attempt = Number(req.headers["idempotency-attempt"]);
-    const steps = scripts.get(key) ?? ["ok"];
+    const item = itemOf(req.headers["content-type"], body);
+    if (key !== undefined && item !== undefined) keysByItem.set(item, [...new Set([...(keysByItem.get(item) ?? []), key])]);
+    const steps = scripts.get(key) ?? scripts.get(item) ?? ["ok"];
     const step = steps.length > 1 ? steps.shift() : steps[0];
     if (key !== undefined) {
       if (!arrivals.has(key)) arrivals.set(key, []);
@@ -69,10 +75,12 @@ export async function faultOrigin() {
 
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    /** Sets the faults for `key`'s requests, in order (the last repeats). */
-    script(key, steps) {
-      scripts.set(key, [...steps]);
+    /** Sets the faults for the requests of `key` (or of an order's `item`), in order (the last repeats). */
+    script(keyOrItem, steps) {
+      scripts.set(keyOrItem, [...steps]);
     },
+    /** The keys the requests for an order's `item` carried. */
+    keysOf: (item) => keysByItem.get(item) ?? [],
     /** How many times the work was done for `key`. */
     executions: (key) => executions.get(key) ?? 0,
     /** The attempt numbers of every request that reached the origin for `key`. */
@@ -84,4 +92,14 @@ export async function faultOrigin() {
       return new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** The `item` of an order sent as JSON or as a form, if any. */
+function itemOf(contentType = "", body) {
+  if (contentType.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(body).get("item") ?? undefined;
+  try {
+    return JSON.parse(body).item;
+  } catch {
+    return undefined;
+  }
 }
