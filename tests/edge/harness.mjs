@@ -440,7 +440,13 @@ export async function problemOf(res) {
   const type = res.headers.get("content-type");
   if (type !== "application/problem+json") throw new Error(`not a problem: ${res.status} ${type}`);
   const body = await res.json();
-  return { ...body, code: body.type.replace("urn:oncekey:problem:", "") };
+  const code = body.type.replace("urn:oncekey:problem:", "");
+  // The same again in the shape of Stripe's errors, which Stripe's SDKs need to see an error at all.
+  const { error } = body;
+  if (error?.code !== code || error.message !== body.detail || typeof error.type !== "string") {
+    throw new Error(`problem ${code} without its Stripe-shaped error member: ${JSON.stringify(body)}`);
+  }
+  return { ...body, code };
 }
 
 /** Tier names in Server-Timing, e.g. ["kv", "do"]. */
