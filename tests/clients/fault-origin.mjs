@@ -33,7 +33,7 @@ export async function faultOrigin() {
     const key = req.headers["idempotency-key"];
     const attempt = Number(req.headers["idempotency-attempt"]);
     const item = itemOf(req.headers["content-type"], body);
-    if (key !== undefined && item !== undefined) keysByItem.set(item, [...new Set([...(keysByItem.get(item) ?? []), key])]);
+    if (key !== undefined && item !== undefined) keysByItem.set(item, (keysByItem.get(item) ?? new Set()).add(key));
     const steps = scripts.get(key) ?? scripts.get(item) ?? ["ok"];
     const step = steps.length > 1 ? steps.shift() : steps[0];
     if (key !== undefined) {
@@ -80,7 +80,7 @@ export async function faultOrigin() {
       scripts.set(keyOrItem, [...steps]);
     },
     /** The keys the requests for an order's `item` carried. */
-    keysOf: (item) => keysByItem.get(item) ?? [],
+    keysOf: (item) => [...(keysByItem.get(item) ?? [])],
     /** How many times the work was done for `key`. */
     executions: (key) => executions.get(key) ?? 0,
     /** The attempt numbers of every request that reached the origin for `key`. */
