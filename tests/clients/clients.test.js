@@ -4,10 +4,11 @@
 // axios with axios-retry, and stripe-node (`maxNetworkRetries`, pointed at
 // the proxy as at a Stripe-shaped API: form bodies, its own
 // `stripe-node-retry-…` keys unless given one). Each sets its Idempotency-Key
-// once and resends it on every retry. What must hold for both: the origin never does the work
-// twice for one key (except the documented limit: an unknown outcome may run
-// again after its lease, as the next attempt), no retry of the client's own
-// sees 422, and a slow first attempt ends in the stored answer.
+// once and resends it on every retry. What must hold for each: the origin
+// never does the work twice for one key (except the documented limit: an
+// unknown outcome may run again after its lease, as the next attempt), no
+// retry of the client's own sees 422, and a slow first attempt ends in the
+// stored answer.
 //
 // Nothing here measures time: the only clocks are the clients' own timeouts
 // and retry delays, and the server's Retry-After that the test waits out.
