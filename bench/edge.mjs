@@ -111,7 +111,12 @@ const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
 const modulesOf = (dir) => readdirSync(dir).filter((f) => /\.(m?js|wasm)$/.test(f)).sort().map((f) => join(dir, f));
-/** Each implementation: the host name it is reached on, its worker options, the files workerd loads. */
+/**
+ * Each implementation: the host name it is reached on, its worker options,
+ * the files workerd loads; `control`: not a peer, no target is taken against
+ * it; `sameScriptAs`: it runs that implementation's script (no cold start of
+ * its own).
+ */
 const IMPLS = {
   "oncekey-rust": {
     host: "oncekey-rust.bench",
@@ -142,6 +147,8 @@ const IMPLS = {
     worker: () =>
       oncekeyWorker("oncekey-js-kv-off", JS, { routes: ["oncekey-js-kv-off.bench/*"], vars: { IDEMPOTENCY_KV_REPLAY: "off" } }),
     files: () => modulesOf(JS.build),
+    control: true,
+    sameScriptAs: "oncekey-js",
   },
   // Controls, not peers. A second do-only worker, the same script under
   // another name: how far two identical workers' figures differ in one
@@ -150,10 +157,17 @@ const IMPLS = {
     host: "do-only-twin.bench",
     worker: () => peer("do-only-twin", { kv: false, script: "do-only" }),
     files: () => [join(ROOT, "build", "bench", "do-only.js")],
+    control: true,
+    sameScriptAs: "do-only",
   },
   // The platform's floor (bench/peers/floor.ts): only what any design
   // with a Durable Object per key pays.
-  floor: { host: "floor.bench", worker: () => peer("floor", { kv: false }), files: () => [join(ROOT, "build", "bench", "floor.js")] },
+  floor: {
+    host: "floor.bench",
+    worker: () => peer("floor", { kv: false }),
+    files: () => [join(ROOT, "build", "bench", "floor.js")],
+    control: true,
+  },
   // The floor and a KV copy of each first execution's answer after the
   // caller has it: what the platform charges for the copy SPEC §4 keeps by
   // default, to set beside oncekey-js as the floor is set beside kv-off.
@@ -161,6 +175,8 @@ const IMPLS = {
     host: "floor-kv.bench",
     worker: () => peer("floor-kv", { script: "floor", bindings: { KV_COPY: "1" } }),
     files: () => [join(ROOT, "build", "bench", "floor.js")],
+    control: true,
+    sameScriptAs: "floor",
   },
 };
 // BENCH_QUIET=1: the production proxy (default, and KV copies off) and
@@ -168,11 +184,11 @@ const IMPLS = {
 // smaller differences (the twin shows how much); three blur them less.
 const QUIET = process.env.BENCH_QUIET === "1";
 const QUIET_IMPLS = ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+const ALL_IMPLS_COUNT = Object.keys(IMPLS).length;
 if (QUIET) for (const impl of Object.keys(IMPLS)) if (!QUIET_IMPLS.includes(impl)) delete IMPLS[impl];
 const HOSTS = ["oncekey-rust", "oncekey-js"].filter((host) => host in IMPLS);
-const CONTROLS = ["oncekey-js-kv-off", "do-only-twin", "floor", "floor-kv"];
-/** The peers of the CPU target: every correct design that is not oncekey. */
-const PEERS = Object.keys(IMPLS).filter((impl) => !HOSTS.includes(impl) && !CONTROLS.includes(impl));
+/** The peers of the CPU target: every correct design that is not oncekey, and not a control. */
+const PEERS = Object.keys(IMPLS).filter((impl) => !HOSTS.includes(impl) && !IMPLS[impl].control);
 
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
@@ -451,8 +467,8 @@ async function coldSample(impl) {
 
 async function coldStart() {
   const loadStart = loadavg();
-  // The controls that run the same code as another worker have no cold start of their own.
-  const names = [...Object.keys(IMPLS).filter((impl) => !["do-only-twin", "oncekey-js-kv-off", "floor-kv"].includes(impl)), null];
+  // The controls that run another worker's script have no cold start of their own.
+  const names = [...Object.keys(IMPLS).filter((impl) => !IMPLS[impl].sameScriptAs), null];
   const samples = new Map(names.map((n) => [n, []]));
   for (let run = 0; run < COLD_RUNS; run++) {
     const order = names.map((_, i) => names[(i + run) % names.length]);
@@ -741,8 +757,8 @@ function quietSection() {
 Command: \`BENCH_QUIET=1 node bench/edge.mjs\` (the second half of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
 load average ${load(loadStart)} → ${load(loadEnd)}. One workerd holding only oncekey-js (default settings),
 oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), do-only, floor, floor-kv and the origin; otherwise as above
-(${CONCURRENCY} in flight, ${REQUESTS} requests a series in ${ROUNDS} rounds, ${seriesCount} series). With five workers rather
-than ten in the process, less of one series' background work lands on another's. Each oncekey row is set
+(${CONCURRENCY} in flight, ${REQUESTS} requests a series in ${ROUNDS} rounds, ${seriesCount} series). With ${QUIET_IMPLS.length} workers rather
+than ${ALL_IMPLS_COUNT} in the process, less of one series' background work lands on another's. Each oncekey row is set
 beside the floor doing its storage work: oncekey-js (which writes the KV copy) beside floor-kv, kv-off beside floor.
 
 | path | oncekey-js CPU ms | / do-only | / floor-kv | p50 ms | kv-off CPU ms | / do-only | / floor | p50 ms | do-only CPU ms | p50 ms | floor CPU ms | floor-kv CPU ms |
