@@ -31,6 +31,7 @@
 mod admin;
 mod answer;
 mod config;
+mod coordinator;
 mod cors;
 mod decision;
 mod digest;
@@ -60,6 +61,7 @@ pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
     Config, ConfigError, Consistency, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms,
 };
+pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{
     Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin, copy_ttl_secs,

@@ -2,18 +2,19 @@
 //! `IDEMPOTENCY_DO`, class `IdempotencyCoordinator`): one object per record
 //! name, holding at most one record.
 //!
-//! Each call runs the core's pure step on the record and applies its write
-//! with no await other than storage between the read and the write (the
-//! runtime's input gate holds other events during storage operations, and
-//! the cached copy is updated before the write is issued). The object's own
-//! clock decides leases and expiry; an alarm deletes the record when it
-//! expires.
+//! Every decision is the core's [`Coordinator`] (the coordinator's
+//! protocol): this class loads the record once, hands each call in, and
+//! performs what comes back — the write, the alarm, the replies, and one
+//! timer per parked call. Each step is one synchronous call into the core:
+//! no `.await` sits between the record it reads and the write it returns, so
+//! two calls can never decide on one reading (the JavaScript host's class,
+//! `pkg/src/worker/coordinator.js`, does the same). The object's own clock
+//! decides leases and expiry; an alarm deletes the record when it expires.
 //!
 //! A duplicate of a running attempt waits here (SPEC §3,
-//! `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`): its `begin` parks on a channel that the
-//! next write of the record wakes, or on a timer, and then runs. Parked, it
-//! awaits no storage, so the input gate stays open: other keys' calls and
-//! the first attempt's `finish` go on. No storage is polled.
+//! `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`): parked in the core until a write
+//! decides it or its timer fires. Parked, it awaits no storage, so the input
+//! gate stays open: other calls and the first attempt's `finish` go on.
 //!
 //! The class is exported with `wasm_bindgen` directly rather than through
 //! `#[durable_object]`: that glue turns every call's request into a
@@ -22,10 +23,12 @@
 //! needs only its body and answers bytes (bench/RESULTS.md has the A/B).
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use futures_util::future::select;
+use futures_util::future::{Either, select};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::{JsCast, JsValue};
@@ -33,12 +36,19 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::{State, js_sys, web_sys};
 
-use crate::core::{Expiry, Record, StoreCall, Write, on_alarm};
+use crate::core::{CallId, Coordinator, Effects};
 
 use super::http::now_ms;
 
 /// Storage key of the record.
 const RECORD: &str = "record";
+
+/// A reply as delivered to the call it answers: its bytes (shared by every
+/// call given the same reply), and the write it must wait for.
+struct Delivery {
+    bytes: Rc<Vec<u8>>,
+    written: Option<js_sys::Promise>,
+}
 
 /// The coordinator object. A `GET` answers what tests look at: how many
 /// store calls this instance has served (a replay from KV must not touch
@@ -46,13 +56,11 @@ const RECORD: &str = "record";
 #[wasm_bindgen]
 pub struct IdempotencyCoordinator {
     state: State,
-    /// The record as last read or written: `None` until first loaded.
-    cached: RefCell<Option<Option<Record>>>,
-    /// Whether this instance has set the expiry alarm.
-    alarm_set: Cell<bool>,
+    core: RefCell<Coordinator>,
     calls: Cell<u64>,
-    /// Duplicates waiting for the record to change.
-    waiters: RefCell<Vec<oneshot::Sender<()>>>,
+    next_id: Cell<CallId>,
+    /// Each call handed to the core and not yet answered.
+    pending: RefCell<HashMap<CallId, oneshot::Sender<Delivery>>>,
 }
 
 #[wasm_bindgen(wasm_bindgen_futures = worker::wasm_bindgen_futures)]
@@ -62,15 +70,16 @@ impl IdempotencyCoordinator {
     pub fn new(state: DurableObjectState, _env: JsValue) -> Self {
         Self {
             state: State::from(state),
-            cached: RefCell::new(None),
-            alarm_set: Cell::new(false),
+            core: RefCell::new(Coordinator::new()),
             calls: Cell::new(0),
-            waiters: RefCell::new(Vec::new()),
+            next_id: Cell::new(1),
+            pending: RefCell::new(HashMap::new()),
         }
     }
 
-    /// One call: a store call (`POST`, the encoded [`StoreCall`] in, the
-    /// encoded answer out), a consumer's counters, or the `GET` above.
+    /// One call: a store call (`POST`, the encoded
+    /// [`StoreCall`](crate::core::StoreCall) in, the encoded reply out), a
+    /// consumer's counters, or the `GET` above.
     pub async fn fetch(&self, req: web_sys::Request) -> Result<web_sys::Response, JsValue> {
         // A queue consumer's counters live in an object of this namespace.
         if req.url().ends_with(super::consumer_counters::COUNTERS_PATH) {
@@ -82,96 +91,106 @@ impl IdempotencyCoordinator {
         }
         self.calls.set(self.calls.get() + 1);
         let body = js_sys::Uint8Array::new(&JsFuture::from(req.array_buffer()?).await?).to_vec();
-        let Ok(call) = StoreCall::decode(&body) else {
+        self.loaded().await?;
+        let id = self.next_id.replace(self.next_id.get() + 1);
+        let (answer, mut answered) = oneshot::channel();
+        self.pending.borrow_mut().insert(id, answer);
+        let step = self.core.borrow_mut().call(id, &body, now_ms());
+        let Ok(effects) = step else {
+            self.pending.borrow_mut().remove(&id);
             let init = web_sys::ResponseInit::new();
             init.set_status(400);
             return web_sys::Response::new_with_opt_str_and_init(Some("not a store call"), &init);
         };
-        let called_at = now_ms();
-        let found = loop {
-            let found = self.load().await?;
-            let now = now_ms();
-            match call.wait_deadline(found.as_ref(), now, called_at) {
-                Some(deadline) => self.wait_for_change(deadline - now).await,
-                None => break found,
+        self.perform(effects).await;
+        // Parked: sleep until the core's deadline for this call, unless a
+        // write answers it first; then let the core look again.
+        let delivery = loop {
+            let deadline = self.core.borrow().deadline_of(id);
+            let Some(at) = deadline else { break (&mut answered).await };
+            let timer = worker::Delay::from(Duration::from_millis(at.saturating_sub(now_ms())));
+            match select(&mut answered, timer).await {
+                Either::Left((delivery, _)) => break delivery,
+                Either::Right(_) => {
+                    self.loaded().await?;
+                    let effects = self.core.borrow_mut().wake(now_ms());
+                    self.perform(effects).await;
+                }
             }
         };
-        let mut step = call.run(found, now_ms());
-        if let Write::Put(record) = step.write {
-            self.save(record).await?;
-            // Every waiting duplicate looks again at the record as it is now.
-            for waiter in self.waiters.take() {
-                let _ = waiter.send(());
-            }
+        let delivery = delivery.map_err(|_| JsValue::from_str("the coordinator dropped a call"))?;
+        if let Some(written) = delivery.written {
+            JsFuture::from(written).await.inspect_err(|_| self.core.borrow_mut().forget())?;
         }
-        web_sys::Response::new_with_opt_u8_array(Some(&mut step.answer))
+        let reply = js_sys::Uint8Array::from(delivery.bytes.as_slice());
+        web_sys::Response::new_with_opt_buffer_source(Some(&reply))
     }
 
     /// The expiry alarm: deletes an expired record, or re-arms for a
-    /// record that now lives longer.
+    /// record that now lives longer (the core decides which).
     pub async fn alarm(&self) -> Result<JsValue, JsValue> {
-        self.alarm_set.set(false);
-        match on_alarm(self.load().await?.as_ref(), now_ms()) {
-            Expiry::Rearm { at_ms } => {
-                self.alarm_set.set(true);
-                self.set_alarm(at_ms).await?;
-            }
-            Expiry::Delete => {
-                *self.cached.borrow_mut() = Some(None);
-                JsFuture::from(self.state.storage().as_raw().delete_all()?).await?;
-            }
-            Expiry::Idle => {}
+        self.loaded().await?;
+        let effects = self.core.borrow_mut().alarm(now_ms());
+        if let Some(written) = self.perform(effects).await {
+            JsFuture::from(written).await?;
         }
         Ok(JsValue::UNDEFINED)
     }
 }
 
 impl IdempotencyCoordinator {
-    /// Parks until the record is next written or `ms` pass, whichever is
-    /// first.
-    async fn wait_for_change(&self, ms: u64) {
-        let (wake, woken) = oneshot::channel();
-        self.waiters.borrow_mut().push(wake);
-        let timer = worker::Delay::from(Duration::from_millis(ms));
-        let _ = select(woken, timer).await;
-    }
-
-    /// The record, from the cache or storage (undecodable bytes read as absent).
-    async fn load(&self) -> Result<Option<Record>, JsValue> {
-        if let Some(record) = self.cached.borrow().as_ref() {
-            return Ok(record.clone());
+    /// Reads the record into the core, the first time only.
+    async fn loaded(&self) -> Result<(), JsValue> {
+        if !self.core.borrow().needs_load() {
+            return Ok(());
         }
         let raw = JsFuture::from(self.state.storage().as_raw().get(RECORD)?).await?;
-        let record = raw
-            .dyn_into::<js_sys::Uint8Array>()
-            .ok()
-            .and_then(|bytes| Record::decode(&bytes.to_vec()).ok());
-        *self.cached.borrow_mut() = Some(record.clone());
-        Ok(record)
+        let stored = raw.dyn_into::<js_sys::Uint8Array>().ok().map(|bytes| bytes.to_vec());
+        self.core.borrow_mut().load(stored.as_deref());
+        Ok(())
     }
 
-    /// Writes the record, and sets the expiry alarm if this instance has
-    /// not. The alarm is not moved on every write: it re-arms itself for a
-    /// record that lives longer, and one that expired earlier already reads
-    /// as absent, so deletion is late by at most a lease. That saves a
-    /// storage operation on each `finish`.
-    async fn save(&self, record: Record) -> Result<(), JsValue> {
-        let bytes = js_sys::Uint8Array::from(record.encode().as_slice());
-        let expires_at = record.expires_at();
-        *self.cached.borrow_mut() = Some(Some(record));
-        let put = JsFuture::from(self.state.storage().as_raw().put(RECORD, bytes.into())?);
-        if self.alarm_set.replace(true) {
-            put.await.map(drop)
+    /// Performs a step's effects: issues the write and the alarm, hands
+    /// each reply to the call it answers (which waits for the write before
+    /// answering), then waits for the alarm — a failed alarm is logged and
+    /// set again on the next write; it holds no reply back. Returns the
+    /// write's promise.
+    async fn perform(&self, effects: Effects) -> Option<js_sys::Promise> {
+        let storage = self.state.storage();
+        let raw = storage.as_raw();
+        let written = if effects.delete_all {
+            Some(raw.delete_all())
+        } else if let Some(record) = &effects.put {
+            let bytes = js_sys::Uint8Array::from(record.encode().as_slice());
+            Some(raw.put(RECORD, bytes.into()))
         } else {
-            let (put, alarm) = futures_util::future::join(put, self.set_alarm(expires_at)).await;
-            put.and(alarm).map(drop)
+            None
+        };
+        // A write refused outright fails its replies as a failed one does.
+        let written = written.map(|issued| issued.unwrap_or_else(|error| js_sys::Promise::reject(&error)));
+        let alarm = effects.set_alarm.map(|at| {
+            let at = js_sys::Date::new(&JsValue::from_f64(at as f64));
+            raw.set_alarm(at, JsValue::NULL.into())
+        });
+        for reply in effects.replies {
+            let bytes = Rc::new(reply.bytes);
+            for id in reply.to {
+                if let Some(answer) = self.pending.borrow_mut().remove(&id) {
+                    let _ = answer.send(Delivery { bytes: Rc::clone(&bytes), written: written.clone() });
+                }
+            }
         }
-    }
-
-    /// Sets the alarm to run at `at_ms` (milliseconds since the epoch).
-    async fn set_alarm(&self, at_ms: u64) -> Result<(), JsValue> {
-        let at = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
-        JsFuture::from(self.state.storage().as_raw().set_alarm(at, JsValue::NULL.into())?).await.map(drop)
+        if let Some(alarm) = alarm {
+            let set = match alarm {
+                Ok(promise) => JsFuture::from(promise).await.map(drop),
+                Err(error) => Err(error),
+            };
+            if let Err(error) = set {
+                self.core.borrow_mut().alarm_failed();
+                worker::console_error!("oncekey: setting the expiry alarm failed ({error:?}); the next write sets it again");
+            }
+        }
+        written
     }
 
     /// `{"calls", "stored", "alarm"}`: calls served by this instance,

@@ -1,52 +1,92 @@
-//! The coordinator's atomic step and expiry alarm, for a JavaScript
-//! Durable Object: it reads the record, calls one of these, and writes what
-//! it says with no other await in between.
+//! The coordinator's protocol for a JavaScript Durable Object: the core's
+//! [`Coordinator`], its [`Effects`] handed back as plain values. The object
+//! loads the record once, hands each call in, and performs what comes back;
+//! every decision, and the waiting, is the core's.
 
 use wasm_bindgen::prelude::*;
 
 use super::values::{Object, respond};
-use crate::core::{DecisionLog, Expiry, Problem, Record, Reply, StoreCall, Write, on_alarm};
+use crate::core::{Coordinator, DecisionLog, Effects, Problem, Reply};
 
-/// One encoded store call on the stored record (its bytes, or undefined)
-/// at `now_ms`, for a call made at `called_at_ms`: the deadline in ms (a
-/// number) when it must first wait — the object waits until the record
-/// changes or the deadline passes, then asks again
-/// ([`StoreCall::wait_deadline`]) — else the step run: the reply's bytes,
-/// or `[reply, record, expiresAt]` when there is a record to put.
-///
-/// # Errors
-/// `call` is not a store call.
-#[wasm_bindgen(js_name = coordinatorCall)]
-pub fn coordinator_call(call: &[u8], record: Option<Vec<u8>>, now_ms: f64, called_at_ms: f64) -> Result<JsValue, JsError> {
-    let call = StoreCall::decode(call).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
-    let found = record.and_then(|bytes| Record::decode(&bytes).ok());
-    let now = now_ms as u64;
-    if let Some(deadline) = call.wait_deadline(found.as_ref(), now, called_at_ms as u64) {
-        return Ok(JsValue::from_f64(deadline as f64));
+/// One Durable Object's coordinator state (`CoordinatorCore` in
+/// JavaScript). Every method is synchronous: nothing can run between the
+/// record a step reads and the write it returns.
+#[wasm_bindgen(js_name = CoordinatorCore)]
+#[derive(Default)]
+pub struct JsCoordinator(Coordinator);
+
+#[wasm_bindgen(js_class = CoordinatorCore)]
+impl JsCoordinator {
+    /// A coordinator that has not read its record yet.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Self {
+        Self::default()
     }
-    let step = call.run(found, now);
-    let reply = js_sys::Uint8Array::from(step.answer.as_slice());
-    Ok(match step.write {
-        Write::Put(record) => js_sys::Array::of3(
-            &reply,
-            &js_sys::Uint8Array::from(record.encode().as_slice()),
-            &JsValue::from_f64(record.expires_at() as f64),
-        )
-        .into(),
-        Write::Keep => reply.into(),
-    })
+
+    /// Whether the record must be loaded before the next step.
+    #[wasm_bindgen(getter, js_name = needsLoad)]
+    pub fn needs_load(&self) -> bool {
+        self.0.needs_load()
+    }
+
+    /// The stored record's bytes (undefined: none); ignored once loaded.
+    pub fn load(&mut self, stored: Option<Vec<u8>>) {
+        self.0.load(stored.as_deref());
+    }
+
+    /// A write failed: read the record again before the next step.
+    pub fn forget(&mut self) {
+        self.0.forget();
+    }
+
+    /// Hands in store call `id` (its bytes) at `now_ms`: the effects.
+    ///
+    /// # Errors
+    /// `call` is not a store call.
+    pub fn call(&mut self, id: f64, call: &[u8], now_ms: f64) -> Result<JsValue, JsError> {
+        let effects = self.0.call(id as u64, call, now_ms as u64).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
+        Ok(effects_value(effects))
+    }
+
+    /// A parked call's timer fired at `now_ms`: the effects.
+    pub fn wake(&mut self, now_ms: f64) -> JsValue {
+        effects_value(self.0.wake(now_ms as u64))
+    }
+
+    /// When parked call `id` must be woken; undefined once answered.
+    #[wasm_bindgen(js_name = deadlineOf)]
+    pub fn deadline_of(&self, id: f64) -> Option<f64> {
+        self.0.deadline_of(id as u64).map(|at| at as f64)
+    }
+
+    /// The expiry alarm ran at `now_ms`: the effects.
+    pub fn alarm(&mut self, now_ms: f64) -> JsValue {
+        effects_value(self.0.alarm(now_ms as u64))
+    }
+
+    /// Setting the alarm failed: the next write sets it again.
+    #[wasm_bindgen(js_name = alarmFailed)]
+    pub fn alarm_failed(&mut self) {
+        self.0.alarm_failed();
+    }
 }
 
-/// The expiry alarm's step for the stored record: `{kind: "rearm", at}`,
-/// `{kind: "delete"}` or `{kind: "idle"}`.
-#[wasm_bindgen(js_name = alarmStep)]
-pub fn alarm_step(record: Option<Vec<u8>>, now_ms: f64) -> JsValue {
-    let found = record.and_then(|bytes| Record::decode(&bytes).ok());
-    match on_alarm(found.as_ref(), now_ms as u64) {
-        Expiry::Rearm { at_ms } => Object::new("rearm").set("at", at_ms as f64).done(),
-        Expiry::Delete => Object::new("delete").done(),
-        Expiry::Idle => Object::new("idle").done(),
+/// `{put?: Uint8Array, deleteAll: boolean, alarmAt?: number, replies:
+/// [ids: number[], bytes: Uint8Array][]}`.
+fn effects_value(effects: Effects) -> JsValue {
+    let replies = js_sys::Array::new();
+    for reply in effects.replies {
+        let to: js_sys::Array = reply.to.iter().map(|&id| JsValue::from_f64(id as f64)).collect();
+        replies.push(&js_sys::Array::of2(&to, &js_sys::Uint8Array::from(reply.bytes.as_slice())));
     }
+    let mut value = Object::empty().set("deleteAll", effects.delete_all).set("replies", replies);
+    if let Some(record) = effects.put {
+        value = value.bytes("put", &record.encode());
+    }
+    if let Some(at) = effects.set_alarm {
+        value = value.set("alarmAt", at as f64);
+    }
+    value.done()
 }
 
 /// The answer while the configuration is bad: 500 `misconfigured`, as a

@@ -8,7 +8,7 @@
 //! [`Action`](crate::core::Action) into a kind and a few fields the
 //! JavaScript glue reads and performs (store calls go to the coordinator as encoded
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
-//! into the core's values; [`coordinator_call`] and [`alarm_step`] run the
+//! into the core's values; [`JsCoordinator`] runs the
 //! coordinator's atomic step inside a JavaScript Durable Object;
 //! [`record_name`] names a key's record for the `oncekey-record` command.
 
@@ -19,7 +19,7 @@ mod options;
 mod record_name;
 mod values;
 
-pub use coordinator::{alarm_step, coordinator_call, misconfigured_reply};
+pub use coordinator::{JsCoordinator, misconfigured_reply};
 pub use exchange::JsExchange;
 pub use layer::Layer;
 pub use record_name::record_name;

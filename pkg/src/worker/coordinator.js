@@ -3,69 +3,69 @@
 // name, holding at most one record under the storage key "record" (the same
 // key and encoding as the Rust host's class, so either reads the other's).
 //
-// A duplicate of a running attempt waits here (SPEC §3) when the core says
-// so: parked on a timer or the next write of the record, whichever comes
-// first, awaiting no storage, so the input gate stays open for other calls
-// and the first attempt's `finish`. No storage is polled.
+// Every decision is the core's (`CoordinatorCore`, the coordinator's
+// protocol): this class loads the record once, hands each call in, and
+// performs what comes back — the write, the alarm, the replies, and one
+// timer per parked call. Each step is one synchronous call into the core:
+// no `await` sits between the record it reads and the write it returns, so
+// two calls can never decide on one reading (the Rust host's class does the
+// same). A duplicate parked here awaits no storage, so the input gate stays
+// open for other calls and the first attempt's `finish`.
 import { DurableObject } from 'cloudflare:workers';
-import { alarmStep, coordinatorCall } from 'oncekey-worker-wasm';
+import { CoordinatorCore } from 'oncekey-worker-wasm';
 
 const RECORD = 'record';
 
 export class IdempotencyCoordinator extends DurableObject {
-  /** The record as last read or written: undefined until loaded, null for none. */
-  #record = undefined;
-  /** Whether this instance has set the expiry alarm. */
-  #alarmSet = false;
+  /** The core's state for this object: the record, the parked calls. */
+  #core = new CoordinatorCore();
   /** Store calls this instance has served (for tests, through `fetch`). */
   #calls = 0;
-  /** Wakes each parked call; called on the record's next write. */
-  #waiters = new Set();
+  #nextId = 1;
+  /** Each call handed to the core and not yet answered: id → resolve. */
+  #pending = new Map();
 
   /**
    * One store call (the bytes the layer's `begin`, `finish`, `abandon`,
-   * `inspect` or `release` action carries): the core's step on the record,
-   * its write applied, the reply's bytes returned. Nothing but storage is awaited between the read and the
-   * write, and the runtime's input gate holds other calls during storage
-   * operations, so the step is atomic. Before it, the call may wait for
-   * the record to change, as long as the core says.
+   * `inspect` or `release` action carries): the reply's bytes, once the
+   * core has answered it — at once, or after it waited — and its write is
+   * stored.
    */
   async call(call) {
     this.#calls += 1;
-    const calledAt = Date.now();
-    let step;
-    for (;;) {
-      const found = await this.#load();
-      const now = Date.now();
-      // A deadline to wait until, or the reply (with the record to put).
-      step = coordinatorCall(call, found, now, calledAt);
-      if (typeof step !== 'number') break;
-      await this.#changeOrTimeout(step - now);
+    await this.#loaded();
+    const id = this.#nextId++;
+    const reply = new Promise((resolve) => this.#pending.set(id, resolve));
+    let effects;
+    try {
+      effects = this.#core.call(id, call, Date.now());
+    } catch (error) {
+      this.#pending.delete(id);
+      throw error;
     }
-    if (step instanceof Uint8Array) return step;
-    const [reply, record, expiresAt] = step;
-    await this.#save(record, expiresAt);
-    // Every parked call looks again at the record as it is now.
-    const waiters = [...this.#waiters];
-    this.#waiters.clear();
-    for (const wake of waiters) wake();
+    await this.#perform(effects).alarm;
+    // Parked: sleep until the core's deadline for this call, unless a
+    // write answers it first; then let the core look again.
+    for (let at = this.#core.deadlineOf(id); at !== undefined; at = this.#core.deadlineOf(id)) {
+      let timer;
+      const fired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, at - Date.now()), true); });
+      const woken = await Promise.race([reply.then(() => false, () => false), fired]);
+      clearTimeout(timer);
+      if (!woken) break;
+      await this.#loaded();
+      await this.#perform(this.#core.wake(Date.now())).alarm;
+    }
     return reply;
   }
 
   /**
    * The expiry alarm: deletes an expired record, or re-arms for a record
-   * that now lives longer.
+   * that now lives longer (the core decides which).
    */
   async alarm() {
-    this.#alarmSet = false;
-    const next = alarmStep(await this.#load(), Date.now());
-    if (next.kind === 'rearm') {
-      this.#alarmSet = true;
-      await this.ctx.storage.setAlarm(next.at);
-    } else if (next.kind === 'delete') {
-      this.#record = null;
-      await this.ctx.storage.deleteAll();
-    }
+    await this.#loaded();
+    const done = this.#perform(this.#core.alarm(Date.now()));
+    await Promise.all([done.written, done.alarm]);
   }
 
   /**
@@ -82,37 +82,42 @@ export class IdempotencyCoordinator extends DurableObject {
     return Response.json({ calls: this.#calls, stored, alarm: await storage.getAlarm() });
   }
 
-  /** Parks until the record is next written or `ms` pass. */
-  #changeOrTimeout(ms) {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.#waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.#waiters.add(wake);
-    });
-  }
-
-  async #load() {
-    if (this.#record === undefined) {
-      const found = await this.ctx.storage.get(RECORD);
-      this.#record = found instanceof Uint8Array ? found : null;
-    }
-    return this.#record ?? undefined;
+  /** Reads the record into the core, the first time only. */
+  async #loaded() {
+    if (!this.#core.needsLoad) return;
+    const found = await this.ctx.storage.get(RECORD);
+    this.#core.load(found instanceof Uint8Array ? found : undefined);
   }
 
   /**
-   * Writes the record, and sets the expiry alarm if this instance has not.
-   * The alarm is not moved on every write: it re-arms itself for a record
-   * that lives longer, and one that expired earlier already reads as absent.
+   * Performs a step's effects: the write, the alarm, and each reply, given
+   * only once the write is stored (a failed write fails the calls it
+   * answers, and the core reads the record again). A failed alarm is
+   * logged and set again on the next write; it holds no reply back.
+   * Returns the write's and the alarm's promises.
    */
-  async #save(record, expiresAt) {
-    this.#record = record;
+  #perform({ put, deleteAll, alarmAt, replies }) {
     const storage = this.ctx.storage;
-    if (this.#alarmSet) return storage.put(RECORD, record);
-    this.#alarmSet = true;
-    await Promise.all([storage.put(RECORD, record), storage.setAlarm(expiresAt)]);
+    let written = deleteAll ? storage.deleteAll() : put ? storage.put(RECORD, put) : undefined;
+    written = written?.catch((error) => {
+      this.#core.forget();
+      throw error;
+    });
+    const alarm = alarmAt === undefined
+      ? undefined
+      : storage.setAlarm(alarmAt).catch((error) => {
+        this.#core.alarmFailed();
+        console.error('oncekey: setting the expiry alarm failed; the next write sets it again', error);
+      });
+    for (const [to, bytes] of replies) {
+      const answer = written ? written.then(() => bytes) : bytes;
+      for (const id of to) {
+        this.#pending.get(id)?.(answer);
+        this.#pending.delete(id);
+      }
+    }
+    // A write nobody awaits must not be an unhandled rejection.
+    written?.catch(() => {});
+    return { written, alarm };
   }
 }

@@ -1,0 +1,159 @@
+// Many duplicates waiting on one key (SPEC §3), on the production proxy in
+// workerd in front of a real Node HTTP origin: a slow first attempt with
+// eight or more duplicates parked in the key's Durable Object, ended in
+// each way a key can be released or completed. Exactly one next attempt
+// runs; every waiter ends with that attempt's answer (or an honest 409);
+// the origin's own count of executions agrees. Each case runs several
+// rounds in one test: the race it guards against hides from a single try.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { BASE, newKey, recordName, sleep, start, uniqueItem } from "./harness.mjs";
+import { serve } from "./origin/server.mjs";
+
+const WAITERS = 8;
+const ROUNDS = 3;
+const TOKEN = "operator-secret";
+
+/**
+ * An origin that records every execution per item with the attempt it was
+ * sent as. `plan(item, attempt)` says how to answer: {status, delayMs}.
+ */
+function countingOrigin(plan) {
+  const runs = new Map();
+  let seq = 0;
+  const handle = async (request) => {
+    const url = new URL(request.url);
+    if (request.method !== "POST" || url.pathname !== "/v1/orders") return new Response("not here", { status: 404 });
+    const { item } = await request.json();
+    const attempt = Number(request.headers.get("idempotency-attempt"));
+    runs.set(item, [...(runs.get(item) ?? []), attempt]);
+    const { status, delayMs = 0 } = plan(item, attempt);
+    await sleep(delayMs);
+    const headers = { "content-type": "application/json", ...(status === 503 ? { "retry-after": "1" } : {}) };
+    return new Response(JSON.stringify({ orderId: `o${++seq}`, item, attempt, status }), { status, headers });
+  };
+  return { handle, runs: (item) => runs.get(item) ?? [] };
+}
+
+/** POST one order with `key`; the answer's status, replay mark and body. */
+async function post(worker, key, item) {
+  const res = await worker.fetch("/v1/orders", {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify({ item }),
+  });
+  const text = await res.text();
+  return { status: res.status, replayed: res.headers.get("idempotent-replayed") === "true", text, res };
+}
+
+/** A first attempt, then WAITERS duplicates once it is running: all answers. */
+async function firstAndWaiters(worker, key, item, { afterParked } = {}) {
+  const first = post(worker, key, item);
+  await sleep(300);
+  const waiters = Array.from({ length: WAITERS }, () => post(worker, key, item));
+  await sleep(300);
+  await afterParked?.();
+  return { first: await first, waiters: await Promise.all(waiters) };
+}
+
+describe(`${WAITERS} duplicates waiting on one key`, () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = countingOrigin((item, attempt) => {
+      if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
+      if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
+      if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
+      return { status: 201 };
+    });
+    server = await serve(origin.handle);
+    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ADMIN_TOKEN: TOKEN } });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  test("the first attempt stores its answer: every waiter replays it, the origin ran once", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("complete");
+      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      assert.equal(first.status, 201);
+      for (const w of waiters) {
+        assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
+      }
+      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
+    }
+  });
+
+  test("a RELEASE_ON status (503) wakes them all: exactly one runs attempt 2, the rest replay its answer", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("release");
+      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      assert.equal(first.status, 503, "the first caller gets the origin's own answer");
+      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: the 503, then one attempt 2`);
+      const ran = waiters.filter((w) => !w.replayed);
+      assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
+      assert.equal(JSON.parse(ran[0].text).attempt, 2);
+      for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
+    }
+  });
+
+  test("an operator's forced release: exactly one waiter runs attempt 2, the rest replay it; attempt 1's late answer changes nothing", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("forced");
+      const key = newKey();
+      const record = recordName(new URL(BASE).hostname, undefined, key);
+      const { first, waiters } = await firstAndWaiters(worker, key, item, {
+        afterParked: async () => {
+          const res = await worker.fetch(`/.well-known/oncekey/records/${record}/release?force=true`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${TOKEN}` },
+          });
+          assert.equal(res.status, 200, await res.clone().text());
+        },
+      });
+      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: attempt 1 and one attempt 2 — the risk force takes`);
+      const ran = waiters.filter((w) => !w.replayed);
+      assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
+      for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
+      assert.equal(first.status, 201, "attempt 1's caller still gets its own answer");
+      const again = await post(worker, key, item);
+      assert.deepEqual([again.replayed, again.text], [true, ran[0].text], "attempt 2's answer is the one kept");
+    }
+  });
+});
+
+describe("more duplicates than an object parks", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = countingOrigin(() => ({ status: 201, delayMs: 1500 }));
+    server = await serve(origin.handle);
+    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: server.url } });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  test("past the bound (64 per key) a duplicate gets 409 key-in-flight at once; the parked ones replay", async () => {
+    const item = uniqueItem("storm");
+    const key = newKey();
+    const first = post(worker, key, item);
+    await sleep(300);
+    const parked = Array.from({ length: 64 }, () => post(worker, key, item));
+    await sleep(300);
+    const startedAt = Date.now();
+    const over = await post(worker, key, item);
+    assert.equal(over.status, 409);
+    assert.ok(Date.now() - startedAt < 1000, "answered at once, not after the wait");
+    assert.equal(JSON.parse(over.text).type, "urn:oncekey:problem:key-in-flight");
+    const answers = await Promise.all(parked);
+    assert.equal((await first).status, 201);
+    assert.ok(answers.every((a) => a.status === 201 && a.replayed), "every parked duplicate replayed");
+    assert.deepEqual(origin.runs(item), [1]);
+  });
+});
