@@ -71,7 +71,12 @@ pub enum AdminRequest {
     /// `GET …/records/{record}`: the record's state.
     Inspect(RecordName),
     /// `POST …/records/{record}/release`: release its in-flight attempt.
-    Release(RecordName),
+    Release {
+        /// The record.
+        name: RecordName,
+        /// `?force=true`: release it even while it runs.
+        force: bool,
+    },
 }
 
 impl AdminRequest {
@@ -87,15 +92,16 @@ impl AdminRequest {
     /// let token = AdminToken::new("s3cret").unwrap();
     /// let path = format!("/.well-known/oncekey/records/{}", "ab".repeat(32));
     /// let auth = Some("Bearer s3cret");
-    /// assert!(matches!(AdminRequest::of(Some(&token), "GET", &path, auth), Some(Ok(AdminRequest::Inspect(_)))));
-    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &path, None), Some(Err(Problem::Unauthorized)));
-    /// assert_eq!(AdminRequest::of(None, "GET", &path, auth), None, "no token: the origin's path");
-    /// assert_eq!(AdminRequest::of(Some(&token), "GET", "/api/orders", auth), None);
+    /// assert!(matches!(AdminRequest::of(Some(&token), "GET", &path, None, auth), Some(Ok(AdminRequest::Inspect(_)))));
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &path, None, None), Some(Err(Problem::Unauthorized)));
+    /// assert_eq!(AdminRequest::of(None, "GET", &path, None, auth), None, "no token: the origin's path");
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", "/api/orders", None, auth), None);
     /// ```
     pub fn of(
         token: Option<&AdminToken>,
         method: &str,
         path: &str,
+        query: Option<&str>,
         authorization: Option<&str>,
     ) -> Option<Result<Self, Problem>> {
         let token = token?;
@@ -117,7 +123,10 @@ impl AdminRequest {
         };
         Some(match (release, method) {
             (false, "GET") => Ok(Self::Inspect(name)),
-            (true, "POST") => Ok(Self::Release(name)),
+            (true, "POST") => {
+                let force = query.is_some_and(|q| q.split('&').any(|pair| pair == "force=true"));
+                Ok(Self::Release { name, force })
+            }
             (false, _) => Err(Problem::MethodNotAllowed { allow: "GET" }),
             (true, _) => Err(Problem::MethodNotAllowed { allow: "POST" }),
         })
@@ -126,7 +135,7 @@ impl AdminRequest {
     /// The record it names.
     pub fn name(&self) -> RecordName {
         match self {
-            Self::Inspect(name) | Self::Release(name) => *name,
+            Self::Inspect(name) | Self::Release { name, .. } => *name,
         }
     }
 }
@@ -198,11 +207,15 @@ mod tests {
         let name = RecordName::new("shop.example", &[], |_| None, &IdempotencyKey::parse("k1").unwrap());
         let hex = name.to_hex();
         let auth = Some("Bearer s3cret-T0ken");
-        let of = |method: &str, path: &str| AdminRequest::of(Some(&t), method, path, auth);
+        let of = |method: &str, path: &str| AdminRequest::of(Some(&t), method, path, None, auth);
         let inspect = format!("{ADMIN_PREFIX}/{hex}");
         let release = format!("{ADMIN_PREFIX}/{hex}/release");
         assert_eq!(of("GET", &inspect), Some(Ok(AdminRequest::Inspect(name))));
-        assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release(name))));
+        assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false })));
+        for (query, force) in [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)] {
+            let asked = AdminRequest::of(Some(&t), "POST", &release, Some(query), auth);
+            assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force })), "{query}");
+        }
         assert_eq!(of("POST", &inspect), Some(Err(Problem::MethodNotAllowed { allow: "GET" })));
         assert_eq!(of("GET", &release), Some(Err(Problem::MethodNotAllowed { allow: "POST" })));
         let not_found = |path: &str| matches!(of("GET", path), Some(Err(Problem::RecordNotFound(_))));
@@ -225,8 +238,8 @@ mod tests {
         }
         // The token is checked before anything about the path is said.
         for (method, path) in [("GET", inspect.as_str()), ("DELETE", "/.well-known/oncekey/records/nope")] {
-            assert_eq!(AdminRequest::of(Some(&t), method, path, Some("Bearer wrong")), Some(Err(Problem::Unauthorized)));
+            assert_eq!(AdminRequest::of(Some(&t), method, path, None, Some("Bearer wrong")), Some(Err(Problem::Unauthorized)));
         }
-        assert_eq!(AdminRequest::of(None, "GET", &inspect, auth), None);
+        assert_eq!(AdminRequest::of(None, "GET", &inspect, None, auth), None);
     }
 }

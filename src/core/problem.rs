@@ -55,6 +55,9 @@ pub enum Problem {
     /// 409: a release of a record that holds no attempt in flight (its
     /// answer is stored, or it is already released).
     NotInFlight(RecordState),
+    /// 409: a release of an attempt that is running (lease live, outcome
+    /// not yet known) without `?force=true`.
+    AttemptRunning(RecordState),
 }
 
 impl Problem {
@@ -123,6 +126,10 @@ impl Problem {
                 last_attempt.saturating_add(1)
             ),
             Self::NotInFlight(RecordState::InFlight { .. }) => "The record holds an attempt in flight.".into(),
+            Self::AttemptRunning(state) => format!(
+                "Attempt {} is running: its lease is live and its outcome not yet known, so its origin call may still be under way. Wait for it to end (or its lease to), or POST again with ?force=true to release it anyway, at the risk that the next attempt runs beside it and the work is done twice.",
+                state.attempt()
+            ),
         }
     }
 
@@ -166,7 +173,8 @@ impl Problem {
             | Self::Unauthorized
             | Self::RecordNotFound(_)
             | Self::MethodNotAllowed { .. }
-            | Self::NotInFlight(_) => "invalid_request_error",
+            | Self::NotInFlight(_)
+            | Self::AttemptRunning(_) => "invalid_request_error",
         }
     }
 
@@ -186,6 +194,7 @@ impl Problem {
             Self::RecordNotFound(_) => ("record-not-found", 404, "No such idempotency record"),
             Self::MethodNotAllowed { .. } => ("method-not-allowed", 405, "Method not allowed on this admin path"),
             Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
+            Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
         }
     }
 }

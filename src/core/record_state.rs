@@ -122,6 +122,10 @@ pub enum ReleaseAnswer {
     /// The record holds no attempt in flight (a stored answer, or a
     /// release): nothing was written.
     NotInFlight(RecordState),
+    /// The attempt is running (its lease is live and its outcome not yet
+    /// known): its origin call may still be under way, so it is not
+    /// released unless forced. Nothing was written.
+    Running(RecordState),
     /// There is no record (or it expired).
     Absent,
 }
@@ -139,25 +143,33 @@ pub fn inspect(found: Option<Record>, now_ms: u64) -> Step<Option<RecordState>> 
     Step { answer: found.and_then(|r| r.live(now_ms)).map(|r| RecordState::of(&r)), write: Write::Keep }
 }
 
-/// Releases the attempt in flight, whatever became of it — running, its
-/// outcome unknown, its lease over or not — because the operator has
-/// settled its outcome: the record becomes `Released(last_attempt = its
-/// attempt)` for the TTL, so the next request runs as the next attempt, and
-/// that attempt's own `finish`, if it ever comes, finds it stale and writes
-/// nothing. A stored answer or a release is left as it is; so is nothing.
+/// Releases the attempt in flight whose outcome the operator has settled —
+/// its outcome unknown, or its lease over — so the record becomes
+/// `Released(last_attempt = its attempt)` for the TTL, the next request runs
+/// as the next attempt, and that attempt's own `finish`, if it ever comes,
+/// finds it stale and writes nothing. A running attempt (lease live, outcome
+/// not yet known) is released only when `force` is set: its origin call may
+/// still be under way, so the next attempt could run beside it. A stored
+/// answer or a release is left as it is; so is nothing.
 ///
 /// ```
 /// use oncekey::core::{begin, release, Fingerprint, RecordPolicy, ReleaseAnswer, RecordState, Write};
 /// let policy = RecordPolicy::default();
 /// let Write::Put(running) = begin(None, Fingerprint([1; 32]), 0, &policy).write else { unreachable!() };
-/// let step = release(Some(running), 10, &policy);
+/// assert!(matches!(release(Some(running.clone()), 10, &policy, false).answer, ReleaseAnswer::Running(_)));
+/// let step = release(Some(running), 10, &policy, true);
 /// assert_eq!(step.answer, ReleaseAnswer::Released(RecordState::Released { last_attempt: 1, expires_at: 10 + policy.ttl_ms }));
 /// assert!(matches!(step.write, Write::Put(_)));
 /// ```
-pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy) -> Step<ReleaseAnswer> {
+pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force: bool) -> Step<ReleaseAnswer> {
     let keep = |answer| Step { answer, write: Write::Keep };
     match found.and_then(|r| r.live(now_ms)) {
         None => keep(ReleaseAnswer::Absent),
+        Some(running @ Record::InFlight(_))
+            if !force && matches!(&running, Record::InFlight(r) if !r.outcome_unknown && now_ms < r.lease_expires_at) =>
+        {
+            keep(ReleaseAnswer::Running(RecordState::of(&running)))
+        }
         Some(Record::InFlight(r)) => {
             let released = Released { last_attempt: r.attempt, expires_at: now_ms.saturating_add(policy.ttl_ms) };
             let record = Record::Released(released);
@@ -234,7 +246,12 @@ mod tests {
             (ReleaseAnswer::Released(state), write)
         };
         let rows: Vec<(&str, Option<Record>, (ReleaseAnswer, Write))> = vec![
-            ("running, lease live", Some(in_flight(false, NOW + 5_000)), released(3)),
+            (
+                "running, lease live",
+                Some(in_flight(false, NOW + 5_000)),
+                (ReleaseAnswer::Running(RecordState::of(&in_flight(false, NOW + 5_000))), Write::Keep),
+            ),
+            ("running, lease over", Some(in_flight(false, NOW)), released(3)),
             ("outcome unknown, lease live", Some(in_flight(true, NOW + 5_000)), released(3)),
             ("lease over, not reclaimed", Some(in_flight(true, NOW - 1)), released(3)),
             (
@@ -251,15 +268,17 @@ mod tests {
             ("expired", Some(Record::Released(Released { last_attempt: 4, expires_at: NOW })), (ReleaseAnswer::Absent, Write::Keep)),
         ];
         for (name, found, (answer, write)) in rows {
-            let step = release(found, NOW, &policy());
+            let step = release(found.clone(), NOW, &policy(), false);
             assert_eq!((step.answer, step.write), (answer, write), "{name}");
         }
+        let forced = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), true);
+        assert_eq!((forced.answer, forced.write), released(3), "running, forced");
     }
 
     #[test]
     fn after_a_release_the_next_request_runs_as_the_next_attempt_and_the_old_finish_is_stale() {
         use crate::core::{Decision, Finished, Outcome, begin, finish};
-        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy()).write else { panic!() };
+        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false).write else { panic!() };
         let next = begin(Some(record.clone()), Fingerprint([1; 32]), NOW + 1, &policy());
         assert_eq!(next.answer, Decision::Execute { attempt: 4, reclaimed: false });
         let late = finish(Some(record), 3, Outcome::Unknown, NOW + 2, &policy());

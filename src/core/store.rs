@@ -62,9 +62,10 @@ impl MemoryStore {
         self.step(name, |found| record_state::inspect(found, now_ms))
     }
 
-    /// Releases the attempt in flight on `name` ([`record_state::release`]).
-    pub fn release(&self, name: &RecordName, now_ms: u64) -> ReleaseAnswer {
-        self.step(name, |found| record_state::release(found, now_ms, &self.policy))
+    /// Releases the attempt in flight on `name` ([`record_state::release`]);
+    /// a running one only when `force` is set.
+    pub fn release(&self, name: &RecordName, now_ms: u64, force: bool) -> ReleaseAnswer {
+        self.step(name, |found| record_state::release(found, now_ms, &self.policy, force))
     }
 
     /// Runs one pure step on one record and applies its write.

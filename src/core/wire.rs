@@ -62,6 +62,8 @@ pub enum StoreCall {
     Release {
         /// The TTL of the release tombstone.
         policy: RecordPolicy,
+        /// Release a running attempt too (`?force=true`).
+        force: bool,
     },
 }
 
@@ -99,8 +101,8 @@ impl StoreCall {
                 let step = record_state::inspect(found, now_ms);
                 Step { answer: encode_inspected(step.answer.as_ref()), write: step.write }
             }
-            Self::Release { policy } => {
-                let step = record_state::release(found, now_ms, &policy);
+            Self::Release { policy, force } => {
+                let step = record_state::release(found, now_ms, &policy, force);
                 Step { answer: encode_released(&step.answer), write: step.write }
             }
         }
@@ -151,7 +153,7 @@ impl StoreCall {
             Self::Begin { policy, .. }
             | Self::Finish { policy, .. }
             | Self::Abandon { policy, .. }
-            | Self::Release { policy } => {
+            | Self::Release { policy, .. } => {
                 out.u64(policy.lease_ms);
                 out.u64(policy.ttl_ms);
                 out.u32(policy.release_on.len() as u32);
@@ -168,7 +170,8 @@ impl StoreCall {
                 out.u64(*reservation);
             }
             Self::Abandon { reservation, .. } => out.u64(*reservation),
-            Self::Inspect | Self::Release { .. } => {}
+            Self::Release { force, .. } => out.0.push(u8::from(*force)),
+            Self::Inspect => {}
             Self::Finish { attempt, outcome, .. } => {
                 out.u32(*attempt);
                 match outcome {
@@ -205,7 +208,8 @@ impl StoreCall {
         let call = match kind {
             BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()?, reservation: r.u64()? },
             ABANDON => Self::Abandon { policy, reservation: r.u64()? },
-            RELEASE => Self::Release { policy },
+            // A release from the version before `force` ends here: not forced.
+            RELEASE => Self::Release { policy, force: !r.0.is_empty() && r.u8()? != 0 },
             FINISH => {
                 let attempt = r.u32()?;
                 let outcome = match r.u8()? {
@@ -329,6 +333,10 @@ pub fn encode_released(answer: &ReleaseAnswer) -> Vec<u8> {
             state_bytes(&mut out, state);
         }
         ReleaseAnswer::Absent => out.0.push(3),
+        ReleaseAnswer::Running(state) => {
+            out.0.push(4);
+            state_bytes(&mut out, state);
+        }
     }
     out.0
 }
@@ -343,6 +351,7 @@ pub fn decode_released(bytes: &[u8]) -> Result<ReleaseAnswer, DecodeError> {
         1 => ReleaseAnswer::Released(state_from(&mut r)?),
         2 => ReleaseAnswer::NotInFlight(state_from(&mut r)?),
         3 => ReleaseAnswer::Absent,
+        4 => ReleaseAnswer::Running(state_from(&mut r)?),
         other => return Err(DecodeError::UnknownKind(other)),
     };
     finished_reading(r, answer)
@@ -433,12 +442,20 @@ mod tests {
             StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
             StoreCall::Finish { policy: policy.clone(), attempt: 2, outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))) },
             StoreCall::Inspect,
-            StoreCall::Release { policy },
+            StoreCall::Release { policy: policy.clone(), force: false },
+            StoreCall::Release { policy, force: true },
         ];
         for call in calls {
             assert_eq!(StoreCall::decode(&call.encode()), Ok(call.clone()));
             let bytes = call.encode();
             for cut in 0..bytes.len() {
+                if let StoreCall::Release { policy, .. } = &call
+                    && cut == bytes.len() - 1
+                {
+                    let unforced = StoreCall::Release { policy: policy.clone(), force: false };
+                    assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(unforced), "the earlier layout decodes");
+                    continue;
+                }
                 assert!(StoreCall::decode(&bytes[..cut]).is_err(), "{call:?} cut at {cut}");
             }
             let mut longer = bytes.clone();
@@ -470,7 +487,7 @@ mod tests {
         assert_eq!(decode_inspected(&encode_inspected(None)), Ok(None));
         for state in states {
             assert_eq!(decode_inspected(&encode_inspected(Some(&state))), Ok(Some(state)));
-            for answer in [ReleaseAnswer::Released(state), ReleaseAnswer::NotInFlight(state)] {
+            for answer in [ReleaseAnswer::Released(state), ReleaseAnswer::NotInFlight(state), ReleaseAnswer::Running(state)] {
                 let bytes = encode_released(&answer);
                 assert_eq!(decode_released(&bytes), Ok(answer));
                 for cut in 0..bytes.len() {
@@ -494,7 +511,10 @@ mod tests {
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
         assert!(matches!(decode_inspected(&seen.answer), Ok(Some(RecordState::InFlight { attempt: 1, .. }))));
-        let released = StoreCall::Release { policy }.run(Some(running), 2);
+        let refused = StoreCall::Release { policy: policy.clone(), force: false }.run(Some(running.clone()), 2);
+        assert!(matches!(decode_released(&refused.answer), Ok(ReleaseAnswer::Running(_))));
+        assert_eq!(refused.write, decision::Write::Keep, "a running attempt is not released unforced");
+        let released = StoreCall::Release { policy, force: true }.run(Some(running), 2);
         assert!(matches!(decode_released(&released.answer), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.write, decision::Write::Put(Record::Released(ref r)) if r.last_attempt == 1));
         assert_eq!(decode_inspected(&StoreCall::Inspect.run(None, 3).answer), Ok(None));

@@ -89,13 +89,13 @@ impl DurableStore {
     }
 
     /// Releases the attempt in flight on `name`, whose outcome an operator
-    /// has settled (SPEC §12).
+    /// has settled (SPEC §12); a running one only when `force` is set.
     ///
     /// # Errors
     /// The object failed or did not answer in time (whether it released is
     /// then unknown; a repeat is safe).
-    pub async fn release(&self, name: &RecordName) -> Result<ReleaseAnswer, StoreError> {
-        let reply = self.call(name, StoreCall::Release { policy: self.policy.clone() }).await?;
+    pub async fn release(&self, name: &RecordName, force: bool) -> Result<ReleaseAnswer, StoreError> {
+        let reply = self.call(name, StoreCall::Release { policy: self.policy.clone(), force }).await?;
         decode_released(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }
 

@@ -221,9 +221,9 @@ impl<O: OriginCall> Host<O> {
                 };
                 exchange.inspected(state, now_ms())
             }
-            Action::Release { name } => {
+            Action::Release { name, force } => {
                 let answer = match self.store() {
-                    Ok(EdgeStore::Durable(store)) => store.release(&name).await.map_err(|e| e.to_string()),
+                    Ok(EdgeStore::Durable(store)) => store.release(&name, force).await.map_err(|e| e.to_string()),
                     Ok(EdgeStore::KvOnly(_)) => Err("KV-only mode has no coordinator to ask".to_owned()),
                     Err(e) => Err(e),
                 };

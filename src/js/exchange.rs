@@ -361,8 +361,8 @@ impl JsExchange {
                     (KIND_ABANDON, Pending::Store(name, call.encode(), timeout))
                 }
                 Action::Inspect { name } => (KIND_INSPECT, Pending::Store(name, StoreCall::Inspect.encode(), timeout)),
-                Action::Release { name } => {
-                    (KIND_RELEASE, Pending::Store(name, StoreCall::Release { policy: records() }.encode(), timeout))
+                Action::Release { name, force } => {
+                    (KIND_RELEASE, Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout))
                 }
                 Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
                     (KIND_CALL_ORIGIN, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })

@@ -105,6 +105,26 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.deepEqual((await stateOf(await inspect(worker, record))).attempt, 2);
   });
 
+  test("a running attempt is not released (409 attempt-running) unless forced with ?force=true", async () => {
+    const key = newKey();
+    const item = uniqueItem("running");
+    const record = recordName(HOST, undefined, key);
+    const slow = order(worker, { key, item, query: "?delay_ms=1500" });
+    await sleep(300);
+    const refused = await release(worker, record);
+    assert.equal(refused.status, 409);
+    const problem = await problemOf(refused);
+    assert.equal(problem.code, "attempt-running");
+    assert.match(problem.detail, /Attempt 1 is running.*force=true/);
+    const running = await stateOf(await inspect(worker, record));
+    assert.deepEqual([running.kind, running.attempt, running.outcomeUnknown], ["in-flight", 1, false], "nothing written");
+    const forced = await worker.fetch(`${recordPath(record)}/release?force=true`, { method: "POST", headers: bearer() });
+    assert.deepEqual([(await stateOf(forced)).kind], ["released"]);
+    assert.equal((await slow).status, 201, "attempt 1's caller still gets its answer");
+    const next = await order(worker, { key, item });
+    assert.equal((await next.json()).attempt, 2, "attempt 1's late finish found the key released and wrote nothing");
+  });
+
   test("a record released by a 503 (Demo-Fault: unavailable) reads as released; releasing it again is refused", async () => {
     const key = newKey();
     const item = uniqueItem("unavailable");

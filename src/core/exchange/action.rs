@@ -106,6 +106,8 @@ pub enum Action {
     Release {
         /// The record's name.
         name: RecordName,
+        /// Release a running attempt too (`?force=true`).
+        force: bool,
     },
     /// Wait `ms`, then call [`Exchange::paused`](super::Exchange::paused).
     Pause {

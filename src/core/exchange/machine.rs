@@ -120,7 +120,7 @@ impl Exchange {
     fn first_action(&mut self, head: RequestHead) -> Action {
         let config = Rc::clone(&self.config);
         let authorization = head.header("authorization");
-        if let Some(admin) = AdminRequest::of(config.admin_token.as_ref(), &head.method, &head.path, authorization) {
+        if let Some(admin) = AdminRequest::of(config.admin_token.as_ref(), &head.method, &head.path, head.query.as_deref(), authorization) {
             // An operator's call, never a browser's: no CORS.
             self.cors = None;
             return match admin {
@@ -408,7 +408,7 @@ impl Exchange {
     /// The store's answer to an admin path's `release` (`Err`: it failed
     /// or timed out; whether it released is unknown, and a repeat is safe).
     pub fn released(&mut self, answer: Result<ReleaseAnswer, String>, now_ms: u64) -> Action {
-        let Stage::Admin(AdminRequest::Release(name)) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+        let Stage::Admin(AdminRequest::Release { name, .. }) = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
         self.log.tier = "do";
@@ -459,7 +459,7 @@ impl Exchange {
         let name = request.name();
         self.log.outcome = match request {
             AdminRequest::Inspect(_) => "inspect",
-            AdminRequest::Release(_) => "release",
+            AdminRequest::Release { .. } => "release",
         };
         self.log.record = Some(name.to_hex());
         self.stage = Stage::Admin(request);
@@ -468,7 +468,7 @@ impl Exchange {
         }
         match request {
             AdminRequest::Inspect(name) => Action::Inspect { name },
-            AdminRequest::Release(name) => Action::Release { name },
+            AdminRequest::Release { name, force } => Action::Release { name, force },
         }
     }
 
@@ -482,7 +482,7 @@ impl Exchange {
         };
         match request {
             AdminRequest::Inspect(name) => self.answer_inspect(&name, state),
-            AdminRequest::Release(name) => {
+            AdminRequest::Release { name, .. } => {
                 let answer = state.map_or(ReleaseAnswer::Absent, ReleaseAnswer::NotInFlight);
                 self.answer_release(&name, answer)
             }
@@ -509,6 +509,10 @@ impl Exchange {
             ReleaseAnswer::NotInFlight(state) => {
                 self.log.attempt = Some(state.attempt());
                 self.refuse(Problem::NotInFlight(state))
+            }
+            ReleaseAnswer::Running(state) => {
+                self.log.attempt = Some(state.attempt());
+                self.refuse(Problem::AttemptRunning(state))
             }
             ReleaseAnswer::Absent => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
         }

@@ -150,9 +150,9 @@ impl World {
                     let state = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.inspect(&name, now)) };
                     exchange.inspected(state, now)
                 }
-                Action::Release { name } => {
+                Action::Release { name, force } => {
                     steps.push("release");
-                    let answer = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.release(&name, now)) };
+                    let answer = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.release(&name, now, force)) };
                     exchange.released(answer, now)
                 }
                 Action::Abandon { reservation, .. } => {
