@@ -115,6 +115,7 @@ impl Model {
                     }
                     Decision::InFlight { .. } => {}
                     Decision::Mismatch => panic!("one request only"),
+                    Decision::Unreadable => panic!("every record here decodes"),
                 }
             }
         }

@@ -201,6 +201,7 @@ fn run<S: ModelStore>(store: &S, actions: &[Action]) -> Violations {
                         }
                     }
                     Decision::InFlight { .. } | Decision::Mismatch => {}
+                    Decision::Unreadable => unreachable!("records in memory always decode"),
                 }
             }
             Action::Finish { pick, outcome } => {

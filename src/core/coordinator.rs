@@ -48,13 +48,23 @@ pub const MAX_WAITERS: usize = 64;
 /// calls waiting on it.
 #[derive(Debug, Default)]
 pub struct Coordinator {
-    /// `None` until loaded; then the record (`None`: there is none).
-    record: Option<Option<Record>>,
+    /// `None` until loaded; then what storage holds.
+    record: Option<Stored>,
     /// Calls parked until the record changes or their deadline passes, in
     /// arrival order.
     waiters: Vec<Waiter>,
     /// Whether the expiry alarm is set (by this instance).
     alarm_set: bool,
+}
+
+/// What the object's storage holds.
+#[derive(Debug)]
+enum Stored {
+    Nothing,
+    Record(Record),
+    /// Bytes that do not decode: a newer layout after a rollback, or damage.
+    /// Every call fails closed on it ([`StoreCall::run_unreadable`]).
+    Unreadable,
 }
 
 #[derive(Debug)]
@@ -105,10 +115,15 @@ impl Coordinator {
 
     /// The stored record's bytes (`None`: nothing stored), read once. A
     /// load after the first is ignored: what this object wrote since is
-    /// newer than any read that started before it.
+    /// newer than any read that started before it. Bytes that do not decode
+    /// are kept as unreadable, never taken for "nothing" (SPEC §3).
     pub fn load(&mut self, stored: Option<&[u8]>) {
         if self.record.is_none() {
-            self.record = Some(stored.and_then(|bytes| Record::decode(bytes).ok()));
+            self.record = Some(match stored.map(Record::decode) {
+                None => Stored::Nothing,
+                Some(Ok(record)) => Stored::Record(record),
+                Some(Err(_)) => Stored::Unreadable,
+            });
         }
     }
 
@@ -180,7 +195,7 @@ impl Coordinator {
                 effects.set_alarm = Some(at_ms);
             }
             Expiry::Delete => {
-                self.record = Some(None);
+                self.record = Some(Stored::Nothing);
                 effects.delete_all = true;
             }
             Expiry::Idle => {}
@@ -195,7 +210,10 @@ impl Coordinator {
     }
 
     fn found(&self) -> Option<&Record> {
-        self.record.as_ref().expect("the coordinator's record is loaded before any step").as_ref()
+        match self.record.as_ref().expect("the coordinator's record is loaded before any step") {
+            Stored::Record(record) => Some(record),
+            Stored::Nothing | Stored::Unreadable => None,
+        }
     }
 
     /// Runs one call on the record and applies its write: whether it
@@ -219,7 +237,10 @@ impl Coordinator {
             effects.replies[at].to.push(id);
             return false;
         }
-        let step = call.run(self.found().cloned(), now_ms);
+        let step = match self.record {
+            Some(Stored::Unreadable) => call.run_unreadable(now_ms),
+            _ => call.run(self.found().cloned(), now_ms),
+        };
         effects.replies.push(CallReply { to: vec![id], bytes: step.answer });
         match step.write {
             Write::Keep => {
@@ -232,7 +253,7 @@ impl Coordinator {
                     self.alarm_set = true;
                     effects.set_alarm = Some(record.expires_at());
                 }
-                self.record = Some(Some(record.clone()));
+                self.record = Some(Stored::Record(record.clone()));
                 effects.put = Some(record);
                 true
             }
@@ -403,5 +424,25 @@ mod tests {
         assert!(object.needs_load());
         object.load(Some(&stale));
         assert_eq!(decisions(&object.call(3, &begin(0), 3).unwrap()), [(3, Decision::Execute { attempt: 10, reclaimed: false })]);
+    }
+
+    #[test]
+    fn a_record_that_does_not_decode_fails_closed_until_an_operator_releases_it() {
+        use crate::core::{RecordState, ReleaseAnswer, decode_inspected, decode_released};
+        let mut newer = Record::Released(crate::core::Released { last_attempt: 3, expires_at: 99_999 }).encode();
+        newer[2] += 1; // the layout version a newer build would write
+        let mut object = Coordinator::new();
+        object.load(Some(&newer));
+        assert_eq!(decisions(&object.call(1, &begin(10_000), 0).unwrap()), [(1, Decision::Unreadable)], "never absent, never waits");
+        let late = object.call(101, &finish(1, 201), 1).unwrap();
+        assert_eq!((decode_finished(&late.replies[0].bytes), late.put), (Ok(Finished::Stale), None));
+        assert!(!object.alarm(1_000_000_000).delete_all, "the alarm keeps what it cannot read");
+        let seen = object.call(102, &StoreCall::Inspect.encode(), 2).unwrap();
+        assert_eq!(decode_inspected(&seen.replies[0].bytes), Ok(Some(RecordState::Unreadable)));
+        let release = StoreCall::Release { policy: policy(), force: false }.encode();
+        let released = object.call(103, &release, 3).unwrap();
+        assert!(matches!(decode_released(&released.replies[0].bytes), Ok(ReleaseAnswer::Released(_))));
+        assert!(matches!(released.put, Some(Record::Released(ref r)) if r.last_attempt == 0));
+        assert_eq!(decisions(&object.call(2, &begin(0), 4).unwrap()), [(2, Decision::Execute { attempt: 1, reclaimed: false })]);
     }
 }

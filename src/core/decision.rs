@@ -36,6 +36,10 @@ pub enum Decision {
     Mismatch,
     /// Answer with the stored response and `Idempotent-Replayed: true`.
     Replay(Completed),
+    /// The stored record does not decode (a newer layout after a rollback,
+    /// or damage): whether the request ran is unknown, so nothing runs —
+    /// 503 `record-unreadable` (SPEC §3), until an operator releases it.
+    Unreadable,
 }
 
 /// What the store must do to its record after a step.

@@ -55,6 +55,10 @@ impl EventKeyStrategy {
 /// bytes, so [`Decision::Mismatch`] never arises from a consumer.
 pub const EVENT_FINGERPRINT: Fingerprint = Fingerprint([0xE7; 32]);
 
+/// Seconds before a message whose record does not decode is tried again:
+/// it never runs until an operator releases the record (SPEC §3).
+pub const UNREADABLE_RETRY_SECS: u32 = 60;
+
 /// The record name of an event key in one consumer: SHA-256 over the
 /// consumer's name and the key, in a domain of its own, so an event record
 /// never shares a name with an HTTP request's record or another consumer's.
@@ -156,6 +160,8 @@ impl Delivery {
             Decision::Execute { attempt, reclaimed } => Self::Run { attempt: *attempt, reclaimed: *reclaimed },
             Decision::Replay(_) | Decision::Mismatch => Self::AckDuplicate,
             Decision::InFlight { retry_after_secs, .. } => Self::RetryLater { delay_secs: *retry_after_secs },
+            // Until an operator releases the record: try again later, never run.
+            Decision::Unreadable => Self::RetryLater { delay_secs: UNREADABLE_RETRY_SECS },
         }
     }
 
@@ -340,6 +346,7 @@ mod tests {
             (Decision::Mismatch, Delivery::AckDuplicate),
             (Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }, Delivery::RetryLater { delay_secs: 1 }),
             (Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }, Delivery::RetryLater { delay_secs: 90 }),
+            (Decision::Unreadable, Delivery::RetryLater { delay_secs: UNREADABLE_RETRY_SECS }),
         ];
         let mut stats = ConsumerStats::default();
         for (decision, want) in cases {
@@ -352,7 +359,7 @@ mod tests {
         stats.count_finish(&Finished::Stale);
         assert_eq!(
             stats,
-            ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 2, releases: 1, reclaims: 1 }
+            ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 1, reclaims: 1 }
         );
     }
 

@@ -55,6 +55,9 @@ pub enum Problem {
     /// 409: a release of a record that holds no attempt in flight (its
     /// answer is stored, or it is already released).
     NotInFlight(RecordState),
+    /// 503: the key's record does not decode (a newer layout after a
+    /// rollback, or damage); nothing was forwarded.
+    RecordUnreadable,
     /// 409: a release of an attempt that is running (lease live, outcome
     /// not yet known) without `?force=true`.
     AttemptRunning(RecordState),
@@ -125,7 +128,12 @@ impl Problem {
                 "The record is already released (last attempt {last_attempt}): the next request with this key runs as attempt {}. There is no attempt in flight to release.",
                 last_attempt.saturating_add(1)
             ),
-            Self::NotInFlight(RecordState::InFlight { .. }) => "The record holds an attempt in flight.".into(),
+            Self::NotInFlight(RecordState::InFlight { .. } | RecordState::Unreadable) => {
+                "The record holds an attempt in flight.".into()
+            }
+            Self::RecordUnreadable => {
+                "The idempotency record of this key cannot be read by this version of the layer (written by a newer one before a rollback, or damaged), so whether this request already ran is unknown; it was not forwarded. An operator can inspect and release the record at /.well-known/oncekey/records/{record}.".into()
+            }
             Self::AttemptRunning(state) => format!(
                 "Attempt {} is running: its lease is live and its outcome not yet known, so its origin call may still be under way. Wait for it to end (or its lease to), or POST again with ?force=true to release it anyway, at the risk that the next attempt runs beside it and the work is done twice.",
                 state.attempt()
@@ -167,7 +175,9 @@ impl Problem {
     fn error_type(&self) -> &'static str {
         match self {
             Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
-            Self::OriginUnreachable | Self::StoreUnavailable | Self::Misconfigured(_) => "api_error",
+            Self::OriginUnreachable | Self::StoreUnavailable | Self::Misconfigured(_) | Self::RecordUnreadable => {
+                "api_error"
+            }
             Self::BodyTooLarge { .. }
             | Self::BodyIncomplete
             | Self::Unauthorized
@@ -195,6 +205,7 @@ impl Problem {
             Self::MethodNotAllowed { .. } => ("method-not-allowed", 405, "Method not allowed on this admin path"),
             Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
             Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
+            Self::RecordUnreadable => ("record-unreadable", 503, "Idempotency record unreadable"),
         }
     }
 }
@@ -222,6 +233,8 @@ mod tests {
             (Problem::RecordNotFound("none".into()), "record-not-found", 404, None),
             (Problem::MethodNotAllowed { allow: "GET" }, "method-not-allowed", 405, None),
             (Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }), "not-in-flight", 409, None),
+            (Problem::AttemptRunning(RecordState::Unreadable), "attempt-running", 409, None),
+            (Problem::RecordUnreadable, "record-unreadable", 503, None),
         ];
         for (problem, code, status, retry_after) in table {
             assert_eq!((problem.code(), problem.status(), problem.retry_after_secs()), (code, status, retry_after));

@@ -39,6 +39,10 @@ pub enum RecordState {
         /// When the tombstone is forgotten (ms).
         expires_at: u64,
     },
+    /// The stored bytes do not decode (a newer layout after a rollback, or
+    /// damage): every request with the key answers 503
+    /// `record-unreadable` until it is released.
+    Unreadable,
 }
 
 impl RecordState {
@@ -64,6 +68,7 @@ impl RecordState {
             Self::InFlight { .. } => "in-flight",
             Self::Completed { .. } => "completed",
             Self::Released { .. } => "released",
+            Self::Unreadable => "unreadable",
         }
     }
 
@@ -72,6 +77,7 @@ impl RecordState {
         match self {
             Self::InFlight { attempt, .. } | Self::Completed { attempt, .. } => *attempt,
             Self::Released { last_attempt, .. } => *last_attempt,
+            Self::Unreadable => 0,
         }
     }
 
@@ -90,6 +96,10 @@ impl RecordState {
     /// assert_eq!(json["record"].as_str().unwrap().len(), 64);
     /// ```
     pub fn to_json(&self, name: &RecordName) -> String {
+        if *self == Self::Unreadable {
+            // Nothing of it can be read but that it is there.
+            return format!(r#"{{"record":"{}","kind":"unreadable"}}"#, name.to_hex());
+        }
         // Written out rather than built as a `Value` (a smaller wasm): every
         // part is hex, a fixed word, a number or a timestamp, none escaped.
         let rest = match *self {
@@ -97,12 +107,13 @@ impl RecordState {
                 format!(r#","leaseExpiresAt":"{}","outcomeUnknown":{outcome_unknown}"#, rfc3339(lease_expires_at))
             }
             Self::Completed { status, .. } => format!(r#","status":{status}"#),
-            Self::Released { .. } => String::new(),
+            Self::Released { .. } | Self::Unreadable => String::new(),
         };
         let expires_at = match *self {
             Self::InFlight { expires_at, .. } | Self::Completed { expires_at, .. } | Self::Released { expires_at, .. } => {
                 expires_at
             }
+            Self::Unreadable => 0,
         };
         format!(
             r#"{{"record":"{}","kind":"{}","attempt":{},"expiresAt":"{}"{rest}}}"#,

@@ -108,6 +108,35 @@ impl StoreCall {
         }
     }
 
+    /// Runs the call on a record that does not decode (SPEC §3: fail
+    /// closed): a `begin` answers [`Decision::Unreadable`], a `finish` or an
+    /// `abandon` writes nothing, `inspect` shows it, and `release` — the
+    /// operator's way out — replaces it with a release tombstone (the last
+    /// attempt's number is unknown: the next attempt is 1).
+    ///
+    /// ```
+    /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
+    /// let begin = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 0 };
+    /// let step = begin.run_unreadable(5);
+    /// assert_eq!((decode_decision(&step.answer), step.write), (Ok(Decision::Unreadable), Write::Keep));
+    /// ```
+    pub fn run_unreadable(self, now_ms: u64) -> Step<Vec<u8>> {
+        let keep = |answer| Step { answer, write: decision::Write::Keep };
+        match self {
+            Self::Begin { .. } => keep(encode_decision(&Decision::Unreadable)),
+            Self::Finish { .. } => keep(encode_finished(&Finished::Stale)),
+            Self::Abandon { .. } => keep(vec![0]),
+            Self::Inspect => keep(encode_inspected(Some(&RecordState::Unreadable))),
+            Self::Release { policy, .. } => {
+                let record = Record::Released(super::record::Released {
+                    last_attempt: 0,
+                    expires_at: now_ms.saturating_add(policy.ttl_ms),
+                });
+                Step { answer: encode_released(&ReleaseAnswer::Released(RecordState::of(&record))), write: decision::Write::Put(record) }
+            }
+        }
+    }
+
     /// Whether this call must wait before it runs, and until when: a
     /// `begin` that would answer "in flight" to a duplicate of a running
     /// attempt (same fingerprint, lease live, outcome not unknown) waits for
@@ -241,6 +270,7 @@ pub fn encode_decision(decision: &Decision) -> Vec<u8> {
             out.0.push(u8::from(*outcome_unknown));
         }
         Decision::Mismatch => out.0.push(3),
+        Decision::Unreadable => out.0.push(5),
         Decision::Replay(completed) => {
             out.0.push(4);
             out.0.extend_from_slice(&Record::Completed(completed.clone()).encode());
@@ -259,6 +289,7 @@ pub fn decode_decision(bytes: &[u8]) -> Result<Decision, DecodeError> {
         1 => Decision::Execute { attempt: r.u32()?, reclaimed: r.u8()? != 0 },
         2 => Decision::InFlight { retry_after_secs: r.u32()?, outcome_unknown: r.u8()? != 0 },
         3 => Decision::Mismatch,
+        5 => Decision::Unreadable,
         4 => return Ok(Decision::Replay(completed_from(r.0)?)),
         other => return Err(DecodeError::UnknownKind(other)),
     };
@@ -379,6 +410,7 @@ fn state_bytes(out: &mut Writer, state: &RecordState) {
             out.u32(last_attempt);
             out.u64(expires_at);
         }
+        RecordState::Unreadable => out.0.push(4),
     }
 }
 
@@ -392,6 +424,7 @@ fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
         },
         2 => RecordState::Completed { attempt: r.u32()?, status: u16::from_be_bytes(r.array()?), expires_at: r.u64()? },
         3 => RecordState::Released { last_attempt: r.u32()?, expires_at: r.u64()? },
+        4 => RecordState::Unreadable,
         other => return Err(DecodeError::UnknownKind(other)),
     })
 }
@@ -471,6 +504,7 @@ mod tests {
             Decision::Execute { attempt: 3, reclaimed: true },
             Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
             Decision::Mismatch,
+            Decision::Unreadable,
             Decision::Replay(completed.clone()),
         ] {
             assert_eq!(decode_decision(&encode_decision(&d)), Ok(d));
@@ -483,6 +517,7 @@ mod tests {
             RecordState::InFlight { attempt: 2, lease_expires_at: 5, expires_at: u64::MAX, outcome_unknown: true },
             RecordState::Completed { attempt: 1, status: 201, expires_at: 99 },
             RecordState::Released { last_attempt: u32::MAX, expires_at: 7 },
+            RecordState::Unreadable,
         ];
         assert_eq!(decode_inspected(&encode_inspected(None)), Ok(None));
         for state in states {

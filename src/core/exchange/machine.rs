@@ -265,6 +265,10 @@ impl Exchange {
                 self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })
             }
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
+            Ok(Decision::Unreadable) => {
+                self.log.outcome = "record-unreadable";
+                self.refuse(Problem::RecordUnreadable)
+            }
             Ok(Decision::Replay(completed)) => {
                 let action = self.replay(&completed);
                 // Read first and still here: the KV copy is missing (written
