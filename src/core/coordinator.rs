@@ -30,11 +30,11 @@
 //! assert_eq!(object.deadline_of(2), Some(10_005));
 //! ```
 
-use super::decision::Write;
+use super::decision::{Decision, IN_FLIGHT_RETRY_AFTER_SECS, Write};
 use super::fingerprint::Fingerprint;
 use super::expiry::{Expiry, on_alarm};
 use super::record::{DecodeError, Record};
-use super::wire::StoreCall;
+use super::wire::{StoreCall, encode_decision};
 
 /// A host's name for one store call it handed in, to deliver its reply.
 pub type CallId = u64;
@@ -55,7 +55,13 @@ pub struct Coordinator {
     waiters: Vec<Waiter>,
     /// Whether the expiry alarm is set (by this instance).
     alarm_set: bool,
+    /// Reservations abandoned before their `begin` arrived (calls may be
+    /// delivered out of order): that `begin` reserves nothing when it lands.
+    abandoned: Vec<u64>,
 }
+
+/// How many early abandons an object remembers.
+const ABANDONED_KEPT: usize = 32;
 
 /// What the object's storage holds.
 #[derive(Debug)]
@@ -145,6 +151,9 @@ impl Coordinator {
     pub fn call(&mut self, id: CallId, bytes: &[u8], now_ms: u64) -> Result<Effects, DecodeError> {
         let call = StoreCall::decode(bytes)?;
         let mut effects = Effects::default();
+        if self.overtaken(id, &call, now_ms, &mut effects) {
+            return Ok(effects);
+        }
         match call.wait_deadline(self.found(), now_ms, now_ms) {
             Some(deadline) if self.waiters.len() < MAX_WAITERS => {
                 self.waiters.push(Waiter { id, call, called_at: now_ms, deadline });
@@ -207,6 +216,41 @@ impl Coordinator {
     /// never held back for it.
     pub fn alarm_failed(&mut self) {
         self.alarm_set = false;
+    }
+
+    /// An abandon, or the `begin` it gave up on, when the two cross (SPEC
+    /// §3): an abandon whose `begin` is still parked here ends that wait
+    /// without a reservation; one whose `begin` has not arrived leaves a
+    /// mark, and that `begin`, when it lands, is answered without reserving
+    /// anything (its caller stopped listening). Whether the call was
+    /// answered so.
+    fn overtaken(&mut self, id: CallId, call: &StoreCall, now_ms: u64, effects: &mut Effects) -> bool {
+        let gave_up = || encode_decision(&Decision::InFlight { retry_after_secs: IN_FLIGHT_RETRY_AFTER_SECS, outcome_unknown: false });
+        match *call {
+            StoreCall::Begin { reservation, .. } if reservation != 0 => {
+                let Some(at) = self.abandoned.iter().position(|&r| r == reservation) else { return false };
+                self.abandoned.remove(at);
+                effects.replies.push(CallReply { to: vec![id], bytes: gave_up() });
+                true
+            }
+            StoreCall::Abandon { reservation, .. } if reservation != 0 => {
+                if let Some(at) = self.waiters.iter().position(|w| matches!(w.call, StoreCall::Begin { reservation: r, .. } if r == reservation)) {
+                    let waiter = self.waiters.remove(at);
+                    effects.replies.push(CallReply { to: vec![waiter.id], bytes: gave_up() });
+                    effects.replies.push(CallReply { to: vec![id], bytes: vec![0] });
+                    return true;
+                }
+                let holds = matches!(self.found(), Some(Record::InFlight(r)) if r.reservation == reservation && now_ms < r.expires_at);
+                if !holds {
+                    if self.abandoned.len() == ABANDONED_KEPT {
+                        self.abandoned.remove(0);
+                    }
+                    self.abandoned.push(reservation);
+                }
+                false
+            }
+            _ => false,
+        }
     }
 
     fn found(&self) -> Option<&Record> {
@@ -444,5 +488,27 @@ mod tests {
         assert!(matches!(decode_released(&released.replies[0].bytes), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.put, Some(Record::Released(ref r)) if r.last_attempt == 0));
         assert_eq!(decisions(&object.call(2, &begin(0), 4).unwrap()), [(2, Decision::Execute { attempt: 1, reclaimed: false })]);
+    }
+
+    #[test]
+    fn an_abandon_ends_its_parked_begin_and_one_that_overtakes_its_begin_leaves_a_mark() {
+        let with = |reservation| StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms: 10_000, reservation }.encode();
+        let abandon = |reservation| StoreCall::Abandon { policy: policy(), reservation }.encode();
+        let mut object = loaded();
+        object.call(0, &with(1), 0).unwrap();
+        object.call(2, &with(2), 1).unwrap();
+        assert_eq!(object.waiting(), 1);
+        let ended = object.call(102, &abandon(2), 2).unwrap();
+        assert_eq!(decisions(&ended), [(2, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!((object.waiting(), ended.put), (0, None), "the parked begin ends without a reservation");
+
+        // The abandon of reservation 3 arrives first: the key is held by 1.
+        let early = object.call(103, &abandon(3), 3).unwrap();
+        assert_eq!((early.replies[0].bytes.as_slice(), early.put), (&[0u8][..], None));
+        object.call(104, &finish(1, 503), 4).unwrap();
+        let late = object.call(3, &with(3), 5).unwrap();
+        assert_eq!(decisions(&late), [(3, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!(late.put, None, "the late begin reserved nothing though the key was free");
+        assert_eq!(decisions(&object.call(4, &with(4), 6).unwrap()), [(4, Decision::Execute { attempt: 2, reclaimed: false })]);
     }
 }

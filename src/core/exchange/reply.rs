@@ -7,6 +7,10 @@ use super::log::Timing;
 use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
 
 /// Headers a cross-origin caller may read on the layer's answers.
+/// Headers about the body's bytes, left out of a replay whose body was not
+/// kept (SPEC §3).
+const DESCRIBE_THE_BODY: [&str; 5] = ["content-encoding", "content-range", "content-digest", "repr-digest", "etag"];
+
 const EXPOSED: &str = "Idempotent-Replayed, Idempotent-Body-Omitted, Retry-After, Server-Timing";
 
 /// An answer for the caller.
@@ -68,6 +72,9 @@ impl Reply {
         set(&mut headers, "idempotent-replayed", "true");
         set(&mut headers, "cache-control", "no-store");
         if response.body_omitted() {
+            // Headers that describe bytes no longer there would make a client
+            // decode, verify or cache an empty body as if it were them.
+            headers.retain(|(name, _)| !DESCRIBE_THE_BODY.iter().any(|d| name.eq_ignore_ascii_case(d)));
             set(&mut headers, "idempotent-body-omitted", "true");
         }
         Self { status: response.status, headers, body: ReplyBody::Bytes(response.body.clone().unwrap_or_default()) }
@@ -145,4 +152,42 @@ fn has(headers: &[(String, String)], name: &str) -> bool {
 fn set(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
     headers.push((name.to_owned(), value.to_owned()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use crate::core::{Fingerprint, StoredResponse};
+
+    #[test]
+    fn a_replay_without_its_body_drops_the_headers_that_describe_the_missing_bytes() {
+        let headers: Vec<(String, String)> = [
+            ("content-type", "application/json"),
+            ("Content-Encoding", "gzip"),
+            ("content-range", "bytes 0-9/10"),
+            ("content-digest", "sha-256=:x:"),
+            ("repr-digest", "sha-256=:y:"),
+            ("etag", "\"v1\""),
+            ("location", "/orders/1"),
+        ]
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .into();
+        let stored = |body| Completed {
+            fingerprint: Fingerprint([1; 32]),
+            attempt: 1,
+            response: StoredResponse { status: 201, headers: headers.clone(), body },
+            expires_at: 9,
+        };
+        let names = |reply: &Reply| reply.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
+        let omitted = Reply::replay(&stored(None));
+        assert_eq!(
+            names(&omitted),
+            ["content-type", "location", "idempotent-replayed", "cache-control", "idempotent-body-omitted"]
+        );
+        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())));
+        assert!(["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())), "kept with the body");
+    }
 }
