@@ -63,7 +63,7 @@ pub struct Config {
     /// `IDEMPOTENCY_TTL_SECONDS`, `IDEMPOTENCY_RELEASE_ON`).
     pub records: RecordPolicy,
     /// `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, in ms; below the lease. Unset,
-    /// it is 100 s, or one second under a shorter lease (half of a 1 s one).
+    /// it leaves the rest of the lease to `finish` ([`origin_timeout_within`]).
     pub origin_timeout_ms: u64,
     /// `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`: how long a duplicate waits inside the
     /// store for a running first attempt to end (0 answers 409 at once); at
@@ -90,7 +90,9 @@ pub struct Config {
     /// read back. `IDEMPOTENCY_CONSISTENCY=kv` uses KV as its store whatever
     /// this says.
     pub kv_replay: KvReplayMode,
-    /// `IDEMPOTENCY_STORE_TIMEOUT_MS`.
+    /// `IDEMPOTENCY_STORE_TIMEOUT_MS`: the time limit of one store call.
+    /// Unset, 5000, or what the lease leaves after the origin call when that
+    /// is less: one `finish` try always fits inside the lease.
     pub store_timeout_ms: u64,
     /// `IDEMPOTENCY_FAIL_OPEN`: forward unprotected when the store fails.
     pub fail_open: bool,
@@ -166,8 +168,12 @@ impl Config {
     /// in a wasm build, however many hosts call it.
     fn read(vars: &Vars<'_>) -> Result<Self, ConfigError> {
         let lease_ms = vars.int("IDEMPOTENCY_LEASE_SECONDS", 120, 1, 900)? * 1000;
+        let store_timeout = match vars.get("IDEMPOTENCY_STORE_TIMEOUT_MS") {
+            None => None,
+            Some(_) => Some(vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?),
+        };
         let origin_timeout_ms = match vars.get("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS") {
-            None => default_origin_timeout_ms(lease_ms),
+            None => origin_timeout_within(lease_ms, store_timeout.unwrap_or(DEFAULT_STORE_TIMEOUT_MS)),
             Some(_) => vars.int("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", 100, 1, 899)? * 1000,
         };
         if origin_timeout_ms >= lease_ms {
@@ -177,6 +183,22 @@ impl Config {
                     "{} must be below IDEMPOTENCY_LEASE_SECONDS ({})",
                     origin_timeout_ms / 1000,
                     lease_ms / 1000
+                ),
+            });
+        }
+        // The lease covers the origin call and `finish` (SPEC §3): what the
+        // origin call leaves of it must hold at least one whole `finish` try.
+        let finish_room_ms = lease_ms - origin_timeout_ms;
+        let store_timeout_ms = store_timeout.unwrap_or(DEFAULT_STORE_TIMEOUT_MS.min(finish_room_ms));
+        if store_timeout_ms > finish_room_ms {
+            return Err(ConfigError {
+                variable: "IDEMPOTENCY_STORE_TIMEOUT_MS",
+                reason: format!(
+                    "{store_timeout_ms} leaves no room for the attempt's finish inside the lease: \
+                     IDEMPOTENCY_LEASE_SECONDS ({}) less IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS ({}) leaves {finish_room_ms} ms, \
+                     and a finish may take the whole store time limit; lengthen the lease or shorten one of the two",
+                    lease_ms / 1000,
+                    origin_timeout_ms / 1000,
                 ),
             });
         }
@@ -215,7 +237,7 @@ impl Config {
                     return Err(vars.bad("IDEMPOTENCY_KV_REPLAY", other, "`fallback`, `read-first` or `off`"));
                 }
             },
-            store_timeout_ms: vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?,
+            store_timeout_ms,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
             admin_token: vars.admin_token()?,
@@ -397,18 +419,42 @@ impl Vars<'_> {
     }
 }
 
-/// The origin time limit when `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS` is unset:
-/// 100 s, or one second under a shorter lease (half of a 1 s one). Always
-/// below the lease, so an attempt ends while it can still own its key.
+/// `IDEMPOTENCY_STORE_TIMEOUT_MS` when unset and the lease has room for it.
+pub const DEFAULT_STORE_TIMEOUT_MS: u64 = 5000;
+
+/// The origin time limit when `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS` is unset,
+/// with the default store time limit ([`origin_timeout_within`]).
 ///
 /// ```
 /// use oncekey::core::default_origin_timeout_ms;
 /// assert_eq!(default_origin_timeout_ms(120_000), 100_000);
-/// assert_eq!(default_origin_timeout_ms(30_000), 29_000);
+/// assert_eq!(default_origin_timeout_ms(30_000), 15_000, "a finish with two retries fits after it");
 /// assert_eq!(default_origin_timeout_ms(1_000), 500);
 /// ```
 pub fn default_origin_timeout_ms(lease_ms: u64) -> u64 {
-    if lease_ms > 1000 { (lease_ms - 1000).min(100_000) } else { lease_ms / 2 }
+    origin_timeout_within(lease_ms, DEFAULT_STORE_TIMEOUT_MS)
+}
+
+/// The origin time limit that leaves the rest of a lease to the attempt's
+/// `finish` (SPEC §3): 100 s (Cloudflare's own limit), or less, so that
+/// every `finish` try (`store_timeout_ms` each) and the pauses between them
+/// ([`FINISH_RETRY_PAUSES_MS`](super::FINISH_RETRY_PAUSES_MS)) fit before
+/// the lease ends — but never under half the lease: a short lease gives
+/// `finish` the other half, and fewer retries.
+pub fn origin_timeout_within(lease_ms: u64, store_timeout_ms: u64) -> u64 {
+    lease_ms.saturating_sub(finish_time_ms(store_timeout_ms)).min(100_000).max(lease_ms / 2)
+}
+
+/// The longest an attempt's `finish` can take: every try at the store's
+/// time limit, and the pauses between them.
+///
+/// ```
+/// assert_eq!(oncekey::core::finish_time_ms(5_000), 15_500);
+/// ```
+pub fn finish_time_ms(store_timeout_ms: u64) -> u64 {
+    let pauses: u64 = super::FINISH_RETRY_PAUSES_MS.iter().sum();
+    let tries = super::FINISH_RETRY_PAUSES_MS.len() as u64 + 1;
+    tries.saturating_mul(store_timeout_ms).saturating_add(pauses)
 }
 
 #[cfg(test)]
@@ -672,8 +718,32 @@ mod tests {
         let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")])
             .unwrap_err();
         assert_eq!(err.variable, "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS");
-        // Unset, the timeout follows a short lease down.
-        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().origin_timeout_ms, 9_000);
+        // Unset, the timeout follows a short lease down, leaving the rest to finish.
+        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().origin_timeout_ms, 5_000);
         assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "1")]).unwrap().origin_timeout_ms, 500);
+    }
+
+    #[test]
+    fn the_lease_covers_the_origin_call_and_the_finish() {
+        let c = with(&[]).unwrap();
+        let pauses: u64 = crate::core::FINISH_RETRY_PAUSES_MS.iter().sum();
+        assert!(c.origin_timeout_ms + 3 * c.store_timeout_ms + pauses <= c.records.lease_ms, "defaults: every try fits");
+        let derived = with(&[("IDEMPOTENCY_LEASE_SECONDS", "30")]).unwrap();
+        assert_eq!((derived.origin_timeout_ms, derived.store_timeout_ms), (15_000, 5_000));
+        // An explicit origin limit: the store limit follows down into the room left.
+        let tight = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "1")]).unwrap();
+        assert_eq!(tight.store_timeout_ms, 1_000);
+        let no_room = with(&[
+            ("IDEMPOTENCY_LEASE_SECONDS", "30"),
+            ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "29"),
+            ("IDEMPOTENCY_STORE_TIMEOUT_MS", "5000"),
+        ])
+        .unwrap_err();
+        assert_eq!(no_room.variable, "IDEMPOTENCY_STORE_TIMEOUT_MS");
+        for named in ["IDEMPOTENCY_LEASE_SECONDS", "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "finish"] {
+            assert!(no_room.reason.contains(named), "{}", no_room.reason);
+        }
+        let shorter = with(&[("IDEMPOTENCY_LEASE_SECONDS", "30"), ("IDEMPOTENCY_STORE_TIMEOUT_MS", "1000")]).unwrap();
+        assert_eq!(shorter.origin_timeout_ms, 26_500, "a shorter store limit leaves the origin more");
     }
 }

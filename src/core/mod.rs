@@ -59,7 +59,8 @@ mod wire;
 pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
 pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
-    Config, ConfigError, Consistency, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES, default_origin_timeout_ms,
+    Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
+    default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
 };
 pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
@@ -73,7 +74,7 @@ pub use event::{
     handler_outcome, settle,
 };
 pub use exchange::{
-    Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, HeaderEdit, OriginResult, Reply, ReplyBody,
+    AFTER_DISCONNECT_MS, Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, HeaderEdit, OriginResult, Reply, ReplyBody,
     RequestHead, Timing,
 };
 pub use expiry::{Expiry, on_alarm};

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
+use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, RequestInit, Response, Result};
 
 use crate::core::{
@@ -16,6 +17,7 @@ use crate::core::{
 };
 
 use super::deadline::within;
+use super::disconnect::CallerGone;
 use super::durable_store::{DurableStore, StoreError};
 use super::http::{self, now_ms};
 use super::kv_only_store::KvOnlyStore;
@@ -197,7 +199,7 @@ impl<O: OriginCall> Host<O> {
                 exchange.begun(decision, now_ms())
             }
             Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
-                let result = self.call_origin(&edits, body, timeout_ms, keep_at_most).await;
+                let result = self.call_origin(&edits, body, timeout_ms, keep_at_most, exchange).await;
                 exchange.origin_answered(result, now_ms())
             }
             Action::Finish { name, attempt, outcome } => {
@@ -316,7 +318,14 @@ impl<O: OriginCall> Host<O> {
     /// One call of the origin handler; the whole answer read within the
     /// limit, or its head when its body is too large to hold (that response
     /// is kept, streaming its body to the caller).
-    async fn call_origin(&mut self, edits: &[HeaderEdit], body: Vec<u8>, timeout_ms: u64, keep_at_most: usize) -> OriginResult {
+    async fn call_origin(
+        &mut self,
+        edits: &[HeaderEdit],
+        body: Vec<u8>,
+        timeout_ms: u64,
+        keep_at_most: usize,
+        exchange: &mut Exchange,
+    ) -> OriginResult {
         let Some(origin) = self.origin.take() else { return OriginResult::NotSent("the origin was already called".into()) };
         let req = match self.outgoing(edits, Some(body)) {
             Ok(req) => req,
@@ -328,7 +337,22 @@ impl<O: OriginCall> Host<O> {
             let response = origin.call(req).await?;
             Ok(http::read_answer(response, keep_at_most).await)
         };
-        match with_timeout(call, timeout_ms).await {
+        let call = with_timeout(call, timeout_ms);
+        let mut call = std::pin::pin!(call);
+        // When the caller goes away, the core bounds the rest of the call to
+        // what Workers allows after a disconnect (SPEC §3).
+        let ended = match select(call.as_mut(), CallerGone::of(self.req.inner())).await {
+            Either::Left((ended, _)) => ended,
+            Either::Right(((), _)) => match exchange.caller_gone(now_ms()) {
+                Some(ms) => within(ms, call).await.unwrap_or_else(|| {
+                    Err(OriginError::NoAnswer(format!(
+                        "the caller went away; no answer within the {ms} ms left of what Workers allows after a disconnect"
+                    )))
+                }),
+                None => call.await,
+            },
+        };
+        match ended {
             Ok((result, streaming)) => {
                 self.kept = streaming;
                 result

@@ -22,6 +22,7 @@ mod consumer;
 mod consumer_counters;
 mod coordinator;
 mod deadline;
+mod disconnect;
 mod durable_store;
 mod http;
 mod kv_only_store;

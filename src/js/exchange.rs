@@ -243,6 +243,14 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
+    /// The caller went away (its request's signal aborted) at `now_ms`: how
+    /// long the origin call under way may still take, in ms (the host then
+    /// ends it as `no-answer`), or undefined when none is under way.
+    #[wasm_bindgen(js_name = callerGone)]
+    pub fn caller_gone(&mut self, now_ms: f64) -> Option<f64> {
+        self.inner.caller_gone(now_ms as u64).map(|ms| ms as f64)
+    }
+
     /// The coordinator's reply to `finish` (its bytes), or the error.
     pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
         let finished = reply_of(reply, error, |bytes| decode_finished(bytes).map_err(|e| e.to_string()));

@@ -159,3 +159,73 @@ test("a finish whose coordinator object was reset is repeated through a fresh st
     await worker.dispose();
   }
 });
+
+// Workers keeps waitUntil work about 30 s after the caller has gone; the
+// origin call may run 100 s. A caller that disconnects during a long origin
+// call must not leave an attempt "running" that nobody will finish: the
+// layer learns of it from request.signal (compatibility flag
+// enable_request_signal), bounds the rest of the call to what the platform
+// allows (30 s less a whole finish), and records the outcome as unknown.
+// workerd does not abort request.signal when a socket closes locally
+// (workerd PR #5062), so the caller here is another Worker whose call over a
+// service binding is aborted: that does abort the layer's signal.
+test("a caller that disconnects during a long origin call: within the platform's limit the outcome is recorded as unknown", async () => {
+  const runs = [];
+  let originCutAt;
+  const origin = http.createServer((req, res) => {
+    const startedAt = Date.now();
+    runs.push(req.headers["idempotency-attempt"]);
+    // Answers after 60 s, unless the layer cuts the call first.
+    const timer = setTimeout(() => res.end(JSON.stringify({ late: true })), 60_000);
+    res.on("close", () => {
+      clearTimeout(timer);
+      if (!res.writableFinished) originCutAt = Date.now() - startedAt;
+    });
+  });
+  await new Promise((resolve) => origin.listen(0, "127.0.0.1", resolve));
+  const client = `
+    export default {
+      async fetch(request, env) {
+        const hangUp = new AbortController();
+        setTimeout(() => hangUp.abort(), 500);
+        try {
+          const res = await env.LAYER.fetch("http://oncekey.test/v1/orders", {
+            method: "POST", headers: request.headers, body: await request.text(), signal: hangUp.signal,
+          });
+          return new Response("answered " + res.status);
+        } catch (error) {
+          return new Response("hung up: " + error.name);
+        }
+      },
+    };`;
+  // A short store limit keeps the test short: a whole finish is then 3.5 s.
+  const worker = await start({
+    worker: "proxy",
+    quiet: true,
+    vars: { ORIGIN_URL: `http://127.0.0.1:${origin.address().port}`, IDEMPOTENCY_STORE_TIMEOUT_MS: "1000" },
+    extraWorkers: [{ name: "client", modules: true, script: client, routes: ["client.test/*"], serviceBindings: { LAYER: "oncekey" } }],
+  });
+  try {
+    const key = newKey();
+    const send = () => worker.mf.dispatchFetch("http://client.test/", {
+      method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: '{"item":"slow"}',
+    });
+    assert.equal(await (await send()).text(), "hung up: AbortError");
+    // 30 s after the disconnect less a whole finish (3 x 1 s + 0.5 s): the call is cut at 26.5 s.
+    await sleep(28_500);
+    assert.ok(originCutAt >= 25_000 && originCutAt < 29_000, `the layer ended the origin call at ${originCutAt} ms`);
+    const dup = await worker.fetch("/v1/orders", {
+      method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: '{"item":"slow"}',
+    });
+    assert.equal(dup.status, 409);
+    const problem = await dup.json();
+    assert.match(problem.detail, /outcome is unknown/, "the honest 409: it may have been carried out");
+    const retryAfter = Number(dup.headers.get("retry-after"));
+    assert.ok(retryAfter > 80 && retryAfter <= 120, `Retry-After ${retryAfter}: the rest of the 120 s lease`);
+    assert.deepEqual(runs, ["1"], "the origin ran once");
+  } finally {
+    await worker.dispose();
+    origin.closeAllConnections();
+    await new Promise((resolve) => origin.close(resolve));
+  }
+});

@@ -36,6 +36,10 @@ export const rustOnly = (reason) => (HOST === "js" ? `the JavaScript host has no
 export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
+/** The root config's compatibility flags (the layer needs `enable_request_signal`). */
+export const COMPATIBILITY_FLAGS = JSON.parse(
+  /^compatibility_flags = (\[[^\]]*\])/m.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? "[]",
+);
 
 export const BASE = "http://oncekey.test";
 /** How the metrics double marks a data point on stdout. */
@@ -223,6 +227,7 @@ export async function start({
       scriptPath: join(build, "index.js"),
       modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
       compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: COMPATIBILITY_FLAGS,
       // A var given as `undefined` is left unset.
       bindings: Object.fromEntries(
         Object.entries({ ...defaultVars(config), ...vars }).filter(([, value]) => value !== undefined),

@@ -241,22 +241,35 @@ class Host {
   async callOrigin(exchange) {
     const timeoutMs = exchange.number;
     const keepAtMost = exchange.second;
+    // Ends the call early when the caller goes away (SPEC §3): the core says
+    // how much of what Workers allows after a disconnect it may still take.
+    const cut = new AbortController();
     let request;
     try {
-      request = this.outgoing(exchange.text, exchange.bytes);
+      request = this.outgoing(exchange.text, exchange.bytes, cut.signal);
     } catch (error) {
       return exchange.originFailed('not-sent', messageOf(error), Date.now());
     }
+    const callerSignal = this.request.signal;
+    let cutTimer;
+    const callerGone = () => {
+      const ms = exchange.callerGone(Date.now());
+      if (ms === undefined) return;
+      const why = new Error(`the caller went away; no answer within the ${ms} ms left of what Workers allows after a disconnect`);
+      cutTimer = setTimeout(() => cut.abort(why), ms);
+    };
+    callerSignal?.addEventListener('abort', callerGone, { once: true });
     let answer;
     try {
       // The limit covers the body too: a finish must come while the attempt
       // can still own the key.
-      answer = await within(
-        this.callHandler(request).then(async (response) => [response, await readAtMost(response, keepAtMost)]),
-        timeoutMs,
-      );
+      const call = this.callHandler(request).then(async (response) => [response, await readAtMost(response, keepAtMost)]);
+      answer = await within(untilAborted(call, cut.signal), timeoutMs);
     } catch (error) {
       return exchange.originFailed(isNotSent(error) ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
+    } finally {
+      callerSignal?.removeEventListener('abort', callerGone);
+      clearTimeout(cutTimer);
     }
     const [response, read] = answer;
     if (read.streaming) {
@@ -270,7 +283,7 @@ class Host {
    * The client's request with header `edits` (`op\nname\nvalue\n...`),
    * and `body` (undefined: its own).
    */
-  outgoing(joinedEdits, body) {
+  outgoing(joinedEdits, body, signal) {
     const request = this.request;
     const headers = new Headers(request.headers);
     const edits = joinedEdits.split('\n');
@@ -278,10 +291,13 @@ class Host {
       if (edits[i] === 'set') headers.set(edits[i + 1], edits[i + 2]);
       else headers.delete(edits[i + 1]);
     }
-    if (body === undefined) return new Request(request, { headers });
-    if (body.length > 0) return new Request(request, { headers, body });
+    // An attempt's request carries the layer's own signal, never the
+    // caller's: the call goes on after a disconnect, for as long as the core says.
+    const own = signal === undefined ? {} : { signal };
+    if (body === undefined) return new Request(request, { headers, ...own });
+    if (body.length > 0) return new Request(request, { headers, body, ...own });
     // No body at all (a GET must have none); the client's body, if any, was read.
-    return new Request(request.url, { method: request.method, headers, redirect: request.redirect });
+    return new Request(request.url, { method: request.method, headers, redirect: request.redirect, ...own });
   }
 
   /** The record's coordinator over RPC: the reply's bytes, or the error. */
@@ -405,6 +421,15 @@ async function readBody(request, limit, drainUntil) {
 }
 
 /** `promise`, or a rejection once `ms` have passed. */
+/** `promise`, or a rejection with the signal's reason once it aborts. */
+function untilAborted(promise, signal) {
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 function within(promise, ms) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);

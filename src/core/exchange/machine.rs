@@ -19,6 +19,14 @@ use crate::core::{
 /// no attempt in flight and writes nothing.
 pub const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
 
+/// How long Workers keeps `waitUntil` work running after the caller has
+/// gone: about 30 s (Workers' limits: "When the client disconnects, all
+/// tasks associated with that client's request are proactively canceled. If
+/// the Worker passed a promise to `waitUntil()`, cancellation will be delayed
+/// until the promise has completed or until an additional 30 seconds have
+/// elapsed").
+pub const AFTER_DISCONNECT_MS: u64 = 30_000;
+
 /// An oversized request body is read up to four times the limit, and at
 /// least this far, before the 413 (`Action::ReadBody`'s `drain_until`).
 const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
@@ -330,6 +338,21 @@ impl Exchange {
         let action = Action::Finish { name: keyed.name, attempt, outcome: outcome.clone() };
         self.stage = Stage::Finishing(Finishing { name: keyed.name, attempt, outcome, reply, failures: 0 });
         action
+    }
+
+    /// The caller went away (the host saw its request's signal abort) at
+    /// `now_ms`. While an origin call is under way, what is left of it must
+    /// fit in what Workers allows after a disconnect
+    /// ([`AFTER_DISCONNECT_MS`]) with the attempt's `finish` after it
+    /// ([`finish_time_ms`](crate::core::finish_time_ms)): the ms the host
+    /// still gives the origin call, which it then ends as no answer — so the
+    /// record says the outcome is unknown instead of "running" with nobody
+    /// left to finish it (SPEC §3). `None` when no origin call is under way.
+    pub fn caller_gone(&mut self, now_ms: u64) -> Option<u64> {
+        let Stage::Calling { .. } = &self.stage else { return None };
+        let after = AFTER_DISCONNECT_MS.saturating_sub(crate::core::finish_time_ms(self.config.store_timeout_ms));
+        let origin_left = self.since.saturating_add(self.config.origin_timeout_ms).saturating_sub(now_ms);
+        Some(after.min(origin_left))
     }
 
     /// The store's `finish` answered (`Err`: it failed or timed out).

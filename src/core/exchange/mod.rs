@@ -37,7 +37,7 @@ mod reply;
 pub use action::{Action, BodyRead, HeaderEdit, OriginResult};
 pub use head::RequestHead;
 pub use log::{DecisionLog, Timing};
-pub use machine::{Exchange, FINISH_RETRY_PAUSES_MS};
+pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
 pub use reply::{Reply, ReplyBody};
 
 #[cfg(test)]

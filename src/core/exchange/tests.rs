@@ -341,6 +341,26 @@ fn an_origin_failure_is_an_outcome_and_a_502() {
 }
 
 #[test]
+fn a_caller_that_goes_away_bounds_the_rest_of_the_origin_call_to_what_workers_allows() {
+    let world = World::new(&[]);
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    exchange.body_read(order(), 1);
+    exchange.detached(2);
+    assert_eq!(exchange.caller_gone(3), None, "no origin call yet: nothing to bound");
+    exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 10);
+    // 30 s after the disconnect, less a whole finish (3 x 5 s + 0.5 s).
+    assert_eq!(exchange.caller_gone(5_000), Some(AFTER_DISCONNECT_MS - 15_500));
+    assert_eq!(exchange.caller_gone(95_000), Some(5_010), "never past the origin's own limit");
+    // The host ends the call as no answer: the outcome is recorded as unknown.
+    let Action::Finish { outcome, .. } = exchange.origin_answered(OriginResult::NoAnswer("the caller went away".into()), 19_500)
+    else {
+        panic!("finish follows")
+    };
+    assert_eq!(outcome, crate::core::Outcome::Unknown);
+    assert_eq!(exchange.caller_gone(19_600), None, "the origin call is over");
+}
+
+#[test]
 fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     let mut world = World::new(&[]);
     world.store_failures = 0;
