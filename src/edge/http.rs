@@ -142,6 +142,10 @@ pub(crate) async fn read_answer(mut response: Response, keep_at_most: usize) -> 
     let status = response.status_code();
     let headers = header_pairs(response.headers());
     let declared = response.headers().get("Content-Length").ok().flatten().and_then(|n| n.trim().parse::<usize>().ok());
+    // A declared length counts encoded bytes; the runtime hands over decoded
+    // ones, which may be far more: then only the count as read is trusted.
+    let encoded = response.headers().get("Content-Encoding").ok().flatten().is_some_and(|e| e.trim() != "identity");
+    let declared = declared.filter(|_| !encoded);
     if !matches!(response.body(), ResponseBody::Stream(_)) || declared.is_some_and(|n| n <= keep_at_most) {
         return match response_bytes(&response).await {
             // Already in memory, or framed by the runtime to a length that fits.

@@ -4,6 +4,8 @@
 // at most the limit of it, whatever the origin sends.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import http from "node:http";
+import { gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { newKey, start } from "./harness.mjs";
 
@@ -72,4 +74,46 @@ describe("a 20 MB origin answer through the production proxy", () => {
       assert.equal(executions - before, 1, "the origin ran once");
     });
   }
+});
+
+// A compressed answer: its Content-Length counts the gzip bytes, the layer
+// reads what the runtime decodes. 3 MB of decoded body over a 1 MiB limit
+// is streamed, never held whole because its declared length looked small,
+// and its replay carries no Content-Encoding for the body it omits.
+describe("a gzip'd origin answer that is small on the wire and large decoded", () => {
+  const DECODED = 3 * 1024 * 1024;
+  let worker;
+  let server;
+  let executions = 0;
+  before(async () => {
+    const gz = gzipSync(Buffer.alloc(DECODED, 7));
+    server = http.createServer((req, res) => {
+      executions++;
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-encoding": "gzip", "content-length": gz.length, etag: '"v1"' });
+      res.end(gz);
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: `http://127.0.0.1:${server.address().port}` } });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test("delivered whole and decoded, stored without its body, the replay without content-encoding or etag", async () => {
+    const key = newKey();
+    const send = () => worker.fetch("/v1/exports", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
+    const first = await send();
+    assert.equal(first.status, 200);
+    const bytes = new Uint8Array(await first.arrayBuffer());
+    assert.equal(bytes.length, DECODED);
+    assert.ok(bytes.every((b) => b === 7));
+    const replay = await send();
+    assert.equal(replay.headers.get("idempotent-body-omitted"), "true");
+    assert.equal(replay.headers.get("content-encoding"), null, "no header describes the missing bytes");
+    assert.equal(replay.headers.get("etag"), null);
+    assert.equal((await replay.arrayBuffer()).byteLength, 0);
+    assert.equal(executions, 1);
+  });
 });

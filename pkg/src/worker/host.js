@@ -458,7 +458,10 @@ function messageOf(error) {
 async function readAtMost(response, limit) {
   if (response.body === null) return { bytes: EMPTY };
   const declared = Number(response.headers.get('content-length'));
-  if (response.headers.has('content-length') && declared <= limit) {
+  // A declared length counts encoded bytes; the runtime hands over decoded
+  // ones, which may be far more: then only the count as read is trusted.
+  const encoded = (response.headers.get('content-encoding') ?? 'identity') !== 'identity';
+  if (response.headers.has('content-length') && declared <= limit && !encoded) {
     return { bytes: new Uint8Array(await response.arrayBuffer()) };
   }
   const reader = response.body.getReader();
