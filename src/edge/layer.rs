@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use futures_channel::oneshot;
 use futures_util::future::{Either, select};
-use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, RequestInit, Response, Result};
+use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
     Action, Config, ConfigError, Consistency, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, Problem,
@@ -301,18 +301,21 @@ impl<O: OriginCall> Host<O> {
                 HeaderEdit::Remove(name) => headers.delete(name)?,
             }
         }
-        let mut init = RequestInit::new();
-        init.with_method(self.req.method()).with_headers(headers);
+        // The method as sent, from the runtime's own request: `worker::Method`
+        // reads one it does not name (PROPFIND, QUERY, PURGE) as GET.
+        let init = worker::web_sys::RequestInit::new();
+        init.set_method(&self.req.inner().method());
+        init.set_headers(&headers.0);
         match body {
-            Some(body) if !body.is_empty() => {
-                init.with_body(Some(worker::js_sys::Uint8Array::from(body.as_slice()).into()));
-            }
+            Some(body) if !body.is_empty() => init.set_body(&worker::js_sys::Uint8Array::from(body.as_slice())),
             Some(_) => {}
             None => {
-                init.with_body(self.req.inner().body().map(Into::into));
+                if let Some(stream) = self.req.inner().body() {
+                    init.set_body(&stream);
+                }
             }
         }
-        Request::new_with_init(&self.req.inner().url(), &init)
+        Ok(Request::from(worker::web_sys::Request::new_with_str_and_init(&self.req.inner().url(), &init)?))
     }
 
     /// One call of the origin handler; the whole answer read within the

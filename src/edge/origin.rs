@@ -3,7 +3,7 @@
 //! core's [`Outcome`](crate::core::Outcome).
 
 use std::future::Future;
-use worker::{Env, Fetch, Fetcher, Request, RequestInit, Response};
+use worker::{Env, Fetch, Fetcher, Request, Response, web_sys};
 
 use crate::core::{Config, ORIGIN_BINDING, Origin, Problem};
 
@@ -80,12 +80,18 @@ impl ProxyOrigin {
             }
             Origin::Service | Origin::SameUrl => req.inner().url(),
         };
-        let mut init = RequestInit::new();
-        init.with_method(req.method())
-            .with_headers(req.headers().clone())
-            .with_body(req.inner().body().map(Into::into))
-            .with_redirect(worker::RequestRedirect::Manual);
-        let outgoing = Request::new_with_init(&target, &init).map_err(not_sent)?;
+        // The method as sent (`worker::Method` reads PROPFIND, QUERY or PURGE
+        // as GET), so built on the runtime's own request type.
+        let init = web_sys::RequestInit::new();
+        init.set_method(&req.inner().method());
+        init.set_headers(&req.inner().headers());
+        if let Some(body) = req.inner().body() {
+            init.set_body(&body);
+        }
+        init.set_redirect(web_sys::RequestRedirect::Manual);
+        let outgoing = web_sys::Request::new_with_str_and_init(&target, &init)
+            .map(Request::from)
+            .map_err(|e| not_sent(e.into()))?;
         let answer = match &self.service {
             Some(worker) => worker.fetch_request(outgoing).await,
             None => Fetch::Request(outgoing).send().await,

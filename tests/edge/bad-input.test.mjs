@@ -315,10 +315,11 @@ describe("methods and paths", () => {
       ])]);
     for (const method of ["PUT", "DELETE", "PROPFIND"]) {
       // The origin's own answer to the method, sent without a key. PUT and
-      // DELETE are the demo's 405. PROPFIND depends on the host's request
-      // type: workers-rs reads a method it does not know as GET (the Rust
-      // demo answers a listing without an item: 400); the JavaScript host
-      // hands it on as PROPFIND (the JavaScript demo's 405).
+      // DELETE are the demo's 405. PROPFIND reaches the demo as sent on
+      // both hosts (origins.test.mjs checks that against an origin that
+      // echoes the method); the Rust demo's own router, on workers-rs, then
+      // reads a method it does not know as GET (a listing without an item:
+      // 400), the JavaScript demo answers 405.
       const unkeyed = await send(method, null);
       assert.equal(unkeyed.headers["content-type"], "application/problem+json", `${method}: ${unkeyed.status} ${unkeyed.body}`);
       const origin = JSON.parse(unkeyed.body).type;

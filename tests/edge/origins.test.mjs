@@ -90,6 +90,17 @@ for (const [mode, setUp] of Object.entries(MODES)) {
       }
     });
 
+    test("methods the runtime's request types do not name reach the origin as sent (PROPFIND, QUERY, PURGE), keyed or not", async () => {
+      for (const method of ["PROPFIND", "QUERY", "PURGE", "PUT"]) {
+        for (const headers of [{}, { "idempotency-key": newKey(), "idempotency-attempt": "7" }]) {
+          const res = await worker.fetch("/dav/item", { method, headers });
+          assert.equal(res.status, 200, method);
+          const body = await res.json();
+          assert.deepEqual([body.origin, body.method], [ORIGIN_NAME[mode], method], `the origin saw ${body.method}`);
+        }
+      }
+    });
+
     test("a bare `?` reaches the origin as sent: an empty query is not dropped", async () => {
       const res = await worker.fetch("/search?");
       assert.equal(res.status, 200);
