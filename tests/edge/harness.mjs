@@ -94,6 +94,17 @@ export class FaultyStore extends DurableObject {
       }
       return real().fetch(new Request(request.url, { method: "POST", body: call }));
     }
+    if (this.env.MODE === "lose-attempt-1-finish") {
+      // Every finish of attempt 1 fails before it reaches the coordinator
+      // (its worker died after the origin answered): the lease must end
+      // before anyone else may run.
+      const call = new Uint8Array(await request.arrayBuffer());
+      const view = new DataView(call.buffer);
+      if (call[0] === 2 && view.getUint32(21 + 2 * view.getUint32(17)) === 1) {
+        return new Response("finish lost", { status: 500 });
+      }
+      return real().fetch(new Request(request.url, { method: "POST", body: call }));
+    }
     if (this.env.MODE === "fail-first-finish") {
       // The first finish of each record fails; everything else is real.
       const call = new Uint8Array(await request.arrayBuffer());
@@ -192,7 +203,7 @@ export default function () {
  * ONCEKEY_HOST=js, their JavaScript-host builds (demo-js has no queue);
  * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says.
  * `vars` override that worker's wrangler.toml [vars]; `store`
- * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin",
+ * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin", "lose-attempt-1-finish",
  * "reset-first-finish", "reset-after-first-begin" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV

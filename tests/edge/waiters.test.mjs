@@ -27,8 +27,9 @@ function countingOrigin(plan) {
     const { item } = await request.json();
     const attempt = Number(request.headers.get("idempotency-attempt"));
     runs.set(item, [...(runs.get(item) ?? []), attempt]);
-    const { status, delayMs = 0 } = plan(item, attempt);
+    const { status, delayMs = 0, reset = false } = plan(item, attempt);
     await sleep(delayMs);
+    if (reset) throw new Error("the origin's connection breaks after the work");
     const headers = { "content-type": "application/json", ...(status === 503 ? { "retry-after": "1" } : {}) };
     return new Response(JSON.stringify({ orderId: `o${++seq}`, item, attempt, status }), { status, headers });
   };
@@ -65,6 +66,7 @@ describe(`${WAITERS} duplicates waiting on one key`, () => {
       if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
       if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
       if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
+      if (item.startsWith("reset") && attempt === 1) return { reset: true, delayMs: 1500 };
       return { status: 201 };
     });
     server = await serve(origin.handle);
@@ -97,6 +99,20 @@ describe(`${WAITERS} duplicates waiting on one key`, () => {
       assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
       assert.equal(JSON.parse(ran[0].text).attempt, 2);
       for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
+    }
+  });
+
+  test("an unknown outcome (the origin's connection breaks): every waiter gets the honest 409, nobody runs again", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("reset");
+      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      assert.equal(first.status, 502);
+      for (const w of waiters) {
+        assert.equal(w.status, 409, `round ${round}`);
+        assert.match(JSON.parse(w.text).detail, /outcome is unknown/);
+        assert.ok(Number(w.res.headers.get("retry-after")) > 100, "Retry-After: the rest of the lease");
+      }
+      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
     }
   });
 
@@ -155,5 +171,39 @@ describe("more duplicates than an object parks", () => {
     assert.equal((await first).status, 201);
     assert.ok(answers.every((a) => a.status === 201 && a.replayed), "every parked duplicate replayed");
     assert.deepEqual(origin.runs(item), [1]);
+  });
+});
+
+describe("a lease that ends with duplicates waiting (attempt 1's finish never lands)", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = countingOrigin((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 500 : 0 }));
+    server = await serve(origin.handle);
+    worker = await start({
+      worker: "proxy",
+      quiet: true,
+      store: "lose-attempt-1-finish",
+      // The origin limit leaves the lease room for a 1 s finish try.
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
+    });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  test("at the lease's end exactly one waiter reclaims as attempt 2; the rest replay its answer", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("lease");
+      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      assert.equal(first.status, 201, "attempt 1's caller got its answer; only its finish was lost");
+      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: one reclaim`);
+      const ran = waiters.filter((w) => !w.replayed);
+      assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
+      assert.equal(JSON.parse(ran[0].text).attempt, 2);
+      for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
+    }
   });
 });

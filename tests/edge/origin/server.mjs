@@ -1,5 +1,6 @@
 // The origin app behind a real Node HTTP server on loopback, for the
-// ORIGIN_URL tests: what the proxy reaches is a socket, not a function.
+// ORIGIN_URL tests: what the proxy reaches is a socket, not a function. A
+// handler that throws breaks the connection (the origin's answer never comes).
 import http from "node:http";
 
 export async function serve(handle) {
@@ -14,7 +15,14 @@ export async function serve(handle) {
       headers,
       body: body.length > 0 ? body : undefined,
     });
-    const response = await handle(request);
+    let response;
+    try {
+      response = await handle(request);
+    } catch {
+      // A handler that throws stands for a connection that breaks: no answer.
+      req.socket.destroy();
+      return;
+    }
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
