@@ -67,8 +67,8 @@ export class FaultyStore extends DurableObject {
     if (this.env.MODE === "hang") return new Promise(() => {});
     const real = () => this.env.REAL.getByName(this.state.id.name);
     if (this.env.MODE === "slow") {
-      // Every call reaches the real coordinator, half a second late.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Every call reaches the real coordinator late: half a second, or SLOW_MS.
+      await new Promise((resolve) => setTimeout(resolve, Number(this.env.SLOW_MS || 500)));
       return real().fetch(request);
     }
     if (this.env.MODE === "lose-first-begin") {
@@ -216,7 +216,7 @@ export default function () {
  */
 export async function start({
   worker = "demo", vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false,
-  outboundService, serviceBindings, metrics = false, host = HOST,
+  outboundService, serviceBindings, metrics = false, host = HOST, storeDelayMs,
 } = {}) {
   const name = host === "js" ? ON_JS_HOST[worker] ?? worker : worker;
   const { build, config } = WORKERS[name];
@@ -264,7 +264,7 @@ export async function start({
       modules: true,
       script: FAULTY_STORE,
       compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { MODE: store, FAIL_RATE: String(storeFailRate) },
+      bindings: { MODE: store, FAIL_RATE: String(storeFailRate), SLOW_MS: String(storeDelayMs ?? "") },
       durableObjects: {
         FAULTY: "FaultyStore",
         NOTES: { className: "FaultNotes", useSQLite: true },

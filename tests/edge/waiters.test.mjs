@@ -207,3 +207,38 @@ describe("a lease that ends with duplicates waiting (attempt 1's finish never la
     }
   });
 });
+
+describe("a finish that lands in the last second of the lease, with duplicates waiting", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    // Lease 3 s, origin limit unset: it leaves the lease room for finish
+    // (1.5 s for the origin, 1.5 s for a finish try). Every store call
+    // reaches the object 800 ms late, so a finish sent when the origin
+    // answers near its limit lands in the lease's last second.
+    origin = countingOrigin((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 1400 : 0 }));
+    server = await serve(origin.handle);
+    worker = await start({
+      worker: "proxy",
+      quiet: true,
+      store: "slow",
+      storeDelayMs: 800,
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: undefined },
+    });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  test("it lands: every waiter replays attempt 1's answer and nobody runs attempt 2", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const item = uniqueItem("last-second");
+      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      assert.equal(first.status, 201);
+      for (const w of waiters) assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
+      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
+    }
+  });
+});
