@@ -1,7 +1,9 @@
 // The `oncekey/hono` entry (SPEC §11): withIdempotency as a Hono middleware.
 // The routes after it are the handler: they see the request as the layer
 // hands it over (the key unquoted, `Idempotency-Attempt`), and what they
-// answer, throw or time out with is what the layer decides on.
+// answer, throw or time out with is what the layer decides on. A request
+// the layer does not cover gets exactly what the app answers without it,
+// its error handler's answer included.
 import { withIdempotency } from './worker.js';
 
 export { IdempotencyCoordinator, NotSentError } from './worker.js';
@@ -21,9 +23,14 @@ export function idempotency(options) {
       [HONO]: async (request) => {
         c.req.raw = request;
         await next();
-        // Hono turns a route's throw into its error response: the layer
-        // must see the throw (an unknown outcome, or NotSentError).
-        if (c.error !== undefined) throw c.error;
+        // Hono has already turned a route's throw into its error handler's
+        // response. An attempt (the layer sets Idempotency-Attempt on every
+        // covered request, and only there) that ended in a response below
+        // 500 has its answer: HTTPException(402) is stored and replayed like
+        // one returned. Above that, the layer must see the throw: an
+        // unknown outcome, or NotSentError.
+        const attempt = request.headers.has('idempotency-attempt');
+        if (attempt && c.error !== undefined && !(c.res?.status < 500)) throw c.error;
         return c.res;
       },
     };

@@ -28,7 +28,8 @@ export function proxy(options = {}) {
   // chosen by the core once the layer is made.
   let layer;
   let origin;
-  return protect((request, env) => forward(origin, layer, request, env[binding]), options, (made, env) => {
+  const toOrigin = (request, env) => forward(origin, layer, request, env[binding]);
+  return protect(toOrigin, { ...options, [OWN_ORIGIN]: true }, (made, env) => {
     origin = made.proxyOrigin(env?.[binding] !== undefined);
     layer = made;
   });
@@ -73,7 +74,7 @@ export function withIdempotency(handler, options = {}) {
  * like a bad option does.
  */
 function protect(handler, options, prepare) {
-  const { bindings: names = {}, ...layerOptions } = options ?? {};
+  const { bindings: names = {}, [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
   const bindings = {
     coordinator: names.coordinator ?? 'IDEMPOTENCY_DO',
     kv: names.kv ?? 'IDEMPOTENCY_KV',
@@ -89,6 +90,9 @@ function protect(handler, options, prepare) {
       let made;
       try {
         made = new Layer(layerOptions, env ?? {});
+        const names = [bindings.coordinator, bindings.kv, bindings.metrics];
+        const problem = made.envProblem(Object.keys(env ?? {}), names, found(env?.[names[0]], 'idFromName'), found(env?.[names[1]], 'put'));
+        if (problem !== undefined) throw new Error(problem);
         prepare?.(made, env);
         headersRead = made.headersRead();
         layer = made;
@@ -99,6 +103,19 @@ function protect(handler, options, prepare) {
     }
     if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
     const exchange = start(layer, request, headersRead, env?.[bindings.metrics] !== undefined);
-    return drive(exchange, { handler, bindings, request, env, ctx });
+    return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying });
   };
 }
+
+/**
+ * How a binding was found, for the core: 0 nothing bound, 1 a binding of
+ * another kind, 2 one with the method its kind has (`idFromName` for a
+ * Durable Object namespace, `put` for KV).
+ */
+function found(binding, method) {
+  if (binding === undefined || binding === null) return 0;
+  return typeof binding[method] === 'function' ? 2 : 1;
+}
+
+/** Marks the proxy's own origin call, whose failures are the layer's to answer (502). */
+const OWN_ORIGIN = Symbol('oncekey.proxy');

@@ -137,6 +137,69 @@ pub const VARIABLES: [&str; 19] = [
     "IDEMPOTENCY_ADMIN_TOKEN",
 ];
 
+/// How a host found a binding the layer uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingFound {
+    /// Nothing is bound under the name.
+    Absent,
+    /// Something is, but not the kind the layer needs.
+    WrongKind,
+    /// The right kind is bound.
+    Bound,
+}
+
+impl Config {
+    /// What is wrong with the bindings the host found, named as bound
+    /// (SPEC §11): the coordinator's Durable Object namespace (needed unless
+    /// KV-only) and the KV namespace (needed in KV-only mode and for KV
+    /// copies). A binding that is missing or of the wrong kind is a
+    /// configuration error — never a 503 telling clients to retry.
+    ///
+    /// ```
+    /// use oncekey::core::{BindingFound, Config};
+    /// let config = Config::default();
+    /// let ok = (("IDEMPOTENCY_DO", BindingFound::Bound), ("IDEMPOTENCY_KV", BindingFound::Bound));
+    /// assert_eq!(config.binding_problem(ok.0, ok.1), None);
+    /// let typo = config.binding_problem(("NOPE", BindingFound::Absent), ok.1).unwrap();
+    /// assert!(typo.starts_with("NOPE: no Durable Object namespace"));
+    /// ```
+    pub fn binding_problem(&self, coordinator: (&str, BindingFound), kv: (&str, BindingFound)) -> Option<String> {
+        let check = |(name, found): (&str, BindingFound), kind: &str| match found {
+            BindingFound::Absent => Some(format!("{name}: no {kind} is bound under this name")),
+            BindingFound::WrongKind => Some(format!("{name}: the binding is not a {kind}")),
+            BindingFound::Bound => None,
+        };
+        let durable = self.consistency == Consistency::Durable;
+        let needs_kv = !durable || self.kv_replay.writes_copies();
+        let coordinator = durable.then(|| check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)"));
+        coordinator.flatten().or_else(|| needs_kv.then(|| check(kv, "KV namespace")).flatten())
+    }
+}
+
+/// The first of `names` (a worker's variables and bindings) that looks like
+/// one of the layer's variables (`IDEMPOTENCY_…`) but is none of
+/// [`VARIABLES`] and none of the layer's `bindings`: a typo, whose value
+/// would otherwise be ignored in silence. The reason names it, and the
+/// variable it may have meant.
+///
+/// ```
+/// use oncekey::core::unknown_variable;
+/// let bindings = ["IDEMPOTENCY_DO", "IDEMPOTENCY_KV"];
+/// assert_eq!(unknown_variable(["IDEMPOTENCY_TTL_SECONDS", "IDEMPOTENCY_DO", "ORIGIN"], &bindings), None);
+/// let typo = unknown_variable(["IDEMPOTENCY_TTL"], &bindings).unwrap();
+/// assert!(typo.contains("IDEMPOTENCY_TTL_SECONDS"), "{typo}");
+/// ```
+pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Option<String> {
+    let name = names
+        .into_iter()
+        .find(|n| n.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(n) && !bindings.contains(n))?;
+    let meant = VARIABLES.iter().find(|v| v.starts_with(name) || name.starts_with(*v));
+    Some(match meant {
+        Some(meant) => format!("{name}: not a variable of the layer (did you mean {meant}?)"),
+        None => format!("{name}: not a variable of the layer"),
+    })
+}
+
 /// The largest stored response body: a Durable Object value holds 2 MB.
 pub const MAX_RESPONSE_BYTES_LIMIT: usize = 1_572_864;
 

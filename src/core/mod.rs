@@ -59,8 +59,8 @@ mod wire;
 pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
 pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
-    Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
-    default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
+    BindingFound, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
+    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
 };
 pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};

@@ -37,6 +37,10 @@ pub enum Problem {
     KeyReused,
     /// 502: the origin could not be reached or gave no answer.
     OriginUnreachable,
+    /// 502 (`origin-unreachable` too): the request was never carried out —
+    /// the connection failed before it was sent, or the handler threw
+    /// `NotSentError` — so the key is released and a retry runs at once.
+    NotCarriedOut,
     /// 503: the idempotency store failed or did not answer in time.
     StoreUnavailable,
     /// 500: a configuration variable has a bad value.
@@ -112,6 +116,9 @@ impl Problem {
             Self::OriginUnreachable => {
                 "The origin did not answer; the outcome is unknown. Retry with the same key.".into()
             }
+            Self::NotCarriedOut => {
+                "The request was not carried out (the origin was not reached), and the key is free: retry with the same key now.".into()
+            }
             Self::StoreUnavailable => {
                 "The idempotency store is unavailable; the request was not forwarded. Retry with the same key.".into()
             }
@@ -175,7 +182,7 @@ impl Problem {
     fn error_type(&self) -> &'static str {
         match self {
             Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
-            Self::OriginUnreachable | Self::StoreUnavailable | Self::Misconfigured(_) | Self::RecordUnreadable => {
+            Self::OriginUnreachable | Self::NotCarriedOut | Self::StoreUnavailable | Self::Misconfigured(_) | Self::RecordUnreadable => {
                 "api_error"
             }
             Self::BodyTooLarge { .. }
@@ -197,7 +204,7 @@ impl Problem {
             Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
             Self::BodyIncomplete => ("body-incomplete", 400, "Request body incomplete"),
             Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
-            Self::OriginUnreachable => ("origin-unreachable", 502, "Origin unreachable"),
+            Self::OriginUnreachable | Self::NotCarriedOut => ("origin-unreachable", 502, "Origin unreachable"),
             Self::StoreUnavailable => ("store-unavailable", 503, "Idempotency store unavailable"),
             Self::Misconfigured(_) => ("misconfigured", 500, "Idempotency layer misconfigured"),
             Self::Unauthorized => ("unauthorized", 401, "Admin token missing or wrong"),
@@ -227,6 +234,7 @@ mod tests {
             (Problem::BodyIncomplete, "body-incomplete", 400, None),
             (Problem::KeyReused, "key-reused", 422, None),
             (Problem::OriginUnreachable, "origin-unreachable", 502, None),
+            (Problem::NotCarriedOut, "origin-unreachable", 502, None),
             (Problem::StoreUnavailable, "store-unavailable", 503, Some(1)),
             (Problem::Misconfigured("IDEMPOTENCY_TTL_SECONDS: bad".into()), "misconfigured", 500, None),
             (Problem::Unauthorized, "unauthorized", 401, None),

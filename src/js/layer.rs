@@ -29,6 +29,27 @@ impl Layer {
         Ok(Self { config: Rc::new(config), origin: None })
     }
 
+    /// What is wrong with the worker's `env` for this layer (SPEC §11), as
+    /// the reason of a `misconfigured` answer: a variable named like the
+    /// layer's that is not one (`names`: the keys of `env`; `bindings`: the
+    /// layer's binding names), or a binding missing or of the wrong kind
+    /// (`coordinator` and `kv`: 0 absent, 1 another kind, 2 bound, for
+    /// `bindings[0]` and `bindings[1]`). Undefined when all is well.
+    #[wasm_bindgen(js_name = envProblem)]
+    pub fn env_problem(&self, names: Vec<String>, bindings: Vec<String>, coordinator: u8, kv: u8) -> Option<String> {
+        use crate::core::BindingFound;
+        let found = |n: u8| match n {
+            0 => BindingFound::Absent,
+            1 => BindingFound::WrongKind,
+            _ => BindingFound::Bound,
+        };
+        let binding_names: Vec<&str> = bindings.iter().map(String::as_str).collect();
+        crate::core::unknown_variable(names.iter().map(String::as_str), &binding_names).or_else(|| {
+            let name = |i: usize| binding_names.get(i).copied().unwrap_or_default();
+            self.config.binding_problem((name(0), found(coordinator)), (name(1), found(kv)))
+        })
+    }
+
     /// Chooses the proxy's origin (SPEC §6, §10), once per layer, and gives
     /// its kind: `"service"` when a Worker is bound as the origin
     /// (`service_bound`), else `"url"` for `ORIGIN_URL` / `originUrl`, or

@@ -149,6 +149,25 @@ test("no key → the request passes through: every POST runs", async () => {
   assert.equal((await app.orders(it)).count, 2);
 });
 
+test("a request oncekey does not cover fails as without it: an uncovered GET's and a keyless POST's throw reach the runtime", async () => {
+  const it = item();
+  for (const [what, send] of [
+    ["uncovered GET", () => app.fetch(`/orders?item=${it}`, { headers: { "test-fault": "throw" } })],
+    ["keyless POST", () => app.fetch(...order(it, undefined, { headers: { "test-fault": "throw" } }))],
+  ]) {
+    const before = logs.length;
+    const res = await send();
+    const text = await res.text();
+    assert.equal(res.status, 500, `${what}: the runtime's own answer to a throw`);
+    assert.notEqual(res.headers.get("content-type"), "application/problem+json", `${what}: not the layer's problem: ${text}`);
+    assert.doesNotMatch(text, /retry with the same key/i, `${what}: no advice about a key it never sent`);
+    // Miniflare answers an uncaught throw with its message and stack.
+    assert.match(text, /^Error: (the listing failed|the connection to the database dropped)/, `${what}: the runtime has the throw itself`);
+    assert.doesNotMatch(logs.slice(before).join("\n"), /"oncekey":"pass-through"/, `${what}: nothing of oncekey's`);
+  }
+  assert.equal((await app.orders(it)).count, 1, "the keyless POST ran, as it would have");
+});
+
 test("a handler that throws → 502, the outcome unknown: the key is held (409) until its lease ends", async () => {
   const it = item();
   const key = randomUUID();
@@ -163,12 +182,17 @@ test("a handler that throws → 502, the outcome unknown: the key is held (409) 
   assert.ok(wait > 1 && wait <= 30, `Retry-After is the rest of the lease: ${wait}`);
   assert.equal((await app.orders(it)).count, 1, "the retry did not run it again");
   assert.ok(logs.some((line) => line.includes("the connection to the database dropped")), "the error is logged");
+  const at = logs.findIndex((line) => line.includes("oncekey: the handler threw; the outcome is unknown"));
+  assert.ok(at >= 0, "console.error says what the layer made of it");
+  assert.ok(logs.slice(at, at + 8).some((line) => /^\s+at /.test(line)), "with the handler's stack");
 });
 
 test("a handler that throws NotSentError → 502, the key released: the retry runs as attempt 2", async () => {
   const it = item();
   const key = randomUUID();
-  await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  const notSent = await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  assert.match(notSent.detail, /not carried out/, "the answer says what the layer knows");
+  assert.doesNotMatch(notSent.detail, /unknown/);
   assert.equal((await app.orders(it)).count, 0);
   const retry = await app.fetch(...order(it, key));
   assert.equal(retry.status, 201);
@@ -340,6 +364,48 @@ test("the Hono middleware: a route's throw is an unknown outcome even through on
   assert.equal(retry.status, 201);
   assert.equal((await retry.json()).attempt, "2");
   assert.equal((await hono.orders(it, "/api")).count, 2);
+});
+
+test("the Hono middleware fails as Hono does where oncekey is not involved: an uncovered HTTPException(404) and a keyless throw reach app.onError", async () => {
+  const covered = await hono.fetch("/api/items/x");
+  const open = await hono.fetch("/open/items/x");
+  assert.deepEqual([covered.status, await covered.text()], [open.status, await open.text()], "as the same route without the middleware");
+  assert.equal(open.status, 404);
+  const keyless = await hono.fetch(...order(item(), undefined, { prefix: "/api", headers: { "test-fault": "throw" } }));
+  assert.equal(keyless.status, 500);
+  assert.deepEqual(await keyless.json(), { error: "failed after the insert" }, "the app's own error answer");
+});
+
+test("the Hono middleware: HTTPException(402) on a keyed POST is the answer — stored, replayed, one execution", async () => {
+  const it = item();
+  const key = randomUUID();
+  const first = await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "declined" } }));
+  assert.equal(first.status, 402);
+  const text = await first.text();
+  assert.equal(text, "card declined");
+  const retry = await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "declined" } }));
+  assert.deepEqual([retry.status, retry.headers.get("idempotent-replayed"), await retry.text()], [402, "true", text]);
+  assert.equal((await hono.orders(it, "/api")).count, 1);
+});
+
+test("a missing or mistyped binding, and a typo'd IDEMPOTENCY_ variable: 500 misconfigured naming it, never a retryable 503", async () => {
+  const cases = [
+    ["a typo'd variable", { IDEMPOTENCY_TTL: "60" }, /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/],
+  ];
+  for (const [what, vars, named] of cases) {
+    const misconfigured = await startApp("index", { vars });
+    try {
+      const body = await problem(await misconfigured.fetch(...order(item(), randomUUID())), 500, "misconfigured");
+      assert.match(body.detail, named, what);
+    } finally {
+      await misconfigured.dispose();
+    }
+  }
+  const renamed = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/missing-binding" })), 500, "misconfigured");
+  assert.match(renamed.detail, /NOPE: no Durable Object namespace \(class IdempotencyCoordinator\) is bound under this name/);
+  const wrong = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/wrong-binding" })), 500, "misconfigured");
+  assert.match(wrong.detail, /IDEMPOTENCY_PATHS: the binding is not a Durable Object namespace/, "a variable where the namespace should be");
+  assert.ok(variantLogs.some((line) => line.includes("NOPE")), "and logged with console.error");
 });
 
 test("tsc --noEmit: the app type-checks against the package's .d.ts, and a misuse does not", () => {

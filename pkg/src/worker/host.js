@@ -83,8 +83,8 @@ export function start(layer, request, headersRead, metrics) {
  * `ctx.waitUntil`, so a caller that goes away does not leave the key in
  * flight.
  */
-export function drive(exchange, { handler, bindings, request, env, ctx }) {
-  const host = new Host(handler, bindings, request, env, ctx);
+export function drive(exchange, { handler, bindings, request, env, ctx, userHandler = false }) {
+  const host = new Host(handler, bindings, request, env, ctx, userHandler);
   let answered, failed;
   const answer = new Promise((resolve, reject) => {
     answered = resolve;
@@ -130,8 +130,15 @@ export function drive(exchange, { handler, bindings, request, env, ctx }) {
 
 /** What performs one exchange's I/O actions. */
 class Host {
-  constructor(handler, bindings, request, env, ctx) {
+  constructor(handler, bindings, request, env, ctx, userHandler) {
     this.handler = handler;
+    /**
+     * Whether the handler is the user's (withIdempotency) rather than the
+     * proxy's own call to its origin: then a request the layer does not
+     * cover runs it exactly as without oncekey (no time limit, its throw
+     * reaching the runtime), and a covered one's throw is logged with its stack.
+     */
+    this.userHandler = userHandler;
     this.bindings = bindings;
     this.request = request;
     this.env = env;
@@ -225,8 +232,13 @@ class Host {
     try {
       // Unchanged, the client's request goes as it is, body unread.
       const request = edits === '' && body === undefined ? this.request : this.outgoing(edits, body);
-      response = await within(this.callHandler(request), timeoutMs);
+      // The user's handler on a request the layer does not cover: as if
+      // oncekey were not there — what it throws reaches the runtime, or
+      // the framework's error handler, untouched (SPEC §11).
+      if (this.userHandler) response = await this.callHandler(request);
+      else response = await within(this.callHandler(request), timeoutMs);
     } catch (error) {
+      if (this.userHandler) throw error;
       return exchange.forwarded(undefined, '', messageOf(error), Date.now());
     }
     this.kept = response;
@@ -266,7 +278,11 @@ class Host {
       const call = this.callHandler(request).then(async (response) => [response, await readAtMost(response, keepAtMost)]);
       answer = await within(untilAborted(call, cut.signal), timeoutMs);
     } catch (error) {
-      return exchange.originFailed(isNotSent(error) ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
+      const notSent = isNotSent(error);
+      // A covered request's throw is an unknown outcome: its stack goes to
+      // the log (`wrangler dev`, `wrangler tail`), not only its message.
+      if (this.userHandler && !notSent) console.error('oncekey: the handler threw; the outcome is unknown', error);
+      return exchange.originFailed(notSent ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
     } finally {
       callerSignal?.removeEventListener('abort', callerGone);
       clearTimeout(cutTimer);

@@ -327,7 +327,7 @@ impl Exchange {
             }
             OriginResult::NotSent(e) => {
                 self.log.error = Some(e);
-                (Outcome::NotSent, Reply::problem(&Problem::OriginUnreachable))
+                (Outcome::NotSent, Reply::problem(&Problem::NotCarriedOut))
             }
             OriginResult::NoAnswer(e) => {
                 self.log.error = Some(e);

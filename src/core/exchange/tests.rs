@@ -336,6 +336,11 @@ fn an_origin_failure_is_an_outcome_and_a_502() {
         let run = world.run(keyed("k1"), order());
         assert_eq!((run.reply.status, code(&run.reply).as_str()), (502, "origin-unreachable"));
         assert_eq!(run.log["finish"].as_str(), Some(finish));
+        // The answer says what the layer knows: never "unknown" for a request not sent.
+        let ReplyBody::Bytes(body) = &run.reply.body else { panic!() };
+        let detail = String::from_utf8_lossy(body);
+        assert_eq!(detail.contains("not carried out"), finish == "released", "{detail}");
+        assert_eq!(detail.contains("outcome is unknown"), finish == "lease-kept", "{detail}");
         assert!(!run.steps.contains(&"write-copy"));
     }
 }

@@ -10,11 +10,13 @@ const orders = new Map<string, { orderId: string; attempt: string | null }[]>();
  * `delay_ms=N` waits first. Header `Test-Fault`: `throw` creates the order,
  * then throws (an unknown outcome); `not-sent` throws NotSentError before
  * doing anything; `unavailable` answers 503 without creating anything.
- * `GET /…/orders?item=X`: `{"count", "orders"}`.
+ * `GET /…/orders?item=X`: `{"count", "orders"}`; with `Test-Fault: throw`
+ * it throws (a request oncekey does not cover).
  */
 export async function shop(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (request.method === "GET") {
+    if (request.headers.get("test-fault") === "throw") throw new Error("the listing failed");
     const item = url.searchParams.get("item") ?? "";
     const list = orders.get(item) ?? [];
     return Response.json({ count: list.length, orders: list });
