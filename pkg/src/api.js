@@ -3,7 +3,7 @@
 // the payload fingerprint — is made by the Rust core through the wasm
 // exports imported here.
 import {
-  KeySource, RetryPlan, answerKind, answerReadsBody, answerReplayed, payloadFingerprint,
+  Answer, KeySource, RetryPlan, answerKind, answerReadsBody, answerReplayed, payloadFingerprint, retryAfterMs,
 } from '../dist/bindgen/oncekey_wasm.js';
 
 const KEY_HEADER = 'Idempotency-Key';
@@ -35,6 +35,21 @@ export class HTTPError extends OnceKeyError {
     this.name = 'HTTPError';
     this.response = response;
     this.key = key;
+  }
+}
+
+/**
+ * The server says the last attempt with this key ended without an answer
+ * (oncekey's `outcome-unknown`): it may have been carried out, and the key
+ * is held until its lease ends.
+ */
+export class OutcomeUnknownError extends OnceKeyError {
+  constructor(response, key, retryAfterMs) {
+    super('The outcome of the last attempt is unknown: it may have been carried out');
+    this.name = 'OutcomeUnknownError';
+    this.response = response;
+    this.key = key;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -86,6 +101,7 @@ function retryPlan(retry) {
       r.jitter,
       r.maxRetryAfter,
       r.maxInFlightWait,
+      r.waitUnknown,
     );
   } catch (error) {
     throw new OptionsError(`retry.${error.message} must be a number >= 0`);
@@ -173,6 +189,10 @@ async function send(input, init, options) {
       const settled = plan.isSettled(status, answer);
       const delay = plan.next(status, retryAfter, answer, Date.now(), Math.random());
       if (delay < 0) {
+        if (answer === Answer.OutcomeUnknown) {
+          const wait = retryAfter == null ? undefined : retryAfterMs(retryAfter, Date.now());
+          throw new OutcomeUnknownError(response, key, wait);
+        }
         if (response) return { response, key, settled };
         throw new NetworkError(key, attempt, error);
       }
@@ -312,8 +332,10 @@ export function protectForm(form, options = {}) {
       if (response.ok) emit('oncekey:success', { key, response, replayed });
       else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
     } catch (error) {
-      // No answer at all: the key stays saved, so a resubmit is the same request.
-      emit('oncekey:error', { key, error });
+      // No answer at all, or an unknown outcome: the key stays saved, so a
+      // resubmit is the same request.
+      const response = error instanceof OutcomeUnknownError ? error.response : undefined;
+      emit('oncekey:error', response ? { key, error, response, replayed: false } : { key, error });
     } finally {
       pending = false;
       busy(false);

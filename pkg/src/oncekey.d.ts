@@ -85,6 +85,17 @@ export interface RetryOptions {
    * @defaultValue `120000` (the edge's default lease)
    */
   maxInFlightWait?: number;
+  /**
+   * Whether to wait out an unknown outcome — oncekey's `409 outcome-unknown`:
+   * the last attempt ended without an answer, so it may have been carried
+   * out, and the key is held for the rest of its lease. By default the call
+   * ends with {@link OutcomeUnknownError} (a person should not watch a
+   * spinner for a two-minute lease). `true` polls it like an in-flight
+   * answer, after its `Retry-After`, within `maxInFlightWait`, and then
+   * sends again as the next attempt.
+   * @defaultValue `false`
+   */
+  waitUnknown?: boolean;
 }
 
 /** What `onRetry` and the `oncekey:retry` event are told before a retry. */
@@ -218,8 +229,10 @@ export interface SuccessDetail {
 }
 
 /**
- * Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), or a
- * non-2xx answer, final or not ({@link HTTPError}; see {@link protectForm}).
+ * Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), an
+ * unknown outcome ({@link OutcomeUnknownError}, with the server's 409 as
+ * `response`), or a non-2xx answer, final or not ({@link HTTPError}; see
+ * {@link protectForm}).
  */
 export interface ErrorDetail {
   key: string;
@@ -309,6 +322,33 @@ export class HTTPError extends OnceKeyError {
   constructor(response: Response, key: string);
   readonly response: Response;
   readonly key: string;
+}
+
+/**
+ * Thrown by {@link idempotentFetch} (and reported in a protected form's
+ * `oncekey:error`) when the server says the last attempt with this key
+ * ended without an answer (oncekey's `409 outcome-unknown`): it may have
+ * been carried out. Tell the person you are not sure it went through; the
+ * same request with the same `key` after `retryAfterMs` runs as the next
+ * attempt. Not thrown with `retry.waitUnknown: true`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await idempotentFetch('/api/orders', { method: 'POST', body });
+ * } catch (error) {
+ *   if (error instanceof OutcomeUnknownError) showNotSure(error.retryAfterMs);
+ * }
+ * ```
+ */
+export class OutcomeUnknownError extends OnceKeyError {
+  constructor(response: Response, key: string | null, retryAfterMs?: number);
+  /** The server's 409. */
+  readonly response: Response;
+  /** The key the attempt carried. */
+  readonly key: string | null;
+  /** How long until the key's lease ends, from `Retry-After`, in ms. */
+  readonly retryAfterMs: number | undefined;
 }
 
 /** Thrown when a `retry` option is negative or NaN. */

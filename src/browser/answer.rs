@@ -15,6 +15,8 @@ pub enum Answer {
     Replayed = 1,
     /// The key's first request is still running.
     InFlight = 2,
+    /// The key's last attempt ended without an answer (`outcome-unknown`).
+    OutcomeUnknown = 3,
 }
 
 impl From<AnswerKind> for Answer {
@@ -23,6 +25,7 @@ impl From<AnswerKind> for Answer {
             AnswerKind::Fresh => Answer::Fresh,
             AnswerKind::Replayed => Answer::Replayed,
             AnswerKind::InFlight => Answer::InFlight,
+            AnswerKind::OutcomeUnknown => Answer::OutcomeUnknown,
         }
     }
 }
@@ -33,6 +36,7 @@ impl From<Answer> for AnswerKind {
             Answer::Fresh => AnswerKind::Fresh,
             Answer::Replayed => AnswerKind::Replayed,
             Answer::InFlight => AnswerKind::InFlight,
+            Answer::OutcomeUnknown => AnswerKind::OutcomeUnknown,
         }
     }
 }

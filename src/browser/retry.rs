@@ -29,6 +29,7 @@ impl RetryPlan {
     /// # Errors
     /// A negative or NaN number: the error's message is the option's name.
     #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)] // one per ky-named `retry` option, as the glue passes them
     pub fn new(
         limit: Option<f64>,
         status_codes: Option<Vec<u16>>,
@@ -37,6 +38,7 @@ impl RetryPlan {
         jitter: Option<bool>,
         max_retry_after: Option<f64>,
         max_in_flight_wait: Option<f64>,
+        wait_unknown: Option<bool>,
     ) -> Result<RetryPlan, JsError> {
         let mut policy = RetryPolicy::default();
         if let Some(v) = limit {
@@ -59,6 +61,9 @@ impl RetryPlan {
         }
         if let Some(v) = max_in_flight_wait {
             policy.max_in_flight_wait_ms = bound(v, "maxInFlightWait")?.unwrap_or(u64::MAX);
+        }
+        if let Some(v) = wait_unknown {
+            policy.wait_unknown = v;
         }
         Ok(RetryPlan { policy, state: RetryState::default() })
     }

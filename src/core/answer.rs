@@ -10,6 +10,8 @@ pub const IN_FLIGHT_STATUS: u16 = 409;
 
 /// oncekey's own problem type (SPEC §5, [`super::Problem::KeyInFlight`]).
 const ONCEKEY_IN_FLIGHT: &str = "urn:oncekey:problem:key-in-flight";
+/// oncekey's problem type for a last attempt that ended without an answer.
+const ONCEKEY_OUTCOME_UNKNOWN: &str = "urn:oncekey:problem:outcome-unknown";
 /// hono-idempotency's problem type for a duplicate of a running request;
 /// its other answers (400, 413, 422) have other types.
 const HONO_CONFLICT: &str = "https://hono-idempotency.dev/errors/conflict";
@@ -30,6 +32,10 @@ pub enum AnswerKind {
     Replayed,
     /// The key's first request is still running: ask again later.
     InFlight,
+    /// The key's last attempt ended without an answer (oncekey's
+    /// `outcome-unknown`): it may have been carried out, and the key is
+    /// held until its lease ends (`Retry-After`).
+    OutcomeUnknown,
 }
 
 /// Whether a replay header's value says the answer was replayed: oncekey
@@ -82,11 +88,19 @@ impl AnswerKind {
     /// let business = r#"{"error":"seat already taken"}"#;
     /// assert_eq!(AnswerKind::of(409, false, Some(business)), AnswerKind::Fresh);
     /// assert_eq!(AnswerKind::of(500, true, None), AnswerKind::Replayed);
+    /// let unknown = r#"{"type":"urn:oncekey:problem:outcome-unknown","status":409}"#;
+    /// assert_eq!(AnswerKind::of(409, false, Some(unknown)), AnswerKind::OutcomeUnknown);
     /// ```
     pub fn of(status: u16, replayed: bool, body: Option<&str>) -> Self {
         match (replayed, body) {
             (true, _) => Self::Replayed,
-            (false, Some(body)) if status == IN_FLIGHT_STATUS && says_in_flight(body) => Self::InFlight,
+            (false, Some(body)) if status == IN_FLIGHT_STATUS && body.len() <= MAX_BODY_LEN => {
+                match Said::read(body) {
+                    Some(said) if said.kind.as_deref() == Some(ONCEKEY_OUTCOME_UNKNOWN) => Self::OutcomeUnknown,
+                    _ if says_in_flight(body) => Self::InFlight,
+                    _ => Self::Fresh,
+                }
+            }
             _ => Self::Fresh,
         }
     }

@@ -200,7 +200,10 @@ impl Problem {
         match self {
             Self::MissingKey => ("missing-key", 400, "Idempotency-Key is missing"),
             Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
-            Self::KeyInFlight { .. } => ("key-in-flight", 409, "A request with this key is in flight"),
+            Self::KeyInFlight { outcome_unknown: false, .. } => ("key-in-flight", 409, "A request with this key is in flight"),
+            Self::KeyInFlight { outcome_unknown: true, .. } => {
+                ("outcome-unknown", 409, "The last attempt with this key ended without an answer")
+            }
             Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
             Self::BodyIncomplete => ("body-incomplete", 400, "Request body incomplete"),
             Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
@@ -229,7 +232,7 @@ mod tests {
             (Problem::MissingKey, "missing-key", 400, None),
             (Problem::InvalidKey("empty".into()), "invalid-key", 400, None),
             (Problem::KeyInFlight { retry_after_secs: 7, outcome_unknown: false }, "key-in-flight", 409, Some(7)),
-            (Problem::KeyInFlight { retry_after_secs: 95, outcome_unknown: true }, "key-in-flight", 409, Some(95)),
+            (Problem::KeyInFlight { retry_after_secs: 95, outcome_unknown: true }, "outcome-unknown", 409, Some(95)),
             (Problem::BodyTooLarge { limit: 5 }, "body-too-large", 413, None),
             (Problem::BodyIncomplete, "body-incomplete", 400, None),
             (Problem::KeyReused, "key-reused", 422, None),
@@ -255,7 +258,7 @@ mod tests {
             // The same, as Stripe's API shapes an error.
             assert_eq!(body["error"]["code"], code);
             assert_eq!(body["error"]["message"], problem.detail());
-            let error_type = if code.starts_with("key-") || code.ends_with("-key") {
+            let error_type = if code.starts_with("key-") || code.ends_with("-key") || code == "outcome-unknown" {
                 "idempotency_error"
             } else if status >= 500 {
                 "api_error"

@@ -30,6 +30,12 @@ pub struct RetryPolicy {
     /// in ms, apart from the retry limit (`maxInFlightWait`, default
     /// 120 000: the server's default lease).
     pub max_in_flight_wait_ms: u64,
+    /// Whether an unknown outcome ([`AnswerKind::OutcomeUnknown`]) is
+    /// waited out like an in-flight answer (`waitUnknown`, default false):
+    /// polled after its `Retry-After` (the rest of the lease) within
+    /// `max_in_flight_wait_ms`, then retried as the next attempt. By default
+    /// it ends the call: a person should not watch a spinner for a lease.
+    pub wait_unknown: bool,
 }
 
 impl Default for RetryPolicy {
@@ -42,6 +48,7 @@ impl Default for RetryPolicy {
             jitter: true,
             max_retry_after_ms: None,
             max_in_flight_wait_ms: 120_000,
+            wait_unknown: false,
         }
     }
 }
@@ -125,6 +132,10 @@ impl RetryPolicy {
             // A replay is the stored, final answer, whatever its status.
             AttemptResult::Response { kind: AnswerKind::Replayed, .. } => return Next::Stop,
             AttemptResult::Response { kind: AnswerKind::InFlight, retry_after, .. } => (retry_after, true),
+            AttemptResult::Response { kind: AnswerKind::OutcomeUnknown, retry_after, .. } if self.wait_unknown => {
+                (retry_after, true)
+            }
+            AttemptResult::Response { kind: AnswerKind::OutcomeUnknown, .. } => return Next::Stop,
             AttemptResult::Response { status, retry_after, .. } if self.status_codes.contains(&status) => {
                 (retry_after, false)
             }
@@ -165,7 +176,8 @@ impl RetryPolicy {
         match *result {
             AttemptResult::NetworkError => false,
             AttemptResult::Response { kind: AnswerKind::Replayed, .. } => true,
-            AttemptResult::Response { kind: AnswerKind::InFlight, .. } => false,
+            // Sending the same request again is still safe once the lease ends.
+            AttemptResult::Response { kind: AnswerKind::InFlight | AnswerKind::OutcomeUnknown, .. } => false,
             AttemptResult::Response { status, .. } => !self.status_codes.contains(&status),
         }
     }
@@ -292,6 +304,18 @@ mod tests {
         let busy = AttemptResult::Response { status: 409, retry_after: None, kind: AnswerKind::InFlight };
         assert!(!p.is_settled(&busy));
         assert!(!p.is_settled(&AttemptResult::NetworkError));
+    }
+
+    #[test]
+    fn an_unknown_outcome_ends_the_call_unless_waited_out() {
+        let unknown = AttemptResult::Response { status: 409, retry_after: Some("90"), kind: AnswerKind::OutcomeUnknown };
+        let p = RetryPolicy::default();
+        assert_eq!(p.next(RetryState::default(), &unknown, 0, 0.5), Next::Stop, "by default: no two-minute spinner");
+        assert!(!p.is_settled(&unknown), "the submission keeps its key: sending it again stays safe");
+        let waits = RetryPolicy { wait_unknown: true, ..RetryPolicy::default() };
+        assert_eq!(waits.next(RetryState::default(), &unknown, 0, 0.5), Next::Retry { delay_ms: 90_000, counted: false });
+        let short = RetryPolicy { wait_unknown: true, max_in_flight_wait_ms: 60_000, ..RetryPolicy::default() };
+        assert_eq!(short.next(RetryState::default(), &unknown, 0, 0.5), Next::Stop, "past maxInFlightWait");
     }
 
     #[test]

@@ -4,10 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import {
-  idempotentFetch, isReplayed, newKey, NetworkError, OnceKeyError, OptionsError,
+  idempotentFetch, isReplayed, newKey, NetworkError, OnceKeyError, OptionsError, OutcomeUnknownError,
 } from '../../pkg/dist/oncekey.node.js';
 
 const IN_FLIGHT = { type: 'urn:oncekey:problem:key-in-flight', title: 'Key in flight', status: 409, detail: 'busy' };
+const UNKNOWN = { type: 'urn:oncekey:problem:outcome-unknown', title: 'Outcome unknown', status: 409, detail: 'it may have been carried out' };
 const fast = { delay: 1, jitter: false };
 
 // A server whose answer to the n-th request (from 1) is `respond(n, req, res)`.
@@ -48,6 +49,34 @@ test('503 with Retry-After, then success: the same key every attempt, the wait h
   assert.equal(second.key, first.key);
   assert.equal(second.body, first.body);
   assert.ok(second.at - first.at >= 950, `waited ${second.at - first.at} ms for Retry-After: 1`);
+});
+
+test('an unknown outcome (502, then 409 outcome-unknown) ends the call with OutcomeUnknownError: the key and Retry-After, no two-minute wait', async (t) => {
+  const s = await serve((n, req, res) => n === 1
+    ? json(res, 502, { type: 'urn:oncekey:problem:origin-unreachable' }, { 'content-type': 'application/problem+json' })
+    : json(res, 409, UNKNOWN, { 'content-type': 'application/problem+json', 'retry-after': '120' }));
+  t.after(s.close);
+  const started = Date.now();
+  const error = await post(s.url, { retry: fast }).then(() => assert.fail('resolved'), (e) => e);
+  assert.ok(error instanceof OutcomeUnknownError && error instanceof OnceKeyError, String(error));
+  assert.equal(error.name, 'OutcomeUnknownError');
+  assert.equal(error.key, s.requests[0].key);
+  assert.equal(error.retryAfterMs, 120_000);
+  assert.equal(error.response.status, 409);
+  assert.equal(s.requests.length, 2, 'no poll of the unknown outcome');
+  assert.ok(Date.now() - started < 2000);
+});
+
+test('retry.waitUnknown: true waits the unknown outcome out and sends again as the next attempt', async (t) => {
+  const s = await serve((n, req, res) => n === 1
+    ? json(res, 409, UNKNOWN, { 'content-type': 'application/problem+json', 'retry-after': '1' })
+    : json(res, 201, { attempt: 2 }));
+  t.after(s.close);
+  const response = await post(s.url, { retry: { ...fast, waitUnknown: true } });
+  assert.equal(response.status, 201);
+  assert.equal(s.requests.length, 2);
+  assert.equal(s.requests[1].key, s.requests[0].key);
+  assert.ok(s.requests[1].at - s.requests[0].at >= 950, 'after its Retry-After');
 });
 
 test('409 key-in-flight is polled past the retry limit, then the replay', async (t) => {

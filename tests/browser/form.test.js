@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 const DIST = new URL('../../pkg/dist/', import.meta.url);
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const IN_FLIGHT = { type: 'urn:oncekey:problem:key-in-flight', title: 'Key in flight', status: 409, detail: 'busy' };
+const UNKNOWN = { type: 'urn:oncekey:problem:outcome-unknown', title: 'Outcome unknown', status: 409, detail: 'it may have been carried out' };
 const fast = { delay: 1, jitter: false };
 
 // Every event the package dispatches is recorded at the document, so a
@@ -28,6 +29,7 @@ const PAGE = (form) => `<!doctype html>
       const error = d.error && {
         name: d.error.name, key: d.error.key, attempts: d.error.attempts, status: d.error.response?.status,
         onceKeyError: d.error instanceof oncekey.OnceKeyError,
+        ...(d.error.retryAfterMs === undefined ? {} : { retryAfterMs: d.error.retryAfterMs }),
       };
       window.events.push({
         type: type.slice(8), form: e.target.id, key: d.key, resumed: d.resumed, attempt: d.attempt, delay: d.delay,
@@ -316,6 +318,25 @@ test('after a 2xx, and after any other final answer, the next submit is a new su
   assert.equal(s.requests[4].key, k3, 'after a retryable answer the next submit keeps the key');
   assert.equal((await events(page)).at(-2).resumed, true);
   assert.deepEqual(errors, []);
+});
+
+test('an unknown outcome: oncekey:error with OutcomeUnknownError (key, Retry-After, the 409) at once; the key is kept for the resubmit', async (t) => {
+  const answers = [[409, { 'content-type': 'application/problem+json', 'retry-after': '90' }, UNKNOWN], [201]];
+  const s = await serve(ORDER_FORM, (n, req, res) => {
+    const [status, headers, body] = answers[n - 1];
+    json(res, status, body ?? {}, headers);
+  });
+  const { page } = await open(t, s);
+  await protect(page, { retry: fast });
+  await page.click('#buy');
+  await settled(page, 1);
+  const ended = (await events(page)).at(-1);
+  assert.deepEqual(ended.error, { name: 'OutcomeUnknownError', key: ended.key, attempts: undefined, status: 409, onceKeyError: true, retryAfterMs: 90_000 });
+  assert.deepEqual([ended.type, ended.status, s.requests.length], ['error', 409, 1], 'no poll of a two-minute lease');
+  await page.click('#buy');
+  await settled(page, 2);
+  const again = (await events(page)).filter((e) => e.type === 'pending').at(-1);
+  assert.deepEqual([again.key, again.resumed], [ended.key, true], 'the resubmit is the same request');
 });
 
 test('what keeps the key: a retryable status when the retries ran out (a 500 until it comes back replayed), key-in-flight past maxInFlightWait', async (t) => {

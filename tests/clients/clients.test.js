@@ -277,7 +277,7 @@ async function unknownOutcome(client) {
   assert.equal(r.status, 409, `${client.name} ended on ${r.status}: ${show(r)}`);
   assert.ok(r.seen.slice(1).every((s) => s === 409), `every retry got 409: ${show(r)}`);
   assert.equal(r.contentType, "application/problem+json");
-  assert.equal(r.body.type, "urn:oncekey:problem:key-in-flight");
+  assert.equal(r.body.type, "urn:oncekey:problem:outcome-unknown");
   assert.match(r.body.detail, /outcome is unknown/);
   const retryAfter = Number(r.retryAfter);
   assert.ok(
@@ -342,7 +342,7 @@ test("stripe-node: reset after work, its retries of the 409 run nothing, and the
   assert.deepEqual(r.seen, [502, 409, 409], `stripe-node retried the 502 and the 409: ${show(r)}`);
   assert.ok(r.error, `stripe-node threw: ${show(r)}`);
   assert.equal(r.error.statusCode, 409);
-  assert.equal(r.error.code, "key-in-flight");
+  assert.equal(r.error.code, "outcome-unknown");
   assert.match(r.error.message, /outcome is unknown/);
   assert.equal(origin.executions(key), 1, "the work ran once");
   assert.deepEqual(origin.attempts(key), [1]);

@@ -44,7 +44,7 @@ describe("an unknown outcome's 409 is honest", () => {
     const retryAfter = Number(early.headers.get("retry-after"));
     assert.ok(retryAfter >= 28 && retryAfter <= 30, `Retry-After ${retryAfter}: the rest of the 30 s lease, not 1`);
     const problem = await problemOf(early);
-    assert.equal(problem.code, "key-in-flight");
+    assert.equal(problem.code, "outcome-unknown");
     assert.match(problem.detail, /outcome is unknown/);
     // While an attempt still runs, a duplicate is told to come back in a second.
     const slowKey = newKey();

@@ -174,7 +174,7 @@ test("a handler that throws → 502, the outcome unknown: the key is held (409) 
   await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
   assert.equal((await app.orders(it)).count, 1, "it had created the order before it threw");
   const retry = await app.fetch(...order(it, key));
-  const body = await problem(retry, 409, "key-in-flight");
+  const body = await problem(retry, 409, "outcome-unknown");
   assert.match(body.detail, /unknown/, "the detail says the outcome is unknown");
   // Marked unknown, not running: Retry-After is the rest of the 30 s lease
   // (a running attempt's is 1).
@@ -356,7 +356,7 @@ test("the Hono middleware: a route's throw is an unknown outcome even through on
   const it = item();
   const key = randomUUID();
   await problem(await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
-  await problem(await hono.fetch(...order(it, key, { prefix: "/api" })), 409, "key-in-flight");
+  await problem(await hono.fetch(...order(it, key, { prefix: "/api" })), 409, "outcome-unknown");
   assert.equal((await hono.orders(it, "/api")).count, 1);
   const key2 = randomUUID();
   await problem(await hono.fetch(...order(it, key2, { prefix: "/api", headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");

@@ -4,6 +4,7 @@ import {
   NetworkError,
   OnceKeyError,
   OptionsError,
+  OutcomeUnknownError,
   idempotentFetch,
   isReplayed,
   newKey,
@@ -29,6 +30,7 @@ const retry: RetryOptions = {
   jitter: true,
   maxRetryAfter: 10_000,
   maxInFlightWait: 120_000,
+  waitUnknown: false,
 };
 
 const controller = new AbortController();
@@ -54,7 +56,11 @@ async function order(): Promise<boolean> {
     await idempotentFetch(new Request('https://example.com/x', { method: 'PATCH' }));
     return isReplayed(res);
   } catch (e) {
-    if (e instanceof NetworkError) {
+    if (e instanceof OutcomeUnknownError) {
+      const wait: number | undefined = e.retryAfterMs;
+      const answer: Response = e.response;
+      console.log(wait, answer.status, e.key);
+    } else if (e instanceof NetworkError) {
       const attempts: number = e.attempts;
       const k: string | null = e.key;
       console.log(attempts, k, e.cause);
