@@ -5,10 +5,13 @@
  * request with an `Idempotency-Key` runs them at most once per key; a retry
  * gets the stored answer with `Idempotent-Replayed: true`. The routes see
  * the request as the layer hands it over (`c.req.header("Idempotency-Attempt")`
- * is the attempt number), and run under `waitUntil`. A route that throws is
- * an unknown outcome (the key stays held until its lease ends), unless it
- * throws {@link NotSentError} (the key is released) — even when the app's
- * `onError` turns the throw into a response.
+ * is the attempt number), and run under `waitUntil`. On a covered request,
+ * a throw that the app's error handling turns into a response below 500
+ * (Hono's `HTTPException(402)`) is the answer, stored and replayed; any
+ * other throw is an unknown outcome (the key stays held until its lease
+ * ends), unless it is {@link NotSentError} (the key is released). A request
+ * the layer does not cover gets exactly what the app answers without the
+ * middleware, `onError` included.
  *
  * @example
  * ```ts
@@ -25,7 +28,7 @@
  * @packageDocumentation
  */
 
-import type { MiddlewareHandler } from "hono";
+import type { Env, MiddlewareHandler } from "hono";
 import type { IdempotencyOptions } from "./worker.js";
 
 export { IdempotencyCoordinator, NotSentError } from "./worker.js";
@@ -39,4 +42,4 @@ export type { IdempotencyBindings, IdempotencyOptions } from "./worker.js";
  * @param options - As for `withIdempotency` ({@link IdempotencyOptions});
  * the worker's `IDEMPOTENCY_*` variables fill what they leave out.
  */
-export function idempotency(options?: IdempotencyOptions): MiddlewareHandler;
+export function idempotency<E extends Env = Env>(options?: IdempotencyOptions): MiddlewareHandler<E>;

@@ -4,8 +4,12 @@
  * `withIdempotency` wraps a `fetch` handler: a covered request that carries
  * an `Idempotency-Key` runs the handler at most once per key while the key
  * is remembered; retries get the stored answer with `Idempotent-Replayed:
- * true`, a duplicate that arrives while the first is running gets 409
- * `key-in-flight`, the same key with another request gets 422 `key-reused`.
+ * true`, a duplicate that arrives while the first is running waits for it
+ * inside the key's Durable Object and gets its answer (past the wait, 409
+ * `key-in-flight`), the same key with another request gets 422
+ * `key-reused`. A request the layer does not cover (its method, its path,
+ * or no key where keys are optional) runs the handler exactly as without
+ * oncekey: what it returns or throws reaches the runtime untouched.
  * Every decision is made by oncekey's Rust core, compiled to wasm; this
  * module only performs them. A Durable Object (`IdempotencyCoordinator`)
  * makes each reservation atomic; Workers KV keeps copies of completed
@@ -155,7 +159,7 @@ export interface IdempotencyOptions {
    * included. `IDEMPOTENCY_RELEASE_ON`.
    * @defaultValue `[408, 425, 429, 503]`
    */
-  releaseOn?: number[] | string;
+  releaseOn?: number | number[] | string;
   /**
    * `"durable"`: the Durable Object reserves each key (at most one run).
    * `"kv"`: for accounts without Durable Objects — replay only, from KV;
@@ -298,10 +302,12 @@ export type FetchHandler<Env = unknown> = (
  * - it returns a response: stored and replayed (unless its status is in
  *   `releaseOn`: then released);
  * - it throws {@link NotSentError}: released, a retry runs as the next
- *   attempt; the caller gets 502 `origin-unreachable`;
+ *   attempt; the caller gets 502 `origin-unreachable` saying the request
+ *   was not carried out;
  * - it throws anything else, or runs past its time limit: the outcome is
- *   unknown; the caller gets 502, retries get 409 `key-in-flight` until the
- *   lease ends, then run as the next attempt.
+ *   unknown (the throw is logged with its stack); the caller gets 502,
+ *   retries get 409 `outcome-unknown` until the lease ends, then run as the
+ *   next attempt.
  *
  * @param handler - Your `fetch` handler.
  * @param options - See {@link IdempotencyOptions}; `env`'s `IDEMPOTENCY_*`

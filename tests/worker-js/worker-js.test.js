@@ -418,6 +418,7 @@ test("tsc --noEmit: the app type-checks against the package's .d.ts, and a misus
 export const a = withIdempotency(async () => new Response("ok"), { ttlSeconds: true });
 export const b = withIdempotency(async () => "not a response");
 export const c = withIdempotency(async () => new Response("ok"), { kvReplay: "sometimes" });
+export const d = withIdempotency(async () => new Response("ok"), { releaseOn: 503 });
 `,
   );
   let output = "";
@@ -427,6 +428,7 @@ export const c = withIdempotency(async () => new Response("ok"), { kvReplay: "so
     output = error.stdout;
   }
   for (const line of [2, 3, 4]) assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
+  assert.doesNotMatch(output, /misuse\.ts\(5,/, "releaseOn takes a number, as the runtime does");
   assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
 });
 
