@@ -66,12 +66,25 @@ where
 #[derive(Clone, Debug)]
 pub struct Idempotency {
     config: Rc<Config>,
+    /// Whether `origin` is the proxy's own call to its origin
+    /// ([`Idempotency::proxying`]) rather than the user's handler.
+    proxying: bool,
 }
 
 impl Idempotency {
     /// A layer with a configuration built in code.
     pub fn new(config: Config) -> Self {
-        Self { config: Rc::new(config) }
+        Self { config: Rc::new(config), proxying: false }
+    }
+
+    /// The layer in front of the proxy's own origin call: a request it does
+    /// not cover whose origin fails is answered `502 origin-unreachable`,
+    /// since calling the origin is the layer's job. Without it (a worker's
+    /// own handler), such a request runs the handler exactly as without
+    /// oncekey: its error reaches the runtime (SPEC §11).
+    pub fn proxying(mut self) -> Self {
+        self.proxying = true;
+        self
     }
 
     /// A layer configured from the worker's variables (SPEC §6).
@@ -114,8 +127,10 @@ impl Idempotency {
     /// in flight; the caller gets its answer as soon as there is one.
     ///
     /// # Errors
-    /// Only for failures of the runtime itself (building a response); every
-    /// failure of the protocol is answered as problem+json.
+    /// For failures of the runtime itself (building a response), and the
+    /// handler's own error on a request the layer does not cover (unless
+    /// [`proxying`](Idempotency::proxying)), as if oncekey were not there;
+    /// every failure of the protocol is answered as problem+json.
     pub async fn handle<F, Fut>(&self, req: Request, env: &Env, ctx: &Context, origin: F) -> Result<Response>
     where
         F: FnOnce(Request) -> Fut + 'static,
@@ -124,7 +139,16 @@ impl Idempotency {
         let metrics = env.analytics_engine(METRICS_BINDING).is_ok();
         let head = http::request_head(&req, &self.config, metrics)?;
         let (mut exchange, mut action) = Exchange::start(Rc::clone(&self.config), head, now_ms());
-        let mut host = Host { config: Rc::clone(&self.config), env: env.clone(), req, origin: Some(origin), kept: None, store: None };
+        let mut host = Host {
+            config: Rc::clone(&self.config),
+            env: env.clone(),
+            req,
+            origin: Some(origin),
+            kept: None,
+            store: None,
+            proxying: self.proxying,
+            escaped: None,
+        };
         let mut answer = None;
         loop {
             action = match action {
@@ -138,6 +162,10 @@ impl Idempotency {
                 }
                 other => host.perform(other, &mut exchange).await,
             };
+            // The handler's own error on a request the layer does not cover.
+            if let Some(error) = host.escaped.take() {
+                return Err(error);
+            }
         }
         // Detached: the rest runs to its end whatever the caller does; the
         // answer comes back through a channel, the KV copy after it.
@@ -174,6 +202,10 @@ struct Host<O> {
     kept: Option<Response>,
     /// The store, once the exchange asks for it.
     store: Option<std::result::Result<EdgeStore, String>>,
+    /// Whether the origin is the proxy's own call ([`Idempotency::proxying`]).
+    proxying: bool,
+    /// The user handler's error on a pass-through, for the runtime.
+    escaped: Option<worker::Error>,
 }
 
 impl<O: OriginCall> Host<O> {
@@ -379,7 +411,19 @@ impl<O: OriginCall> Host<O> {
         } else {
             self.outgoing(edits, body).map_err(|e| e.to_string())?
         };
-        let response = with_timeout(origin.call(req), timeout_ms).await.map_err(|e| e.to_string())?;
+        // The user's handler on a request the layer does not cover: as if
+        // oncekey were not there — no time limit, its error for the runtime.
+        let response = if self.proxying {
+            with_timeout(origin.call(req), timeout_ms).await.map_err(|e| e.to_string())?
+        } else {
+            match origin.call(req).await {
+                Ok(response) => response,
+                Err(error) => {
+                    self.escaped = Some(worker::Error::RustError(error.to_string()));
+                    return Err(error.to_string());
+                }
+            }
+        };
         let head = (response.status_code(), http::header_pairs(response.headers()));
         self.kept = Some(response);
         Ok(head)

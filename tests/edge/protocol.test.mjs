@@ -102,6 +102,18 @@ describe("with the default configuration", () => {
     assert.equal((await ordersOf(worker, item)).count, 2);
   });
 
+  test("no key, and the handler fails: its error reaches the runtime as without oncekey, never the layer's 502", async () => {
+    const item = uniqueItem("nokey-fails");
+    const res = await order(worker, { key: null, item, headers: { "demo-fault": "drop" } });
+    const text = await res.text();
+    assert.equal(res.status, 500, text);
+    assert.notEqual(res.headers.get("content-type"), "application/problem+json", "not the layer's answer");
+    // workerd reports a JavaScript throw with its message; workers-rs answers
+    // its own 500 for an Err from the fetch event.
+    assert.match(text, /Demo-Fault: drop|^INTERNAL SERVER ERROR$/, "the handler's own error, as the runtime reports it");
+    assert.equal((await ordersOf(worker, item)).count, 1, "the handler ran, once, as it would have");
+  });
+
   test("Demo-Fault: unavailable (503) releases the key; the retry runs again as attempt 2", async () => {
     const item = uniqueItem("release");
     const key = newKey();
