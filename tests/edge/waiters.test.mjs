@@ -36,6 +36,27 @@ function countingOrigin(plan) {
   return { handle, runs: (item) => runs.get(item) ?? [] };
 }
 
+/**
+ * Within a describe: the production proxy in front of a counting origin
+ * that answers as `plan` says, started before its tests and stopped after.
+ * `options` are start()'s, `vars` added to ORIGIN_URL. The live setup is
+ * read through the returned object (`.origin`, `.worker`).
+ */
+function proxyBefore(plan, { vars = {}, ...options } = {}) {
+  const live = {};
+  let server;
+  before(async () => {
+    live.origin = countingOrigin(plan);
+    server = await serve(live.origin.handle);
+    live.worker = await start({ worker: "proxy", quiet: true, ...options, vars: { ORIGIN_URL: server.url, ...vars } });
+  });
+  after(async () => {
+    await live.worker?.dispose();
+    await server?.close();
+  });
+  return live;
+}
+
 /** POST one order with `key`; the answer's status, replay mark and body. */
 async function post(worker, key, item) {
   const res = await worker.fetch("/v1/orders", {
@@ -58,43 +79,32 @@ async function firstAndWaiters(worker, key, item, { afterParked } = {}) {
 }
 
 describe(`${WAITERS} duplicates waiting on one key`, () => {
-  let origin;
-  let server;
-  let worker;
-  before(async () => {
-    origin = countingOrigin((item, attempt) => {
-      if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
-      if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
-      if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
-      if (item.startsWith("reset") && attempt === 1) return { reset: true, delayMs: 1500 };
-      return { status: 201 };
-    });
-    server = await serve(origin.handle);
-    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ADMIN_TOKEN: TOKEN } });
-  });
-  after(async () => {
-    await worker?.dispose();
-    await server?.close();
-  });
+  const live = proxyBefore((item, attempt) => {
+    if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
+    if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
+    if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
+    if (item.startsWith("reset") && attempt === 1) return { reset: true, delayMs: 1500 };
+    return { status: 201 };
+  }, { vars: { IDEMPOTENCY_ADMIN_TOKEN: TOKEN } });
 
   test("the first attempt stores its answer: every waiter replays it, the origin ran once", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const item = uniqueItem("complete");
-      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 201);
       for (const w of waiters) {
         assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
       }
-      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
+      assert.deepEqual(live.origin.runs(item), [1], `round ${round}: one execution`);
     }
   });
 
   test("a RELEASE_ON status (503) wakes them all: exactly one runs attempt 2, the rest replay its answer", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const item = uniqueItem("release");
-      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 503, "the first caller gets the origin's own answer");
-      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: the 503, then one attempt 2`);
+      assert.deepEqual(live.origin.runs(item), [1, 2], `round ${round}: the 503, then one attempt 2`);
       const ran = waiters.filter((w) => !w.replayed);
       assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
       assert.equal(JSON.parse(ran[0].text).attempt, 2);
@@ -105,14 +115,14 @@ describe(`${WAITERS} duplicates waiting on one key`, () => {
   test("an unknown outcome (the origin's connection breaks): every waiter gets the honest 409, nobody runs again", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const item = uniqueItem("reset");
-      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 502);
       for (const w of waiters) {
         assert.equal(w.status, 409, `round ${round}`);
         assert.match(JSON.parse(w.text).detail, /outcome is unknown/);
         assert.ok(Number(w.res.headers.get("retry-after")) > 100, "Retry-After: the rest of the lease");
       }
-      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
+      assert.deepEqual(live.origin.runs(item), [1], `round ${round}: one execution`);
     }
   });
 
@@ -121,85 +131,61 @@ describe(`${WAITERS} duplicates waiting on one key`, () => {
       const item = uniqueItem("forced");
       const key = newKey();
       const record = recordName(new URL(BASE).hostname, undefined, key);
-      const { first, waiters } = await firstAndWaiters(worker, key, item, {
+      const { first, waiters } = await firstAndWaiters(live.worker, key, item, {
         afterParked: async () => {
-          const res = await worker.fetch(`/.well-known/oncekey/records/${record}/release?force=true`, {
+          const res = await live.worker.fetch(`/.well-known/oncekey/records/${record}/release?force=true`, {
             method: "POST",
             headers: { authorization: `Bearer ${TOKEN}` },
           });
           assert.equal(res.status, 200, await res.clone().text());
         },
       });
-      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: attempt 1 and one attempt 2 — the risk force takes`);
+      assert.deepEqual(live.origin.runs(item), [1, 2], `round ${round}: attempt 1 and one attempt 2 — the risk force takes`);
       const ran = waiters.filter((w) => !w.replayed);
       assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
       for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
       assert.equal(first.status, 201, "attempt 1's caller still gets its own answer");
-      const again = await post(worker, key, item);
+      const again = await post(live.worker, key, item);
       assert.deepEqual([again.replayed, again.text], [true, ran[0].text], "attempt 2's answer is the one kept");
     }
   });
 });
 
 describe("more duplicates than an object parks", () => {
-  let origin;
-  let server;
-  let worker;
-  before(async () => {
-    origin = countingOrigin(() => ({ status: 201, delayMs: 1500 }));
-    server = await serve(origin.handle);
-    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: server.url } });
-  });
-  after(async () => {
-    await worker?.dispose();
-    await server?.close();
-  });
+  const live = proxyBefore(() => ({ status: 201, delayMs: 1500 }));
 
   test("past the bound (64 per key) a duplicate gets 409 key-in-flight at once; the parked ones replay", async () => {
     const item = uniqueItem("storm");
     const key = newKey();
-    const first = post(worker, key, item);
+    const first = post(live.worker, key, item);
     await sleep(300);
-    const parked = Array.from({ length: 64 }, () => post(worker, key, item));
+    const parked = Array.from({ length: 64 }, () => post(live.worker, key, item));
     await sleep(300);
     const startedAt = Date.now();
-    const over = await post(worker, key, item);
+    const over = await post(live.worker, key, item);
     assert.equal(over.status, 409);
     assert.ok(Date.now() - startedAt < 1000, "answered at once, not after the wait");
     assert.equal(JSON.parse(over.text).type, "urn:oncekey:problem:key-in-flight");
     const answers = await Promise.all(parked);
     assert.equal((await first).status, 201);
     assert.ok(answers.every((a) => a.status === 201 && a.replayed), "every parked duplicate replayed");
-    assert.deepEqual(origin.runs(item), [1]);
+    assert.deepEqual(live.origin.runs(item), [1]);
   });
 });
 
 describe("a lease that ends with duplicates waiting (attempt 1's finish never lands)", () => {
-  let origin;
-  let server;
-  let worker;
-  before(async () => {
-    origin = countingOrigin((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 500 : 0 }));
-    server = await serve(origin.handle);
-    worker = await start({
-      worker: "proxy",
-      quiet: true,
-      store: "lose-attempt-1-finish",
-      // The origin limit leaves the lease room for a 1 s finish try.
-      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
-    });
-  });
-  after(async () => {
-    await worker?.dispose();
-    await server?.close();
+  const live = proxyBefore((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 500 : 0 }), {
+    store: "lose-attempt-1-finish",
+    // The origin limit leaves the lease room for a 1 s finish try.
+    vars: { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1" },
   });
 
   test("at the lease's end exactly one waiter reclaims as attempt 2; the rest replay its answer", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const item = uniqueItem("lease");
-      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 201, "attempt 1's caller got its answer; only its finish was lost");
-      assert.deepEqual(origin.runs(item), [1, 2], `round ${round}: one reclaim`);
+      assert.deepEqual(live.origin.runs(item), [1, 2], `round ${round}: one reclaim`);
       const ran = waiters.filter((w) => !w.replayed);
       assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
       assert.equal(JSON.parse(ran[0].text).attempt, 2);
@@ -209,36 +195,23 @@ describe("a lease that ends with duplicates waiting (attempt 1's finish never la
 });
 
 describe("a finish that lands in the last second of the lease, with duplicates waiting", () => {
-  let origin;
-  let server;
-  let worker;
-  before(async () => {
-    // Lease 3 s, origin limit unset: it leaves the lease room for finish
-    // (1.5 s for the origin, 1.5 s for a finish try). Every store call
-    // reaches the object 800 ms late, so a finish sent when the origin
-    // answers near its limit lands in the lease's last second.
-    origin = countingOrigin((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 1400 : 0 }));
-    server = await serve(origin.handle);
-    worker = await start({
-      worker: "proxy",
-      quiet: true,
-      store: "slow",
-      storeDelayMs: 800,
-      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: undefined },
-    });
-  });
-  after(async () => {
-    await worker?.dispose();
-    await server?.close();
+  // Lease 3 s, origin limit unset: it leaves the lease room for finish
+  // (1.5 s for the origin, 1.5 s for a finish try). Every store call
+  // reaches the object 800 ms late, so a finish sent when the origin
+  // answers near its limit lands in the lease's last second.
+  const live = proxyBefore((item, attempt) => ({ status: 201, delayMs: attempt === 1 ? 1400 : 0 }), {
+    store: "slow",
+    storeDelayMs: 800,
+    vars: { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: undefined },
   });
 
   test("it lands: every waiter replays attempt 1's answer and nobody runs attempt 2", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const item = uniqueItem("last-second");
-      const { first, waiters } = await firstAndWaiters(worker, newKey(), item);
+      const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 201);
       for (const w of waiters) assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
-      assert.deepEqual(origin.runs(item), [1], `round ${round}: one execution`);
+      assert.deepEqual(live.origin.runs(item), [1], `round ${round}: one execution`);
     }
   });
 });
