@@ -62,12 +62,12 @@ const IN_FLIGHT: Option<Answer> = Some(Answer::InFlight);
 
 #[wasm_bindgen_test]
 fn retry_plan_follows_the_core_policy() {
-    let mut plan = RetryPlan::new(Some(2.0), None, Some(100.0), None, Some(false), None, None).unwrap();
+    let mut plan = RetryPlan::new(Some(2.0), None, Some(100.0), None, Some(false), None, None, None).unwrap();
     assert_eq!(plan.next(503, Some("2".into()), FRESH, NOW, 0.5), 2000.0, "Retry-After wins");
     assert_eq!(plan.next(0, None, None, NOW, 0.5), 200.0, "second retry backs off");
     assert_eq!(plan.next(0, None, None, NOW, 0.5), -1.0, "limit reached");
 
-    let mut plan = RetryPlan::new(None, None, None, None, None, None, None).unwrap();
+    let mut plan = RetryPlan::new(None, None, None, None, None, None, None, None).unwrap();
     assert_eq!(plan.next(500, None, Some(Answer::Replayed), NOW, 0.5), -1.0, "a replay is final");
     assert_eq!(plan.next(422, None, FRESH, NOW, 0.5), -1.0);
     assert_eq!(plan.next(404, None, FRESH, NOW, 0.5), -1.0);
@@ -79,7 +79,7 @@ fn retry_plan_follows_the_core_policy() {
 
 #[wasm_bindgen_test]
 fn key_in_flight_polls_apart_from_the_limit() {
-    let mut plan = RetryPlan::new(Some(0.0), None, None, None, None, None, Some(2500.0)).unwrap();
+    let mut plan = RetryPlan::new(Some(0.0), None, None, None, None, None, Some(2500.0), None).unwrap();
     assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), 1000.0);
     assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), 1000.0);
     assert_eq!(plan.next(409, Some("1".into()), IN_FLIGHT, NOW, 0.5), -1.0, "waited 2000 of 2500 ms");
@@ -87,10 +87,22 @@ fn key_in_flight_polls_apart_from_the_limit() {
 }
 
 #[wasm_bindgen_test]
+fn an_unknown_outcome_stops_unless_waited_out() {
+    let unknown = Some(Answer::OutcomeUnknown);
+    let body = r#"{"type":"urn:oncekey:problem:outcome-unknown","status":409}"#;
+    assert_eq!(answer_kind(409, false, Some(body.into())), Answer::OutcomeUnknown);
+    let mut stops = RetryPlan::new(None, None, None, None, None, None, None, None).unwrap();
+    assert_eq!(stops.next(409, Some("90".into()), unknown, NOW, 0.5), -1.0, "by default the call ends");
+    assert!(!stops.is_settled(409, unknown), "the form keeps its key");
+    let mut waits = RetryPlan::new(None, None, None, None, None, None, None, Some(true)).unwrap();
+    assert_eq!(waits.next(409, Some("90".into()), unknown, NOW, 0.5), 90_000.0);
+}
+
+#[wasm_bindgen_test]
 fn options_are_checked_and_unbounded_values_accepted() {
-    assert!(RetryPlan::new(Some(-1.0), None, None, None, None, None, None).is_err());
-    assert!(RetryPlan::new(None, None, Some(f64::NAN), None, None, None, None).is_err());
-    let mut plan = RetryPlan::new(Some(f64::INFINITY), Some(vec![418]), Some(10.0), Some(f64::INFINITY), Some(false), Some(500.0), None)
+    assert!(RetryPlan::new(Some(-1.0), None, None, None, None, None, None, None).is_err());
+    assert!(RetryPlan::new(None, None, Some(f64::NAN), None, None, None, None, None).is_err());
+    let mut plan = RetryPlan::new(Some(f64::INFINITY), Some(vec![418]), Some(10.0), Some(f64::INFINITY), Some(false), Some(500.0), None, None)
         .unwrap();
     assert_eq!(plan.next(418, Some("60".into()), FRESH, NOW, 0.5), 500.0, "maxRetryAfter caps");
     assert_eq!(plan.next(503, None, FRESH, NOW, 0.5), -1.0, "only the given statusCodes");
