@@ -197,6 +197,8 @@ test-browser-form: install-browser build-browser
 test-browser-types: build-browser
 	tsc -p tests/browser/types/tsconfig.json
 	@echo "tsc --noEmit: tests/browser/types/usage.ts uses the whole API, types check"
+	tsc -p tests/browser/types-node/tsconfig.json
+	@echo "tsc --noEmit: tests/browser/types-node/usage.ts, a Node project without the DOM lib, types check"
 
 test-browser-pack: build-browser
 	scripts/test-browser-pack.sh

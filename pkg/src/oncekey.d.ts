@@ -168,7 +168,7 @@ export interface IdempotentFetchOptions {
  * @throws `signal.reason` (an `AbortError` by default) when aborted.
  */
 export function idempotentFetch(
-  input: RequestInfo | URL,
+  input: Request | string | URL,
   init?: RequestInit,
   options?: IdempotentFetchOptions,
 ): Promise<Response>;
@@ -180,6 +180,20 @@ export function idempotentFetch(
  * servers).
  */
 export function isReplayed(response: Response): boolean;
+
+/**
+ * An HTML form element: `HTMLFormElement` where the DOM's types are loaded,
+ * and nothing at all where they are not (a Node project), since forms exist
+ * only in a page. Written so that these types compile without the DOM lib.
+ */
+export type FormElement = typeof globalThis extends { HTMLFormElement: { prototype: infer Form } } ? Form : never;
+
+/** What {@link protectForm} keeps a pending key in: `sessionStorage`'s three methods. */
+export interface KeyStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
 
 /** Options of {@link protectForm}: {@link IdempotentFetchOptions} (but `key`) and these. */
 export interface ProtectFormOptions extends Omit<IdempotentFetchOptions, 'key'> {
@@ -193,19 +207,19 @@ export interface ProtectFormOptions extends Omit<IdempotentFetchOptions, 'key'> 
    * with a JSON `body`.
    * @defaultValue none
    */
-  headers?: HeadersInit;
+  headers?: RequestInit['headers'];
   /**
    * Builds the request body from the form's data.
    * @defaultValue `FormData` for `enctype="multipart/form-data"`, else
    * `URLSearchParams` (what the browser would send)
    */
-  body?: (data: FormData, form: HTMLFormElement) => BodyInit;
+  body?: (data: FormData, form: FormElement) => RequestInit['body'];
   /**
    * Where a pending submission's key is kept so it survives a reload; `null`
    * keeps it in memory only.
    * @defaultValue `sessionStorage`
    */
-  storage?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
+  storage?: KeyStorage | null;
   /**
    * Names the form in `storage`.
    * @defaultValue the form's `id`, else its `name`, else its `action`
@@ -289,7 +303,7 @@ export interface ProtectedForm {
  * protectForm(document.querySelector('form')!);
  * ```
  */
-export function protectForm(form: HTMLFormElement, options?: ProtectFormOptions): ProtectedForm;
+export function protectForm(form: FormElement, options?: ProtectFormOptions): ProtectedForm;
 
 /** Base class of the errors oncekey throws or reports; `instanceof OnceKeyError` catches them all. */
 export class OnceKeyError extends Error {

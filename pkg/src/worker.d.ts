@@ -72,6 +72,13 @@ import { DurableObject } from "cloudflare:workers";
  */
 export interface IdempotencyOptions {
   /**
+   * The proxy's origin (`ORIGIN_URL`), read by {@link proxy} (see
+   * {@link ProxyOptions}). `withIdempotency` validates it like every other
+   * option and does not use it: your handler is the origin.
+   * @defaultValue unset
+   */
+  originUrl?: string;
+  /**
    * How long a completed answer is remembered and replayed, in seconds
    * (60 to 2592000). `IDEMPOTENCY_TTL_SECONDS`.
    * @defaultValue `86400` (a day)

@@ -442,6 +442,57 @@ function readmeBlock(lang, firstLine) {
   return block;
 }
 
+test("the README's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
+  const { mkdirSync, rmSync } = await import("node:fs");
+  const { Miniflare } = await import("miniflare");
+  const dir = join(ROOT, "build", "worker-js", "readme-worker");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, "src"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "my-worker", private: true, type: "module" }));
+  writeFileSync(join(dir, "src", "index.ts"), readmeBlock("ts", "// src/index.ts"));
+  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's");
+  writeFileSync(join(dir, "wrangler.toml"), config);
+  // What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types.
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
+    compilerOptions: {
+      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
+      types: ["./worker-configuration.d.ts"], strict: true, noEmit: true, skipLibCheck: false,
+    },
+    include: ["src/**/*.ts"],
+  }));
+  const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
+  const run = (command, args) => execFileSync(command, args, { cwd: dir, env: quiet, encoding: "utf8" });
+  run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)]);
+  run(join(ROOT, "node_modules", ".bin", "wrangler"), ["types"]);
+  run(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"]);
+  run(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"]);
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: join(dir, "dist"),
+    scriptPath: join(dir, "dist", "index.js"),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(config)[1],
+    compatibilityFlags: JSON.parse(/^compatibility_flags = (\[[^\]]*\])/m.exec(config)[1]),
+    kvNamespaces: ["IDEMPOTENCY_KV"],
+    durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+  });
+  try {
+    const key = randomUUID();
+    const send = () => mf.dispatchFetch(`${BASE}/orders`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ item: "tea" }),
+    });
+    const first = await send();
+    assert.equal(first.status, 201);
+    const created = await first.json();
+    const retry = await send();
+    assert.deepEqual([retry.status, retry.headers.get("idempotent-replayed"), await retry.json()], [201, "true", created]);
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
   const { mkdirSync, cpSync, rmSync } = await import("node:fs");
   const { Miniflare } = await import("miniflare");
