@@ -12,8 +12,8 @@ use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
-    Action, Config, ConfigError, Consistency, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, Problem,
-    RecordName, Reply, Store,
+    Action, BindingFound, Config, ConfigError, Consistency, DataPoint, Exchange, HeaderEdit, METRICS_BINDING,
+    OriginResult, Problem, RecordName, Reply, Store, unknown_variable,
 };
 
 use super::deadline::within;
@@ -87,13 +87,19 @@ impl Idempotency {
         self
     }
 
-    /// A layer configured from the worker's variables (SPEC §6).
+    /// A layer configured from the worker's variables (SPEC §6), its
+    /// bindings checked (SPEC §11).
     ///
     /// # Errors
-    /// [`Problem::Misconfigured`] naming the first variable with a bad value.
+    /// [`Problem::Misconfigured`] naming the first variable with a bad
+    /// value, an `IDEMPOTENCY_*` variable the layer does not know (a typo),
+    /// or a binding it needs that is missing or of the wrong kind.
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
         let config = Config::from_vars(|name| env.var(name).ok().map(|v| v.to_string()))
             .map_err(|e: ConfigError| Problem::Misconfigured(e.to_string()))?;
+        if let Some(problem) = env_problem(env, &config) {
+            return Err(Problem::Misconfigured(problem));
+        }
         Ok(Self::new(config))
     }
 
@@ -433,6 +439,30 @@ impl<O: OriginCall> Host<O> {
     fn response(&mut self, reply: Reply) -> Result<Response> {
         http::reply_response(reply, self.kept.take())
     }
+}
+
+/// What is wrong with the worker's `env` for `config`: a variable named
+/// like the layer's that is none of them, or a binding missing or of the
+/// wrong kind (the core decides; this only looks at the bindings).
+fn env_problem(env: &Env, config: &Config) -> Option<String> {
+    use worker::js_sys::{Function, Object, Reflect};
+    use worker::wasm_bindgen::{JsCast, JsValue};
+    let names: Vec<String> = Object::keys(env.unchecked_ref::<Object>()).iter().filter_map(|k| k.as_string()).collect();
+    let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    let found = |name: &str, method: &str| {
+        let binding = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if binding.is_undefined() || binding.is_null() {
+            return BindingFound::Absent;
+        }
+        let has = Reflect::get(&binding, &JsValue::from_str(method)).is_ok_and(|m| m.is_instance_of::<Function>());
+        if has { BindingFound::Bound } else { BindingFound::WrongKind }
+    };
+    unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
+        config.binding_problem(
+            (COORDINATOR_BINDING, found(COORDINATOR_BINDING, "idFromName")),
+            (KV_BINDING, found(KV_BINDING, "put")),
+        )
+    })
 }
 
 /// Writes one data point to the dataset bound as `IDEMPOTENCY_METRICS`.

@@ -388,3 +388,17 @@ describe("with a bad configuration value", () => {
     assert.equal(res.headers.get("cache-control"), "no-store");
   });
 });
+
+describe("with a typo'd variable (IDEMPOTENCY_TTL for IDEMPOTENCY_TTL_SECONDS)", () => {
+  let worker;
+  before(async () => { worker = await start({ worker: "proxy", vars: { IDEMPOTENCY_TTL: "60", ORIGIN_URL: "http://127.0.0.1:9" } }); });
+  after(() => worker?.dispose());
+
+  test("every request → 500 misconfigured naming it and the variable it may mean, never silently ignored", async () => {
+    const res = await worker.fetch("/v1/orders", { method: "POST", headers: { "idempotency-key": newKey() }, body: "{}" });
+    assert.equal(res.status, 500);
+    const problem = await problemOf(res);
+    assert.equal(problem.code, "misconfigured");
+    assert.match(problem.detail, /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/);
+  });
+});
