@@ -75,6 +75,26 @@ impl StoredResponse {
     }
 }
 
+/// Whether a host may read an origin's answer whole, in one call, rather
+/// than chunk by chunk up to `keep_at_most` bytes: only when its declared
+/// `Content-Length` fits and counts the bytes the host will hold. A
+/// `Content-Encoding` other than `identity` means the runtime hands over
+/// decoded bytes, which may be far more than declared (SPEC §3: the limit
+/// counts the body as read), so the declaration is not trusted then.
+///
+/// ```
+/// use oncekey::core::reads_whole;
+/// assert!(reads_whole(Some("512"), None, 1024));
+/// assert!(!reads_whole(Some("512"), Some("gzip"), 1024), "decoded, it may be far larger");
+/// assert!(reads_whole(Some("512"), Some("identity"), 1024));
+/// assert!(!reads_whole(Some("4096"), None, 1024) && !reads_whole(None, None, 1024));
+/// ```
+pub fn reads_whole(content_length: Option<&str>, content_encoding: Option<&str>, keep_at_most: usize) -> bool {
+    let declared = content_length.and_then(|n| n.trim().parse::<usize>().ok());
+    let encoded = content_encoding.is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity"));
+    !encoded && declared.is_some_and(|n| n <= keep_at_most)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{BodyRead, Config, DecisionLog, OriginResult, Problem, Reply, ReplyBody, RequestHead};
+use crate::core::{BodyRead, Config, DecisionLog, OriginResult, Problem, Reply, ReplyBody, RequestHead, reads_whole};
 
 /// Milliseconds since the Unix epoch (the isolate's clock, which in
 /// Workers advances with I/O).
@@ -141,12 +141,9 @@ pub(crate) async fn read_body(req: &Request, limit: usize, drain_until: usize) -
 pub(crate) async fn read_answer(mut response: Response, keep_at_most: usize) -> (OriginResult, Option<Response>) {
     let status = response.status_code();
     let headers = header_pairs(response.headers());
-    let declared = response.headers().get("Content-Length").ok().flatten().and_then(|n| n.trim().parse::<usize>().ok());
-    // A declared length counts encoded bytes; the runtime hands over decoded
-    // ones, which may be far more: then only the count as read is trusted.
-    let encoded = response.headers().get("Content-Encoding").ok().flatten().is_some_and(|e| e.trim() != "identity");
-    let declared = declared.filter(|_| !encoded);
-    if !matches!(response.body(), ResponseBody::Stream(_)) || declared.is_some_and(|n| n <= keep_at_most) {
+    let header = |name| response.headers().get(name).ok().flatten();
+    let whole = reads_whole(header("Content-Length").as_deref(), header("Content-Encoding").as_deref(), keep_at_most);
+    if !matches!(response.body(), ResponseBody::Stream(_)) || whole {
         return match response_bytes(&response).await {
             // Already in memory, or framed by the runtime to a length that fits.
             Ok(body) => (OriginResult::Answered { status, headers, body }, None),

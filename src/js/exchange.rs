@@ -422,3 +422,12 @@ fn reply_of<T>(reply: Option<Vec<u8>>, error: Option<String>, decode: impl Fn(&[
         (None, None) => Err("no reply".to_owned()),
     }
 }
+
+/// Whether the host may read an origin's answer whole, in one call
+/// ([`reads_whole`](crate::core::reads_whole)): from its `Content-Length`
+/// and `Content-Encoding` headers (undefined when absent) and the most body
+/// bytes `call-origin` keeps.
+#[wasm_bindgen(js_name = readsWhole)]
+pub fn reads_whole(content_length: Option<String>, content_encoding: Option<String>, keep_at_most: f64) -> bool {
+    crate::core::reads_whole(content_length.as_deref(), content_encoding.as_deref(), keep_at_most as usize)
+}

@@ -3,6 +3,7 @@
 // exchange); this file does the I/O each action names — the body, the
 // handler, the coordinator over RPC, KV, timers — and reports each result
 // back, as src/edge/layer.rs does for Rust workers.
+import { readsWhole } from 'oncekey-worker-wasm';
 import { isNotSent } from './not-sent.js';
 
 const EMPTY = new Uint8Array(0);
@@ -473,11 +474,8 @@ function messageOf(error) {
  */
 async function readAtMost(response, limit) {
   if (response.body === null) return { bytes: EMPTY };
-  const declared = Number(response.headers.get('content-length'));
-  // A declared length counts encoded bytes; the runtime hands over decoded
-  // ones, which may be far more: then only the count as read is trusted.
-  const encoded = (response.headers.get('content-encoding') ?? 'identity') !== 'identity';
-  if (response.headers.has('content-length') && declared <= limit && !encoded) {
+  const headers = response.headers;
+  if (readsWhole(headers.get('content-length') ?? undefined, headers.get('content-encoding') ?? undefined, limit)) {
     return { bytes: new Uint8Array(await response.arrayBuffer()) };
   }
   const reader = response.body.getReader();
