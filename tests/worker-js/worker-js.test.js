@@ -3,11 +3,12 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
+import { Miniflare } from "miniflare";
 import { APP, BASE, DATA_POINT_MARK, ROOT, buildApp, order, startApp } from "./app.mjs";
 import { recordName } from "../edge/harness.mjs";
 
@@ -442,40 +443,59 @@ function readmeBlock(lang, firstLine) {
   return block;
 }
 
-test("the README's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
-  const { mkdirSync, rmSync } = await import("node:fs");
-  const { Miniflare } = await import("miniflare");
-  const dir = join(ROOT, "build", "worker-js", "readme-worker");
+/**
+ * A fresh project in build/worker-js/`name` from `files` (path → text), as a
+ * user makes one: the packed package installed, then `steps` ([command,
+ * args]) run in it, then wrangler bundles it into dist/. Its directory.
+ */
+function readmeProject(name, files, steps = []) {
+  const dir = join(ROOT, "build", "worker-js", name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, "src"), { recursive: true });
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "my-worker", private: true, type: "module" }));
-  writeFileSync(join(dir, "src", "index.ts"), readmeBlock("ts", "// src/index.ts"));
-  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's");
-  writeFileSync(join(dir, "wrangler.toml"), config);
-  // What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types.
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
-    compilerOptions: {
-      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
-      types: ["./worker-configuration.d.ts"], strict: true, noEmit: true, skipLibCheck: false,
-    },
-    include: ["src/**/*.ts"],
-  }));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
+  for (const [path, text] of Object.entries(files)) writeFileSync(join(dir, path), text);
   const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
   const run = (command, args) => execFileSync(command, args, { cwd: dir, env: quiet, encoding: "utf8" });
   run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)]);
-  run(join(ROOT, "node_modules", ".bin", "wrangler"), ["types"]);
-  run(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"]);
+  for (const [command, args] of steps) run(command, args);
   run(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"]);
-  const mf = new Miniflare({
+  return dir;
+}
+
+/** A README project's bundle in workerd, with the coordinator and KV its `config` binds, and `bindings`. */
+function startBundle(dir, config, bindings = {}) {
+  const flags = /^compatibility_flags = (\[[^\]]*\])/m.exec(config)?.[1];
+  return new Miniflare({
     modules: true,
     modulesRoot: join(dir, "dist"),
     scriptPath: join(dir, "dist", "index.js"),
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
     compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(config)[1],
-    compatibilityFlags: JSON.parse(/^compatibility_flags = (\[[^\]]*\])/m.exec(config)[1]),
+    compatibilityFlags: flags ? JSON.parse(flags) : [],
     kvNamespaces: ["IDEMPOTENCY_KV"],
     durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+    bindings,
   });
+}
+
+test("the README's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
+  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's");
+  assert.match(config, /^compatibility_flags = \["enable_request_signal"\]/m, "the example learns of disconnects");
+  // What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types.
+  const tsconfig = JSON.stringify({
+    compilerOptions: {
+      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
+      types: ["./worker-configuration.d.ts"], strict: true, noEmit: true, skipLibCheck: false,
+    },
+    include: ["src/**/*.ts"],
+  });
+  const bin = (name) => join(ROOT, "node_modules", ".bin", name);
+  const dir = readmeProject(
+    "my-worker",
+    { "src/index.ts": readmeBlock("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": tsconfig },
+    [[bin("wrangler"), ["types"]], [bin("tsc"), ["-p", "tsconfig.json"]]],
+  );
+  const mf = startBundle(dir, config);
   try {
     const key = randomUUID();
     const send = () => mf.dispatchFetch(`${BASE}/orders`, {
@@ -494,18 +514,8 @@ test("the README's oncekey/worker example: its two files as written, with the pa
 });
 
 test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
-  const { mkdirSync, cpSync, rmSync } = await import("node:fs");
-  const { Miniflare } = await import("miniflare");
-  const dir = join(ROOT, "build", "worker-js", "npm-proxy");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(join(dir, "src"), { recursive: true });
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "my-proxy", private: true, type: "module" }));
-  writeFileSync(join(dir, "src", "index.js"), readmeBlock("js", "// src/index.js"));
   const config = readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm");
-  writeFileSync(join(dir, "wrangler.toml"), config);
-  const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
-  execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)], { cwd: dir, env: quiet });
-  execFileSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], { cwd: dir, env: quiet });
+  const dir = readmeProject("my-proxy", { "src/index.js": readmeBlock("js", "// src/index.js"), "wrangler.toml": config });
   // The API: counts executions per item, answers every other path itself.
   const executions = new Map();
   const api = http.createServer((req, res) => {
@@ -531,16 +541,7 @@ test("the README's proxy from npm: its three files with the packed package, bund
   });
   await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
   const vars = Object.fromEntries([...config.split("[vars]")[1].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
-  const start = (bindings) => new Miniflare({
-    modules: true,
-    modulesRoot: join(dir, "dist"),
-    scriptPath: join(dir, "dist", "index.js"),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(config)[1],
-    kvNamespaces: ["IDEMPOTENCY_KV"],
-    durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
-    bindings,
-  });
+  const start = (bindings) => startBundle(dir, config, bindings);
   const mf = start({ ...vars, ORIGIN_URL: `http://127.0.0.1:${api.address().port}` });
   const bare = start({});
   try {
