@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
 import { Miniflare } from "miniflare";
@@ -451,11 +451,17 @@ function readmeBlock(lang, firstLine) {
 function readmeProject(name, files, steps = []) {
   const dir = join(ROOT, "build", "worker-js", name);
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(join(dir, "src"), { recursive: true });
+  for (const path of Object.keys(files)) mkdirSync(dirname(join(dir, path)), { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
   for (const [path, text] of Object.entries(files)) writeFileSync(join(dir, path), text);
   const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
-  const run = (command, args) => execFileSync(command, args, { cwd: dir, env: quiet, encoding: "utf8" });
+  const run = (command, args) => {
+    try {
+      return execFileSync(command, args, { cwd: dir, env: quiet, encoding: "utf8" });
+    } catch (error) {
+      throw new Error(`${command} ${args.join(" ")} failed in ${dir}:\n${error.stdout}${error.stderr}`);
+    }
+  };
   run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)]);
   for (const [command, args] of steps) run(command, args);
   run(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"]);
@@ -511,6 +517,93 @@ test("the README's oncekey/worker example: its two files as written, with the pa
   } finally {
     await mf.dispose();
   }
+});
+
+test("the README's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
+  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's").replace('main = "src/index.ts"', 'main = "src/app.ts"');
+  const install = readmeBlock("sh", "npm install -D vitest@");
+  // The pair the README pins is the pair make test runs.
+  const dev = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;
+  for (const name of ["vitest", "@cloudflare/vitest-pool-workers"]) assert.ok(install.includes(`${name}@${dev[name]} `), `the README pins ${name}@${dev[name]}`);
+  const hono = JSON.parse(readFileSync(join(ROOT, "tests", "worker-js", "app", "package.json"), "utf8")).dependencies.hono;
+  const tsconfig = JSON.stringify({
+    compilerOptions: {
+      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
+      // The pool's own declarations do not pass a library check against
+      // wrangler's generated runtime types; the app's code is still checked.
+      types: ["./worker-configuration.d.ts", "@cloudflare/vitest-pool-workers/types"], strict: true, noEmit: true, skipLibCheck: true,
+    },
+    include: ["src/**/*.ts", "test/**/*.ts"],
+  });
+  const bin = (name) => join(ROOT, "node_modules", ".bin", name);
+  const report = join(ROOT, "build", "worker-js", "my-hono-app-vitest.json");
+  // vitest and the pool resolve from this repository's node_modules (the
+  // project sits inside it), at the versions just checked.
+  const dir = readmeProject(
+    "my-hono-app",
+    {
+      "src/app.ts": readmeBlock("ts", "// src/app.ts"),
+      "test/app.test.ts": readmeBlock("ts", "// test/app.test.ts"),
+      "vitest.config.ts": readmeBlock("ts", "// vitest.config.ts"),
+      "wrangler.toml": config,
+      "tsconfig.json": tsconfig,
+    },
+    [
+      ["npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", `hono@${hono}`]],
+      [bin("wrangler"), ["types"]],
+      [bin("tsc"), ["-p", "tsconfig.json"]],
+      [bin("vitest"), ["run", "--reporter=json", `--outputFile=${report}`]],
+    ],
+  );
+  const { numTotalTests, numPassedTests, numFailedTests } = JSON.parse(readFileSync(report, "utf8"));
+  const its = readFileSync(join(dir, "test", "app.test.ts"), "utf8").match(/^it\(/gm).length;
+  assert.ok(its >= 3, "the README shows several tests");
+  assert.deepEqual({ numTotalTests, numPassedTests, numFailedTests }, { numTotalTests: its, numPassedTests: its, numFailedTests: 0 });
+});
+
+test("every TypeScript block in the README is one the tests above compile and run", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const firstLines = [...readme.matchAll(/```ts\n(.*)\n/g)].map((m) => m[1].split(" — ")[0]);
+  assert.deepEqual(firstLines.sort(), ["// src/app.ts", "// src/index.ts", "// test/app.test.ts", "// vitest.config.ts"]);
+});
+
+test("every TOML block in the README parses, and wrangler takes each fragment where its comment puts it (dry run, no warning)", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const blocks = [...readme.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.ok(blocks.length >= 7, `${blocks.length} TOML blocks`);
+  const parse = (text) => JSON.parse(execFileSync("python3", ["-c", "import json, sys, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))"], { input: text, encoding: "utf8" }));
+  // Each fragment goes into the README's own proxy-from-npm config.
+  const base = parse(readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm"));
+  const dir = join(ROOT, "build", "worker-js", "readme-toml");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, "src"), { recursive: true });
+  writeFileSync(join(dir, "src", "index.js"), "export class IdempotencyCoordinator {}\nexport default { fetch: () => new Response('ok') };");
+  const cargo = readFileSync(join(ROOT, "Cargo.toml"), "utf8");
+  let checked = 0;
+  for (const block of blocks) {
+    if (/^\[dependencies\]/m.test(block)) {
+      // A Cargo.toml fragment: the worker crate it names is the one oncekey builds with.
+      const { worker } = parse(block).dependencies;
+      assert.ok(cargo.includes(`worker = { version = "${worker}"`) || cargo.includes(`worker = "${worker}"`), `worker ${worker} is the crate's`);
+      continue;
+    }
+    // Lines after "# in [vars]" belong in [vars]; the rest at the top level.
+    // A whole config (it has a name) stands alone.
+    const [top, vars = ""] = block.split(/^# in \[vars\].*$/m);
+    const whole = parse(top).name !== undefined;
+    const config = whole ? {} : structuredClone(base);
+    for (const [field, value] of Object.entries(parse(top))) {
+      config[field] = Array.isArray(value) && Array.isArray(config[field]) ? [...config[field], ...value] : value;
+    }
+    config.vars = { ...config.vars, ...parse(vars) };
+    config.main = "src/index.js";
+    writeFileSync(join(dir, "wrangler.json"), JSON.stringify(config));
+    const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", FORCE_COLOR: "0" };
+    const output = execFileSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--config", "wrangler.json", "--outdir", "dist"], { cwd: dir, env: quiet, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    assert.doesNotMatch(output, /WARNING|Unexpected fields/, `wrangler takes\n${block}\n${output}`);
+    checked++;
+  }
+  assert.ok(checked >= 6, `${checked} configurations dry-run`);
 });
 
 test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
