@@ -24,6 +24,7 @@ pub const METRICS_BINDING: &str = "IDEMPOTENCY_METRICS";
 /// | `double2` | status answered |
 /// | `double3`–`double5` | ms spent in KV, the Durable Object, the origin |
 /// | `double6` | ms a duplicate waited for a running attempt |
+/// | `double7` | ms the attempt's `finish` took after the caller had its answer |
 ///
 /// A consumer batch's point ([`ConsumerStats::data_point`]; index
 /// `consumer-batch`): `blob1` `consumer-batch`, `blob2` the consumer's

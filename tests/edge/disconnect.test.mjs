@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { newKey, ordersOf, sleep, start, uniqueItem } from "./harness.mjs";
+import { newKey, ordersOf, sleep, start, uniqueItem, until } from "./harness.mjs";
 
 /** Sends a keyed order over a socket and cuts the connection after `cutMs`. */
 function sendAndHangUp(url, key, body, cutMs) {
@@ -73,11 +73,13 @@ test("a finish the store fails once is repeated, so the key is not held for a le
 });
 
 test("a finish that lands just after its lease ended still stores the answer when nobody reclaimed", async () => {
-  // A 2 s lease; the origin answers at 0.9 s; the first finish is held
-  // 1.5 s and fails, so its repeat lands after the lease (SPEC §3). Thrown
-  // away, the next retry would reclaim the key and create a second order.
+  // A 2 s lease; the origin answers at 0.9 s, and the caller has its answer
+  // then (SPEC §4); the first finish is held 1.5 s and fails, so its repeat
+  // lands after the lease (SPEC §3). Thrown away, the next retry would
+  // reclaim the key and create a second order.
   const worker = await start({
     store: "late-first-finish",
+    metrics: true,
     vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
   });
   try {
@@ -88,10 +90,17 @@ test("a finish that lands just after its lease ended still stores the answer whe
       headers: { "content-type": "application/json", "idempotency-key": key },
       body,
     });
-    const started = Date.now();
     const first = await send();
     assert.equal(first.status, 201, first.text);
-    assert.ok(Date.now() - started > 2000, `the repeat landed after the lease (${Date.now() - started} ms)`);
+    // This worker's one execution.
+    const line = await until(
+      () => worker.decisions().find((l) => l.oncekey === "execute"),
+      (l) => l !== undefined,
+      { what: "the execution's log line, written once finish has landed" },
+    );
+    assert.equal(line.finish, "stored");
+    // Answered at ~0.9 s into the 2 s lease; the repeat ~1.6 s after that.
+    assert.ok(line.origin_ms + line.after_answer_ms > 2000, `the repeat landed after the lease (${JSON.stringify(line)})`);
     const retry = await send();
     assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
     assert.equal(retry.headers["idempotent-replayed"], "true", "the late finish was stored");

@@ -71,6 +71,14 @@ export class FaultyStore extends DurableObject {
       await new Promise((resolve) => setTimeout(resolve, Number(this.env.SLOW_MS || 500)));
       return real().fetch(request);
     }
+    if (this.env.MODE === "hold-finish") {
+      // Every finish reaches the coordinator SLOW_MS late (1 s unless
+      // given), as from a worker far from the key's object; every other
+      // call at once.
+      const call = new Uint8Array(await request.arrayBuffer());
+      if (call[0] === 2) await new Promise((resolve) => setTimeout(resolve, Number(this.env.SLOW_MS || 1000)));
+      return real().fetch(new Request(request.url, { method: "POST", body: call }));
+    }
     if (this.env.MODE === "lose-first-begin") {
       // The first begin of each record reaches the coordinator (and
       // reserves the key), but its reply is lost.
@@ -203,7 +211,7 @@ export default function () {
  * ONCEKEY_HOST=js, their JavaScript-host builds (demo-js has no queue);
  * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says.
  * `vars` override that worker's wrangler.toml [vars]; `store`
- * is "real", "fail", "hang", "slow", "fail-first-finish", "late-first-finish", "lose-first-begin", "lose-attempt-1-finish",
+ * is "real", "fail", "hang", "slow", "hold-finish", "fail-first-finish", "late-first-finish", "lose-first-begin", "lose-attempt-1-finish",
  * "reset-first-finish", "reset-after-first-begin" or "flaky" (the
  * real coordinator behind a store that fails `storeFailRate` of the calls);
  * `quiet` drops the runtime's stdout (keeps stderr); `persist` is a directory for DO and KV
@@ -467,11 +475,14 @@ export async function problemOf(res) {
   return { ...body, code };
 }
 
-/** Tier names in Server-Timing, e.g. ["kv", "do"]. */
+/**
+ * Tier names in Server-Timing, e.g. ["kv", "do"]: the entries with a
+ * duration (`finish;desc="after-answer"` says what comes after the answer).
+ */
 export function tiers(res) {
   const value = res.headers.get("server-timing") ?? "";
   return value
     .split(",")
-    .map((entry) => entry.trim().split(";")[0])
-    .filter(Boolean);
+    .filter((entry) => entry.includes(";dur="))
+    .map((entry) => entry.trim().split(";")[0]);
 }

@@ -16,6 +16,9 @@ pub struct Timing {
     pub durable: Option<u64>,
     /// Time spent waiting for the origin, in ms.
     pub origin: Option<u64>,
+    /// Whether the attempt's outcome is recorded after the answer (SPEC §4):
+    /// `Server-Timing` then says `finish;desc="after-answer"`.
+    pub finish_after_answer: bool,
 }
 
 impl Timing {
@@ -28,14 +31,17 @@ impl Timing {
     ///
     /// ```
     /// use oncekey::core::Timing;
-    /// let timing = Timing { kv: None, durable: Some(3), origin: Some(12) };
-    /// assert_eq!(timing.header_value().as_deref(), Some("do;dur=3, origin;dur=12"));
+    /// let timing = Timing { kv: None, durable: Some(3), origin: Some(12), finish_after_answer: true };
+    /// assert_eq!(timing.header_value().as_deref(), Some(r#"do;dur=3, origin;dur=12, finish;desc="after-answer""#));
     /// ```
     pub fn header_value(&self) -> Option<String> {
-        let parts: Vec<String> = [("kv", self.kv), ("do", self.durable), ("origin", self.origin)]
+        let mut parts: Vec<String> = [("kv", self.kv), ("do", self.durable), ("origin", self.origin)]
             .into_iter()
             .filter_map(|(name, ms)| ms.map(|ms| format!("{name};dur={ms}")))
             .collect();
+        if self.finish_after_answer {
+            parts.push(r#"finish;desc="after-answer""#.to_owned());
+        }
         (!parts.is_empty()).then(|| parts.join(", "))
     }
 }
@@ -60,6 +66,9 @@ pub struct DecisionLog {
     pub error: Option<String>,
     /// How long this duplicate waited for a running attempt, in ms.
     pub waited_ms: Option<u64>,
+    /// How long recording the attempt's outcome took after the caller had
+    /// its answer (`finish` and its repeats), in ms.
+    pub after_answer_ms: Option<u64>,
 }
 
 impl DecisionLog {
@@ -88,6 +97,7 @@ impl DecisionLog {
             "finish": self.finish,
             "error": self.error,
             "waited_ms": self.waited_ms,
+            "after_answer_ms": self.after_answer_ms,
             "kv_ms": timing.kv,
             "do_ms": timing.durable,
             "origin_ms": timing.origin,
@@ -103,7 +113,7 @@ impl DecisionLog {
     /// let log = DecisionLog { outcome: "replay", tier: "do", attempt: Some(1), status: 201, ..DecisionLog::default() };
     /// let point = log.data_point(&Timing { durable: Some(4), ..Timing::default() });
     /// assert_eq!(point.blobs, ["replay", "do", "", ""]);
-    /// assert_eq!(point.doubles, [1.0, 201.0, 0.0, 4.0, 0.0, 0.0]);
+    /// assert_eq!(point.doubles, [1.0, 201.0, 0.0, 4.0, 0.0, 0.0, 0.0]);
     /// assert_eq!(point.indexes, ["replay"]);
     /// ```
     pub fn data_point(&self, timing: &Timing) -> DataPoint {
@@ -122,6 +132,7 @@ impl DecisionLog {
                 ms(timing.durable),
                 ms(timing.origin),
                 ms(self.waited_ms),
+                ms(self.after_answer_ms),
             ],
             indexes: vec![self.outcome.to_owned()],
         }

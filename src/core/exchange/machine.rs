@@ -100,8 +100,12 @@ struct Finishing {
     name: RecordName,
     attempt: u32,
     outcome: Outcome,
-    /// The caller's answer, sent once the outcome is recorded.
-    reply: Reply,
+    /// The caller's answer while it waits for the outcome to be recorded
+    /// (KV-only mode, where the copy is the only record); `None` once the
+    /// caller has it (SPEC §4: the answer goes first).
+    reply: Option<Reply>,
+    /// When the first `finish` call went out, on the host's clock.
+    started: u64,
     /// Failed `finish` calls so far.
     failures: usize,
 }
@@ -335,9 +339,22 @@ impl Exchange {
             }
         };
         self.since = now_ms;
-        let action = Action::Finish { name: keyed.name, attempt, outcome: outcome.clone() };
-        self.stage = Stage::Finishing(Finishing { name: keyed.name, attempt, outcome, reply, failures: 0 });
-        action
+        let mut finishing = Finishing { name: keyed.name, attempt, outcome, reply: None, started: now_ms, failures: 0 };
+        if self.config.consistency == Consistency::Kv {
+            // The copy is the only record: a sequential retry must find it.
+            let action = Action::Finish { name: finishing.name, attempt, outcome: finishing.outcome.clone() };
+            finishing.reply = Some(reply);
+            self.stage = Stage::Finishing(finishing);
+            return action;
+        }
+        // SPEC §4: the answer goes first; `finish` runs after it (a
+        // duplicate arriving in between waits in the object for it). The
+        // log line and data point wait for `finish`, to say how it ended.
+        self.timing.finish_after_answer = true;
+        let reply = reply.decorated(&self.timing, self.cors.as_deref());
+        self.log.status = reply.status;
+        self.stage = Stage::Finishing(finishing);
+        Action::Respond(reply)
     }
 
     /// The caller went away (the host saw its request's signal abort) at
@@ -383,7 +400,15 @@ impl Exchange {
                 "store-failed"
             }
         });
-        let action = self.respond(finishing.reply);
+        let action = match finishing.reply {
+            Some(reply) => self.respond(reply),
+            None => {
+                self.log.after_answer_ms = Some(now_ms.saturating_sub(finishing.started));
+                self.stage = Stage::Answered;
+                self.log_decision();
+                self.next_after()
+            }
+        };
         if let Some(completed) = copy.filter(|_| durable && self.config.kv_replay.writes_copies()) {
             self.after.push_back(Action::WriteCopy { name: finishing.name, completed });
         }
@@ -446,9 +471,17 @@ impl Exchange {
         }
     }
 
-    /// The answer was handed to the caller.
-    pub fn responded(&mut self, _now_ms: u64) -> Action {
-        self.next_after()
+    /// The answer was handed to the caller: an attempt's outcome is
+    /// recorded now, anything else queued after the answer runs.
+    pub fn responded(&mut self, now_ms: u64) -> Action {
+        match &mut self.stage {
+            Stage::Finishing(finishing) if finishing.reply.is_none() && finishing.failures == 0 => {
+                self.since = now_ms;
+                finishing.started = now_ms;
+                Action::Finish { name: finishing.name, attempt: finishing.attempt, outcome: finishing.outcome.clone() }
+            }
+            _ => self.next_after(),
+        }
     }
 
     /// The log line was written.
@@ -602,13 +635,18 @@ impl Exchange {
         };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
-        if !logged {
-            return Action::Respond(reply);
+        if logged {
+            self.log_decision();
         }
+        Action::Respond(reply)
+    }
+
+    /// Queues the log line and, when the dataset is bound, the data point,
+    /// ahead of anything else queued.
+    fn log_decision(&mut self) {
         if self.metrics {
             self.after.push_front(Action::Metric(self.log.data_point(&self.timing)));
         }
         self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
-        Action::Respond(reply)
     }
 }

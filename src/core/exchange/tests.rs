@@ -199,10 +199,11 @@ fn code(reply: &Reply) -> String {
 }
 
 #[test]
-fn a_first_execution_makes_one_store_call_before_the_origin_and_no_kv_operation_before_its_answer() {
+fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_answer() {
     let mut world = World::new(&[]);
     let run = world.run(keyed("k1"), order());
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log", "write-copy"]);
+    // SPEC §4: the answer goes first, `finish` after it; the log line says how `finish` ended.
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "write-copy"]);
     assert_eq!(run.reply.status, 201);
     assert_eq!(run.reply.body, ReplyBody::Bytes(br#"{"orderId":"o1"}"#.to_vec()));
     assert_eq!(header(&run.reply, "set-cookie"), Some("s=1"), "the caller gets every header");
@@ -210,8 +211,11 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_no_kv_operation_
         run.edits,
         [HeaderEdit::Set("Idempotency-Key", "k1".into()), HeaderEdit::Set("Idempotency-Attempt", "1".into())]
     );
-    assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("do;") && t.contains("origin;")));
+    let timing = header(&run.reply, "server-timing").unwrap();
+    assert!(timing.starts_with("do;") && timing.contains("origin;"), "{timing}");
+    assert!(timing.ends_with(r#"finish;desc="after-answer""#), "{timing}");
     assert_eq!((run.log["oncekey"].as_str(), run.log["finish"].as_str()), (Some("execute"), Some("stored")));
+    assert_eq!(run.log["after_answer_ms"].as_u64(), Some(1), "finish, one tick of the world's clock");
     assert_eq!(run.log["record"].as_str().map(str::len), Some(64), "the record's whole name, as the admin paths take it");
     assert_eq!(world.calls, [1]);
 }
@@ -357,10 +361,11 @@ fn a_caller_that_goes_away_bounds_the_rest_of_the_origin_call_to_what_workers_al
     assert_eq!(exchange.caller_gone(5_000), Some(AFTER_DISCONNECT_MS - 15_500));
     assert_eq!(exchange.caller_gone(95_000), Some(5_010), "never past the origin's own limit");
     // The host ends the call as no answer: the outcome is recorded as unknown.
-    let Action::Finish { outcome, .. } = exchange.origin_answered(OriginResult::NoAnswer("the caller went away".into()), 19_500)
-    else {
-        panic!("finish follows")
+    let Action::Respond(reply) = exchange.origin_answered(OriginResult::NoAnswer("the caller went away".into()), 19_500) else {
+        panic!("the answer goes first")
     };
+    assert_eq!(reply.status, 502);
+    let Action::Finish { outcome, .. } = exchange.responded(19_501) else { panic!("finish follows") };
     assert_eq!(outcome, crate::core::Outcome::Unknown);
     assert_eq!(exchange.caller_gone(19_600), None, "the origin call is over");
 }
@@ -373,15 +378,19 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     exchange.body_read(order(), 1);
     exchange.detached(2);
     exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
-    exchange.origin_answered(created(), 4);
+    let Action::Respond(reply) = exchange.origin_answered(created(), 4) else { panic!("the answer goes first") };
+    assert_eq!(reply.status, 201, "the caller has the origin's answer whatever finish does");
+    assert!(matches!(exchange.responded(4), Action::Finish { attempt: 1, .. }));
     let fail = || Err("store exploded".to_owned());
     assert_eq!(exchange.finished(fail(), 5), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[0] });
     assert!(matches!(exchange.paused(105), Action::Finish { attempt: 1, .. }));
     assert_eq!(exchange.finished(fail(), 106), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[1] });
     assert!(matches!(exchange.paused(506), Action::Finish { attempt: 1, .. }));
-    let Action::Respond(reply) = exchange.finished(fail(), 507) else { panic!("given up after two repeats") };
-    assert_eq!(reply.status, 201, "the caller still gets the origin's answer");
-    assert_eq!((exchange.log().finish, exchange.log().error.as_deref()), (Some("store-failed"), Some("store exploded")));
+    let Action::Log(line) = exchange.finished(fail(), 507) else { panic!("given up after two repeats: the log line says so") };
+    let line: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!((line["finish"].as_str(), line["error"].as_str()), (Some("store-failed"), Some("store exploded")));
+    assert_eq!((line["status"].as_u64(), line["after_answer_ms"].as_u64()), (Some(201), Some(503)), "pauses included");
+    assert_eq!(exchange.logged(508), Action::Done, "nothing stored: no copy");
     // One failure, then the repeat lands: stored, and copied.
     let mut world = World::new(&[]);
     world.origin = Box::new(|_| created());
@@ -390,6 +399,7 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     exchange.detached(2);
     exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
     exchange.origin_answered(created(), 4);
+    exchange.responded(4);
     exchange.finished(fail(), 5);
     exchange.paused(105);
     let stored = crate::core::Completed {
@@ -398,8 +408,7 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
         response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(vec![]) },
         expires_at: 9,
     };
-    assert!(matches!(exchange.finished(Ok(Finished::Stored(stored)), 106), Action::Respond(_)));
-    assert!(matches!(exchange.responded(107), Action::Log(_)));
+    assert!(matches!(exchange.finished(Ok(Finished::Stored(stored)), 106), Action::Log(_)));
     assert!(matches!(exchange.logged(108), Action::WriteCopy { .. }));
     assert_eq!(exchange.copy_written(109), Action::Done);
 }
@@ -466,9 +475,11 @@ fn cors_headers_for_an_allowed_caller_and_preflights_only_for_covered_requests()
 fn kv_only_mode_decides_in_its_store_and_writes_no_separate_copy() {
     let mut world = World::new(&[("IDEMPOTENCY_CONSISTENCY", "kv")]);
     let run = world.run(keyed("k1"), order());
+    // The copy is the only record: the answer waits for it, so a sequential retry finds it.
     assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log"]);
     assert_eq!(run.log["tier"].as_str(), Some("kv"));
-    assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("kv;")));
+    assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("kv;") && !t.contains("finish")));
+    assert_eq!(run.log["after_answer_ms"], serde_json::Value::Null);
     world.store_failures = 1;
     let failed = world.run(keyed("k2"), order());
     assert_eq!(failed.reply.status, 503, "no fallback: KV is the store");
@@ -673,13 +684,21 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     let mut world = World::new(&[]);
     let with_metrics = |head: RequestHead| RequestHead { metrics: true, ..head };
     let run = world.run(with_metrics(keyed("k1")), order());
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log", "metric", "write-copy"]);
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "metric", "write-copy"]);
     let point = world.points.pop().unwrap();
     let record = run.log["record"].as_str().unwrap();
     assert_eq!(point.blobs, ["execute", "do", "stored", record]);
     assert_eq!(point.indexes, ["execute"]);
     let number = |field: &str| run.log[field].as_f64().unwrap_or(0.0);
-    let logged = [number("attempt"), number("status"), number("kv_ms"), number("do_ms"), number("origin_ms"), number("waited_ms")];
+    let logged = [
+        number("attempt"),
+        number("status"),
+        number("kv_ms"),
+        number("do_ms"),
+        number("origin_ms"),
+        number("waited_ms"),
+        number("after_answer_ms"),
+    ];
     assert_eq!(point.doubles, logged, "the same numbers as the log line");
     assert_eq!(point.doubles[..2], [1.0, 201.0]);
     let replay = world.run(with_metrics(keyed("k1")), order());
