@@ -27,6 +27,20 @@ help:
 install:
 	scripts/install.sh rust tools node
 
+## Habits: one format and no lint warnings, Rust (rustfmt.toml; clippy on
+## every crate, native and wasm32) and JavaScript/TypeScript (biome.json:
+## Biome formats and lints in one dependency-free binary).
+.PHONY: lint
+lint: install
+	cargo fmt --all --check
+	cargo clippy --locked --all-targets --quiet -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js,browser -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
+	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -- -D warnings
+	node_modules/.bin/biome check .
+
+test: lint
+
 ## The core: native unit, property and doc tests, then the same unit tests
 ## compiled to wasm32 under Node.
 test-core:

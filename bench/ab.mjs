@@ -19,24 +19,31 @@ const CONCURRENCY = 4;
 
 const toml = readFileSync("workers/demo/wrangler.toml", "utf8");
 const vars = Object.fromEntries(
-  [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
+  [
+    ...toml
+      .split(/^\[vars\]$/m)[1]
+      .split(/^\[/m)[0]
+      .matchAll(/^([A-Z_]+) = "([^"]*)"$/gm),
+  ].map((m) => [m[1], m[2]]),
 );
 const worker = await start({
-  extraWorkers: [{
-    name: "old",
-    routes: ["old.bench/*"],
-    modules: true,
-    modulesRoot: OLD,
-    scriptPath: join(OLD, "index.js"),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: COMPATIBILITY_DATE,
-    bindings: vars,
-    kvNamespaces: ["IDEMPOTENCY_KV"],
-    durableObjects: {
-      IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true },
-      ORDERS: { className: "Orders", useSQLite: true },
+  extraWorkers: [
+    {
+      name: "old",
+      routes: ["old.bench/*"],
+      modules: true,
+      modulesRoot: OLD,
+      scriptPath: join(OLD, "index.js"),
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: vars,
+      kvNamespaces: ["IDEMPOTENCY_KV"],
+      durableObjects: {
+        IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true },
+        ORDERS: { className: "Orders", useSQLite: true },
+      },
     },
-  }],
+  ],
 });
 const HOST = { new: "oncekey.test", old: "old.bench" };
 const children = execSync(`pgrep -P ${process.pid}`).toString().trim().split("\n");
@@ -86,7 +93,8 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const path of Object.keys(PATHS)) {
     for (const build of round % 2 ? ["old", "new"] : ["new", "old"]) {
       const items = Array.from({ length: 16 }, (_, i) => `ab-${i}-${randomUUID().slice(0, 6)}`);
-      const out = (latency[`${build} ${path}`] ??= []);
+      latency[`${build} ${path}`] ??= [];
+      const out = latency[`${build} ${path}`];
       let next = 0;
       const before = cpuMs();
       await Promise.all(

@@ -110,7 +110,11 @@ const originWorker = {
 const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
-const modulesOf = (dir) => readdirSync(dir).filter((f) => /\.(m?js|wasm)$/.test(f)).sort().map((f) => join(dir, f));
+const modulesOf = (dir) =>
+  readdirSync(dir)
+    .filter((f) => /\.(m?js|wasm)$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
 /**
  * Each implementation: the host name it is reached on, its worker options,
  * the files workerd loads; `control`: not a peer, no target is taken against
@@ -134,7 +138,11 @@ const IMPLS = {
     worker: () => peer("plain-fetch", { script: "plain", bindings: { TRANSPORT: "fetch" } }),
     files: () => [join(ROOT, "build", "bench", "plain.js")],
   },
-  "do-only": { host: "do-only.bench", worker: () => peer("do-only", { kv: false }), files: () => [join(ROOT, "build", "bench", "do-only.js")] },
+  "do-only": {
+    host: "do-only.bench",
+    worker: () => peer("do-only", { kv: false }),
+    files: () => [join(ROOT, "build", "bench", "do-only.js")],
+  },
   powertools: {
     host: "powertools.bench",
     worker: () => peer("powertools", { flags: ["nodejs_compat"], coordinator: false }),
@@ -145,7 +153,10 @@ const IMPLS = {
   "oncekey-js-kv-off": {
     host: "oncekey-js-kv-off.bench",
     worker: () =>
-      oncekeyWorker("oncekey-js-kv-off", JS, { routes: ["oncekey-js-kv-off.bench/*"], vars: { IDEMPOTENCY_KV_REPLAY: "off" } }),
+      oncekeyWorker("oncekey-js-kv-off", JS, {
+        routes: ["oncekey-js-kv-off.bench/*"],
+        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
+      }),
     files: () => modulesOf(JS.build),
     control: true,
     sameScriptAs: "oncekey-js",
@@ -213,7 +224,10 @@ async function postTo(url, host, item, key) {
   } catch (e) {
     // Counted, and the run fails at the end naming the series.
     console.error(`${host}: ${e.message} (${e.cause?.code ?? e.cause?.message ?? "no cause"})`);
-    return { status: `network error ${e.cause?.code ?? ""}`.trim(), ms: Number(process.hrtime.bigint() - started) / 1e6 };
+    return {
+      status: `network error ${e.cause?.code ?? ""}`.trim(),
+      ms: Number(process.hrtime.bigint() - started) / 1e6,
+    };
   }
   return {
     status: res.status,
@@ -308,7 +322,8 @@ async function steady() {
   // so a p50 is the path's own latency rather than its CPU cost shared out
   // over the cores (with 4 in flight, Little's law makes p50 follow req/s).
   const sequential = [];
-  for (const impl of Object.keys(IMPLS)) for (const path of ["baseline", "first"]) sequential.push({ impl, path, parts: [] });
+  for (const impl of Object.keys(IMPLS))
+    for (const path of ["baseline", "first"]) sequential.push({ impl, path, parts: [] });
   const seqPerRound = Math.ceil(SEQ_REQUESTS / SEQ_ROUNDS);
   for (let round = 0; SEQ_REQUESTS > 0 && round < SEQ_ROUNDS; round++) {
     for (const s of shuffled(sequential, round)) {
@@ -319,10 +334,15 @@ async function steady() {
   }
   await worker.dispose();
 
-  const results = {};
-  for (const s of series) (results[s.impl] ??= {})[s.path] = summary(s.parts);
-  const oneInFlight = {};
-  for (const s of sequential) (oneInFlight[s.impl] ??= {})[s.path] = summary(s.parts);
+  const byImpl = (all, into) => {
+    for (const s of all) {
+      into[s.impl] ??= {};
+      into[s.impl][s.path] = summary(s.parts);
+    }
+    return into;
+  };
+  const results = byImpl(series, {});
+  const oneInFlight = byImpl(sequential, {});
 
   for (const [impl, paths] of Object.entries(results)) {
     for (const [path, r] of Object.entries(paths)) {
@@ -335,7 +355,8 @@ async function steady() {
   for (const [impl, paths] of Object.entries(oneInFlight)) {
     for (const [path, r] of Object.entries(paths)) {
       const bad = Object.keys(r.statuses).filter((s) => s !== "201");
-      if (bad.length) throw new Error(`${impl} ${path}, one in flight: unexpected statuses ${JSON.stringify(r.statuses)}`);
+      if (bad.length)
+        throw new Error(`${impl} ${path}, one in flight: unexpected statuses ${JSON.stringify(r.statuses)}`);
     }
   }
   for (const host of HOSTS) {
@@ -415,7 +436,10 @@ function workerdPid() {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const [comm, rest] = [stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), stat.slice(stat.lastIndexOf(")") + 2)];
+      const [comm, rest] = [
+        stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+        stat.slice(stat.lastIndexOf(")") + 2),
+      ];
       if (Number(rest.split(" ")[1]) === process.pid && comm.startsWith("workerd")) return Number(entry);
     } catch {
       // gone
@@ -437,9 +461,18 @@ function threadsCpuMs(pid) {
 }
 
 async function coldSample(impl) {
-  const workers = impl === null ? [{ ...originWorker, routes: ["origin.bench/*"] }] : [IMPLS[impl].worker(), { ...originWorker, routes: ["origin.bench/*"] }];
+  const workers =
+    impl === null
+      ? [{ ...originWorker, routes: ["origin.bench/*"] }]
+      : [IMPLS[impl].worker(), { ...originWorker, routes: ["origin.bench/*"] }];
   const started = process.hrtime.bigint();
-  const mf = new Miniflare({ workers, handleRuntimeStdio: (out, err) => { out.resume(); err.on("data", (d) => process.stderr.write(d)); } });
+  const mf = new Miniflare({
+    workers,
+    handleRuntimeStdio: (out, err) => {
+      out.resume();
+      err.on("data", (d) => process.stderr.write(d));
+    },
+  });
   try {
     const url = await mf.ready;
     const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -458,7 +491,8 @@ async function coldSample(impl) {
     cpu = threadsCpuMs(pid);
     const second = await postTo(url, IMPLS[impl].host, item(), randomUUID());
     const secondCpu = threadsCpuMs(pid) - cpu;
-    for (const r of [first, second]) if (r.status !== 201) throw new Error(`cold start: ${impl} answered ${r.status}: ${r.text}`);
+    for (const r of [first, second])
+      if (r.status !== 201) throw new Error(`cold start: ${impl} answered ${r.status}: ${r.text}`);
     return { ...sample, firstMs: first.ms, firstCpu, secondMs: second.ms, secondCpu };
   } finally {
     await mf.dispose();
@@ -508,7 +542,9 @@ ${rows.join("\n")}`;
 
 if (COLD_ONLY) {
   const cold = await coldStart();
-  console.log(`cold start, ${COLD_RUNS} runs, load ${load(cold.loadStart)} → ${load(cold.loadEnd)}\n${coldTable(cold)}`);
+  console.log(
+    `cold start, ${COLD_RUNS} runs, load ${load(cold.loadStart)} → ${load(cold.loadEnd)}\n${coldTable(cold)}`,
+  );
   process.exit(0);
 }
 
@@ -524,14 +560,18 @@ const cold = COLD_RUNS > 0 ? await coldStart() : null;
 // build-proxy-js` puts in build/proxy-js) and the Rust host's config.
 execSync("make --no-print-directory deploy-dry-run", { cwd: ROOT, stdio: "ignore" });
 // (an --outdir relative to the cwd would be read from the config's folder)
-execSync(`rm -rf build/deploy-rust && wrangler deploy --dry-run --config workers/proxy/wrangler.toml --outdir ${join(ROOT, "build", "deploy-rust")}`, {
-  cwd: ROOT,
-  stdio: "ignore",
-});
+execSync(
+  `rm -rf build/deploy-rust && wrangler deploy --dry-run --config workers/proxy/wrangler.toml --outdir ${join(ROOT, "build", "deploy-rust")}`,
+  {
+    cwd: ROOT,
+    stdio: "ignore",
+  },
+);
 const jsFiles = modulesOf(join(ROOT, "build", "deploy"));
 const rustFiles = modulesOf(join(ROOT, "build", "deploy-rust"));
 const jsBundle = sizes(jsFiles);
-if (jsFiles.length === 0 || rustFiles.length === 0) throw new Error("a dry-run bundle is empty (build/deploy, build/deploy-rust)");
+if (jsFiles.length === 0 || rustFiles.length === 0)
+  throw new Error("a dry-run bundle is empty (build/deploy, build/deploy-rust)");
 const rustBundle = sizes(rustFiles);
 const baseName = (f) => f.split("/").pop();
 
@@ -575,7 +615,10 @@ const hostRows = ["baseline", "replay", "first"].map((path) => {
   const r = results["oncekey-rust"][path];
   const j = results["oncekey-js"][path];
   const cpuRatio = j.cpu / r.cpu;
-  const faster = cpuRatio < 1 ? `oncekey-js, ${f1((1 - cpuRatio) * 100)} % less CPU` : `oncekey-rust, ${f1((1 - 1 / cpuRatio) * 100)} % less CPU`;
+  const faster =
+    cpuRatio < 1
+      ? `oncekey-js, ${f1((1 - cpuRatio) * 100)} % less CPU`
+      : `oncekey-rust, ${f1((1 - 1 / cpuRatio) * 100)} % less CPU`;
   return `| ${PATH_NAMES[path]} | ${f2(r.cpu)} | ${f2(j.cpu)} | ${f2(cpuRatio)} | ${f2(r.p50)} | ${f2(j.p50)} | ${f2(j.p50 / r.p50)} | ${faster} |`;
 });
 const BUNDLE_TARGET_KB = 100;
@@ -588,11 +631,16 @@ for (const [impl, paths] of Object.entries(results)) {
     );
   }
 }
-const miniflareVersion = JSON.parse(readFileSync(join(ROOT, "node_modules", "miniflare", "package.json"), "utf8")).version;
+const miniflareVersion = JSON.parse(
+  readFileSync(join(ROOT, "node_modules", "miniflare", "package.json"), "utf8"),
+).version;
 const powertoolsVersion = JSON.parse(
   readFileSync(join(ROOT, "node_modules", "@aws-lambda-powertools", "idempotency", "package.json"), "utf8"),
 ).version;
-const coldSection = cold === null ? "Cold start: not measured (`BENCH_COLD_RUNS=0`).\n" : `### Cold start
+const coldSection =
+  cold === null
+    ? "Cold start: not measured (`BENCH_COLD_RUNS=0`).\n"
+    : `### Cold start
 
 ${COLD_RUNS} fresh workerd processes per implementation (the implementations interleaved, the order rotated per run),
 load average ${load(cold.loadStart)} → ${load(cold.loadEnd)}. Each: a new Miniflare holding just that worker and the
@@ -728,7 +776,7 @@ writeSection("edge", section);
 function writeSection(name, section) {
   let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
   const marks = new RegExp(`<!-- ${name}:start -->[\\s\\S]*<!-- ${name}:end -->\\n?`);
-  doc = marks.test(doc) ? doc.replace(marks, () => section) : doc.trimEnd() + "\n\n" + section;
+  doc = marks.test(doc) ? doc.replace(marks, () => section) : `${doc.trimEnd()}\n\n${section}`;
   writeFileSync(RESULTS, doc);
   console.log(section);
 }

@@ -20,18 +20,36 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const FAULTS = { unavailable: 0.05, error: 0.05, drop: 0.03 };
 const STORE_FAIL_RATE = 0.05;
 const KILLS = 1; // per wave of 1,000 keys
-const LEASE = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" };
-const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
+const LEASE = {
+  IDEMPOTENCY_LEASE_SECONDS: "3",
+  IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2",
+  IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+};
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ");
 const fmt = (n) => n.toLocaleString("en-US");
-const statuses = (o) => Object.entries(o).map(([k, v]) => `${k}: ${fmt(v)}`).join(", ") || "none";
+const statuses = (o) =>
+  Object.entries(o)
+    .map(([k, v]) => `${k}: ${fmt(v)}`)
+    .join(", ") || "none";
 
 const loadAtStart = load();
 console.error(`load: clean run, ${LOAD_KEYS} keys × 5, ${CONCURRENCY} in flight`);
 const clean = await runLoad({ keys: LOAD_KEYS, duplicates: 5, concurrency: CONCURRENCY, log: console.error });
 function render(faulty, loadAtEnd) {
-const causes = !faulty ? "" : Object.entries(faulty.extraByCause).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
-const unknownHist = !faulty ? "" : Object.entries(faulty.orderCountOfUnknown).map(([k, v]) => `${fmt(v)} with ${k} order${k === "1" ? "" : "s"}`).join(", ");
-const section = `<!-- load:start -->
+  const causes = !faulty
+    ? ""
+    : Object.entries(faulty.extraByCause)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ") || "none";
+  const unknownHist = !faulty
+    ? ""
+    : Object.entries(faulty.orderCountOfUnknown)
+        .map(([k, v]) => `${fmt(v)} with ${k} order${k === "1" ? "" : "s"}`)
+        .join(", ");
+  const section = `<!-- load:start -->
 ## Load and faults
 
 Command: \`make load\` (\`node bench/load.mjs\`; sizes from \`LOAD_KEYS\`, \`FAULT_KEYS\`,
@@ -78,11 +96,14 @@ looked like lost orders.
 | failed checks | **${clean.problems.length}** |
 
 ${faulty ? faultSection(faulty, causes, unknownHist) : "The run with faults has not finished.\n"}
-${[...clean.problems, ...(faulty?.problems ?? [])].slice(0, 20).map((p) => `\n- ${p}`).join("")}
+${[...clean.problems, ...(faulty?.problems ?? [])]
+  .slice(0, 20)
+  .map((p) => `\n- ${p}`)
+  .join("")}
 <!-- load:end -->
 `;
 
-return section;
+  return section;
 }
 
 function faultSection(faulty, causes, unknownHist) {
@@ -124,10 +145,10 @@ next \`Idempotency-Attempt\`: that number is what the origin has to fence on.
 }
 
 function write(section) {
-let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-if (doc.includes("<!-- load:start -->")) doc = doc.replace(/<!-- load:start -->[\s\S]*<!-- load:end -->\n?/, section);
-else doc = `${doc.trimEnd()}\n\n${section}`;
-writeFileSync(RESULTS, doc);
+  let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
+  if (doc.includes("<!-- load:start -->")) doc = doc.replace(/<!-- load:start -->[\s\S]*<!-- load:end -->\n?/, section);
+  else doc = `${doc.trimEnd()}\n\n${section}`;
+  writeFileSync(RESULTS, doc);
 }
 
 write(render(null, load()));
@@ -146,7 +167,13 @@ const faulty = await runLoad({
 const section = render(faulty, load());
 write(section);
 console.log(section);
-if (clean.problems.length || faulty.problems.length || clean.orders !== clean.keys || clean.unsettled || faulty.unsettled) {
+if (
+  clean.problems.length ||
+  faulty.problems.length ||
+  clean.orders !== clean.keys ||
+  clean.unsettled ||
+  faulty.unsettled
+) {
   console.error("load: checks failed");
   process.exit(1);
 }

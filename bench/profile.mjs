@@ -39,7 +39,12 @@ const PORT = 9339;
 const varsOf = (file) => {
   const toml = readFileSync(file, "utf8");
   return Object.fromEntries(
-    [...toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
+    [
+      ...toml
+        .split(/^\[vars\]$/m)[1]
+        .split(/^\[/m)[0]
+        .matchAll(/^([A-Z_]+) = "([^"]*)"$/gm),
+    ].map((m) => [m[1], m[2]]),
   );
 };
 const compatibilityDate = /^compatibility_date = "([^"]+)"/m.exec(readFileSync("wrangler.toml", "utf8"))[1];
@@ -57,43 +62,48 @@ const oncekey = {
   kvNamespaces: ["IDEMPOTENCY_KV"],
 };
 const workers = DEMO
-  ? [{
-    ...oncekey,
-    bindings: varsOf("workers/demo/wrangler.toml"),
-    durableObjects: {
-      IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true },
-      ORDERS: { className: "Orders", useSQLite: true },
-    },
-  }]
-  : [
-    PEER
-      ? {
-        name: "oncekey",
-        modules: true,
-        scriptPath: BUILD,
-        compatibilityDate,
-        bindings: { ORIGIN_URL },
-        durableObjects: { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } },
-        outboundService: "origin",
-      }
-      : {
+  ? [
+      {
         ...oncekey,
-        bindings: { ...varsOf("wrangler.toml"), ORIGIN_URL },
-        durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
-        outboundService: "origin",
+        bindings: varsOf("workers/demo/wrangler.toml"),
+        durableObjects: {
+          IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true },
+          ORDERS: { className: "Orders", useSQLite: true },
+        },
       },
-    {
-      name: "origin",
-      modules: true,
-      scriptPath: "build/bench/origin-worker.js",
-      compatibilityDate,
-      durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
-    },
-  ];
+    ]
+  : [
+      PEER
+        ? {
+            name: "oncekey",
+            modules: true,
+            scriptPath: BUILD,
+            compatibilityDate,
+            bindings: { ORIGIN_URL },
+            durableObjects: { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } },
+            outboundService: "origin",
+          }
+        : {
+            ...oncekey,
+            bindings: { ...varsOf("wrangler.toml"), ORIGIN_URL },
+            durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+            outboundService: "origin",
+          },
+      {
+        name: "origin",
+        modules: true,
+        scriptPath: "build/bench/origin-worker.js",
+        compatibilityDate,
+        durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
+      },
+    ];
 const mf = new Miniflare({
   inspectorPort: PORT,
   workers,
-  handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); },
+  handleRuntimeStdio: (out, err) => {
+    out.resume();
+    err.pipe(process.stderr);
+  },
 });
 const url = await mf.ready;
 const post = async (item, key) => {
@@ -111,11 +121,16 @@ const items = Array.from({ length: 16 }, (_, i) => `profile-${i}-${randomUUID().
 const replayKeys = Array.from({ length: 50 }, () => randomUUID());
 for (const key of replayKeys) await post("profile-replay", key);
 const request = (i) =>
-  PATH === "replay" ? post("profile-replay", replayKeys[i % 50])
-  : post(items[i % items.length], PATH === "first" ? randomUUID() : null);
+  PATH === "replay"
+    ? post("profile-replay", replayKeys[i % 50])
+    : post(items[i % items.length], PATH === "first" ? randomUUID() : null);
 const load = async (count) => {
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => { while (next < count) await request(next++); }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < count) await request(next++);
+    }),
+  );
 };
 await load(200);
 
@@ -150,7 +165,7 @@ const byId = new Map(nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const self = new Map();
-samples.forEach((s, i) => self.set(s, (self.get(s) ?? 0) + (timeDeltas[i] ?? 0)));
+for (const [i, s] of samples.entries()) self.set(s, (self.get(s) ?? 0) + (timeDeltas[i] ?? 0));
 const name = (f) => (f.functionName || "(anonymous)").replace(/::h[0-9a-f]{16}/g, "").slice(0, 110);
 
 // The worker script's source modules, where esbuild left its `// path`
@@ -212,9 +227,12 @@ for (const [nodeId, us] of self) {
   }
 }
 const perReq = (us) => `${(us / N).toFixed(0).padStart(6)} µs/req`;
-console.log(`${PATH} (${BUILD}): ${N} requests, ${(total / N / 1000).toFixed(2)} ms of isolate time per request (idle excluded); ${out}`);
+console.log(
+  `${PATH} (${BUILD}): ${N} requests, ${(total / N / 1000).toFixed(2)} ms of isolate time per request (idle excluded); ${out}`,
+);
 console.log("\nself time by kind:");
-for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`${perReq(us)}  ${(100 * us / total).toFixed(1).padStart(5)} %  ${k}`);
+for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1]))
+  console.log(`${perReq(us)}  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`);
 console.log("\nruntime APIs, top 15:");
 for (const [k, us] of [...apiNames].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${perReq(us)}  ${k}`);
 console.log("\ninclusive, top 40:");
@@ -244,8 +262,12 @@ function buildProfileJs() {
   run("cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm");
   const out = "build/profile-js";
   mkdirSync(`${out}/bindgen`, { recursive: true });
-  run(`${tools}/bin/wasm-bindgen --target web --omit-default-module-path --out-dir ${out}/bindgen --out-name oncekey_worker_wasm ${target}/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm`);
+  run(
+    `${tools}/bin/wasm-bindgen --target web --omit-default-module-path --out-dir ${out}/bindgen --out-name oncekey_worker_wasm ${target}/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm`,
+  );
   run(`node_modules/.bin/wasm-opt -Oz -g ${out}/bindgen/oncekey_worker_wasm_bg.wasm -o ${out}/oncekey_worker_bg.wasm`);
-  run(`node_modules/.bin/esbuild workers/proxy-js/index.js --bundle --format=esm --target=es2022 --platform=neutral --log-level=warning --alias:oncekey/worker=./pkg/src/worker.js --alias:oncekey-worker-wasm=./${out}/bindgen/oncekey_worker_wasm.js --external:cloudflare:workers --external:./oncekey_worker_bg.wasm --outfile=${out}/index.js`);
+  run(
+    `node_modules/.bin/esbuild workers/proxy-js/index.js --bundle --format=esm --target=es2022 --platform=neutral --log-level=warning --alias:oncekey/worker=./pkg/src/worker.js --alias:oncekey-worker-wasm=./${out}/bindgen/oncekey_worker_wasm.js --external:cloudflare:workers --external:./oncekey_worker_bg.wasm --outfile=${out}/index.js`,
+  );
   if (!existsSync(`${out}/index.js`)) throw new Error("profile-js: no bundle");
 }

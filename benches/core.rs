@@ -71,7 +71,9 @@ fn record_encoding(c: &mut Criterion) {
         let record = Record::Completed(completed(Fingerprint([7; 32]), len));
         let bytes = record.encode();
         group.throughput(Throughput::Bytes(bytes.len() as u64));
-        group.bench_with_input(BenchmarkId::new("encode", label), &record, |b, record| b.iter(|| black_box(record).encode()));
+        group.bench_with_input(BenchmarkId::new("encode", label), &record, |b, record| {
+            b.iter(|| black_box(record).encode())
+        });
         group.bench_with_input(BenchmarkId::new("decode", label), &bytes, |b, bytes| {
             b.iter(|| Record::decode(black_box(bytes)).expect("decodes"))
         });

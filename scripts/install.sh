@@ -3,7 +3,7 @@
 # (see ../shared/TOOLCHAIN.md). Each step is skipped when already done, so a
 # second run costs a few checks.
 #
-#   scripts/install.sh rust       wasm32 target
+#   scripts/install.sh rust       wasm32 target, rustfmt and clippy
 #   scripts/install.sh tools      pinned cargo tools into $TOOLS (default .tools/)
 #   scripts/install.sh node       npm packages from the lockfile
 #   scripts/install.sh chromium   Debian chromium + chromium-driver
@@ -22,6 +22,14 @@ rust() {
   if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
     say "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
+  fi
+  # `make lint`: the formatter and the linter, when the profile left them out.
+  local missing
+  missing=$(for c in rustfmt clippy; do rustup component list --installed | grep -q "^$c" || echo "$c"; done)
+  if [ -n "$missing" ]; then
+    say "adding rustup components: $missing"
+    # shellcheck disable=SC2086
+    rustup component add $missing
   fi
 }
 

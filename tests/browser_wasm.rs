@@ -102,8 +102,17 @@ fn an_unknown_outcome_stops_unless_waited_out() {
 fn options_are_checked_and_unbounded_values_accepted() {
     assert!(RetryPlan::new(Some(-1.0), None, None, None, None, None, None, None).is_err());
     assert!(RetryPlan::new(None, None, Some(f64::NAN), None, None, None, None, None).is_err());
-    let mut plan = RetryPlan::new(Some(f64::INFINITY), Some(vec![418]), Some(10.0), Some(f64::INFINITY), Some(false), Some(500.0), None, None)
-        .unwrap();
+    let mut plan = RetryPlan::new(
+        Some(f64::INFINITY),
+        Some(vec![418]),
+        Some(10.0),
+        Some(f64::INFINITY),
+        Some(false),
+        Some(500.0),
+        None,
+        None,
+    )
+    .unwrap();
     assert_eq!(plan.next(418, Some("60".into()), FRESH, NOW, 0.5), 500.0, "maxRetryAfter caps");
     assert_eq!(plan.next(503, None, FRESH, NOW, 0.5), -1.0, "only the given statusCodes");
 }

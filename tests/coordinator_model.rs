@@ -153,7 +153,11 @@ fn run(steps: Vec<Step>) {
                 let Some(&i) = open.get(pick % open.len().max(1)) else { continue };
                 m.grants[i].finished = true;
                 let attempt = m.grants[i].attempt;
-                let answer = |status: u16| StoredResponse { status, headers: vec![], body: Some(attempt.to_be_bytes().to_vec()) };
+                let answer = |status: u16| StoredResponse {
+                    status,
+                    headers: vec![],
+                    body: Some(attempt.to_be_bytes().to_vec()),
+                };
                 let outcome = match how {
                     How::Created => Outcome::Answered(answer(201)),
                     How::Failed => Outcome::Answered(answer(500)),
@@ -163,7 +167,10 @@ fn run(steps: Vec<Step>) {
                 };
                 // Only the attempt still holding the record stores its answer.
                 let holds = m.grants.iter().all(|g| g.attempt <= attempt);
-                if holds && let Outcome::Answered(a) = &outcome && a.status != 503 {
+                if holds
+                    && let Outcome::Answered(a) = &outcome
+                    && a.status != 503
+                {
                     m.stored = Some((attempt, a.clone()));
                 }
                 m.call(StoreCall::Finish { policy: policy(), attempt, outcome }, true);

@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use oncekey::core::{
-    Completed, Decision, Finished, Fingerprint, IdempotencyKey, MemoryStore, Outcome, Record, RecordName, RecordPolicy,
+    Completed, Decision, Fingerprint, Finished, IdempotencyKey, MemoryStore, Outcome, Record, RecordName, RecordPolicy,
     Store, StoredResponse,
 };
 use proptest::prelude::*;
@@ -309,7 +309,13 @@ impl Store for EventuallyConsistentKv {
         })
     }
 
-    async fn finish(&self, name: &RecordName, attempt: u32, outcome: Outcome, now_ms: u64) -> Result<Finished, Infallible> {
+    async fn finish(
+        &self,
+        name: &RecordName,
+        attempt: u32,
+        outcome: Outcome,
+        now_ms: u64,
+    ) -> Result<Finished, Infallible> {
         let Some(fingerprint) = self.pending.borrow().get(&(*name, attempt)).copied() else {
             return Ok(Finished::Stale);
         };

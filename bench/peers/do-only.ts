@@ -17,7 +17,16 @@ interface Env extends ProxyEnv {
 const LEASE_MS = 120_000;
 const TTL_MS = 86_400_000;
 const RELEASE_ON = [408, 425, 429, 503];
-const NOT_STORED = ["connection", "content-length", "keep-alive", "set-cookie", "transfer-encoding", "upgrade", "te", "trailer"];
+const NOT_STORED = [
+  "connection",
+  "content-length",
+  "keep-alive",
+  "set-cookie",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+];
 const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
 
 type Stored = { status: number; headers: [string, string][]; body: string };
@@ -37,7 +46,8 @@ export class Coordinator extends DurableObject {
     const now = Date.now();
     let rec = await this.ctx.storage.get<Rec>("r");
     if (rec && rec.expiresAt <= now) rec = undefined;
-    if (rec?.state === "completed") return rec.fp === fp ? { kind: "replay", response: rec.response } : { kind: "mismatch" };
+    if (rec?.state === "completed")
+      return rec.fp === fp ? { kind: "replay", response: rec.response } : { kind: "mismatch" };
     if (rec?.state === "in-flight") {
       if (rec.fp !== fp) return { kind: "mismatch" };
       if (now < rec.leaseUntil) return { kind: "in-flight" };
@@ -53,7 +63,7 @@ export class Coordinator extends DurableObject {
   async finish(attempt: number, response: Stored | null): Promise<void> {
     const now = Date.now();
     const rec = await this.ctx.storage.get<Rec>("r");
-    if (!rec || rec.state !== "in-flight" || rec.attempt !== attempt || now >= rec.leaseUntil) return;
+    if (rec?.state !== "in-flight" || rec.attempt !== attempt || now >= rec.leaseUntil) return;
     const next: Rec =
       response === null || RELEASE_ON.includes(response.status)
         ? { state: "released", lastAttempt: attempt, expiresAt: now + TTL_MS }

@@ -55,7 +55,8 @@ export default {
     const res = await toOrigin(new Request(req, { body }), env);
     const text = await res.text();
     await stub.finish(text);
-    if (env.KV_COPY) ctx.waitUntil(env.IDEMPOTENCY_KV!.put(key, text, { expirationTtl: TTL_MS / 1000 }));
+    if (env.KV_COPY && env.IDEMPOTENCY_KV)
+      ctx.waitUntil(env.IDEMPOTENCY_KV.put(key, text, { expirationTtl: TTL_MS / 1000 }));
     return new Response(text, { status: res.status, headers: res.headers });
   },
 };

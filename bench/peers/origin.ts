@@ -13,9 +13,10 @@ export class Orders extends DurableObject {
   private orders: unknown[] | undefined;
 
   async add(order: unknown): Promise<unknown> {
-    if (!this.orders) this.orders = JSON.parse((await this.ctx.storage.get<string>("orders")) ?? "[]");
-    this.orders!.push(order);
-    await this.ctx.storage.put("orders", JSON.stringify(this.orders));
+    const orders: unknown[] = this.orders ?? JSON.parse((await this.ctx.storage.get<string>("orders")) ?? "[]");
+    this.orders = orders;
+    orders.push(order);
+    await this.ctx.storage.put("orders", JSON.stringify(orders));
     return order;
   }
 }
@@ -31,7 +32,10 @@ let seq = 0;
 function newId(now: number): string {
   // UUIDv7 layout: 48-bit ms, version, 12-bit counter, variant, random.
   if (now <= lastMs) seq++;
-  else { lastMs = now; seq = 0; }
+  else {
+    lastMs = now;
+    seq = 0;
+  }
   const b = new Uint8Array(16);
   crypto.getRandomValues(b.subarray(8));
   for (let i = 0; i < 6; i++) b[i] = Math.floor(lastMs / 2 ** (8 * (5 - i))) & 0xff;
@@ -46,16 +50,21 @@ function newId(now: number): string {
 export async function origin(req: Request, env: OriginEnv): Promise<Response> {
   const url = new URL(req.url);
   if (url.pathname !== "/api/orders" || req.method !== "POST") return problem(404, "not-found", "No such route.");
-  let input: any;
+  // What a JSON order may hold; each field is checked below.
+  let input: { item?: unknown; quantity?: number; amountCents?: number; customerId?: unknown } | undefined;
   try {
     input = await req.json();
   } catch {
     input = undefined;
   }
   const ok =
-    input && typeof input.item === "string" && input.item !== "" &&
-    Number.isInteger(input.quantity) && input.quantity > 0 &&
-    Number.isInteger(input.amountCents) && input.amountCents > 0 &&
+    input &&
+    typeof input.item === "string" &&
+    input.item !== "" &&
+    Number.isInteger(input.quantity) &&
+    input.quantity > 0 &&
+    Number.isInteger(input.amountCents) &&
+    input.amountCents > 0 &&
     (input.customerId === undefined || input.customerId === null || typeof input.customerId === "string");
   if (!ok) return problem(400, "bad-order", "The body must be a JSON order.");
   const attempt = Number.parseInt(req.headers.get("idempotency-attempt") ?? "", 10);

@@ -17,7 +17,16 @@ interface Env extends ProxyEnv {
 const LEASE_MS = 120_000;
 const TTL_MS = 86_400_000;
 const RELEASE_ON = [408, 425, 429, 503];
-const NOT_STORED = ["connection", "content-length", "keep-alive", "set-cookie", "transfer-encoding", "upgrade", "te", "trailer"];
+const NOT_STORED = [
+  "connection",
+  "content-length",
+  "keep-alive",
+  "set-cookie",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+];
 const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
 
 type Stored = { status: number; headers: [string, string][]; body: string };
@@ -53,7 +62,7 @@ export class Coordinator extends DurableObject {
   async finish(attempt: number, response: Stored | null): Promise<Rec | null> {
     const now = Date.now();
     const rec = await this.ctx.storage.get<Rec>("r");
-    if (!rec || rec.state !== "in-flight" || rec.attempt !== attempt || now >= rec.leaseUntil) return null;
+    if (rec?.state !== "in-flight" || rec.attempt !== attempt || now >= rec.leaseUntil) return null;
     const next: Rec =
       response === null || RELEASE_ON.includes(response.status)
         ? { state: "released", lastAttempt: attempt, expiresAt: now + TTL_MS }
@@ -171,7 +180,9 @@ export default {
         body: text,
       };
       const attempt = decision.attempt;
-      const rec = await callDo<Rec | null>(env, stub, { op: "finish", attempt, response: stored }, () => stub.finish(attempt, stored));
+      const rec = await callDo<Rec | null>(env, stub, { op: "finish", attempt, response: stored }, () =>
+        stub.finish(attempt, stored),
+      );
       if (rec?.state === "completed") {
         ctx.waitUntil(env.IDEMPOTENCY_KV.put(name, JSON.stringify(rec), { expirationTtl: 86_400 }));
       }

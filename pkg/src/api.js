@@ -3,26 +3,33 @@
 // the payload fingerprint — is made by the Rust core through the wasm
 // exports imported here.
 import {
-  Answer, KeySource, RetryPlan, answerKind, answerReadsBody, answerReplayed, payloadFingerprint, retryAfterMs,
-} from '../dist/bindgen/oncekey_wasm.js';
+  Answer,
+  KeySource,
+  RetryPlan,
+  answerKind,
+  answerReadsBody,
+  answerReplayed,
+  payloadFingerprint,
+  retryAfterMs,
+} from "../dist/bindgen/oncekey_wasm.js";
 
-const KEY_HEADER = 'Idempotency-Key';
-const COVERED_METHODS = ['POST', 'PATCH'];
-const STORAGE_PREFIX = 'oncekey:';
+const KEY_HEADER = "Idempotency-Key";
+const COVERED_METHODS = ["POST", "PATCH"];
+const STORAGE_PREFIX = "oncekey:";
 
 /** Base class of every error oncekey throws or reports. */
 export class OnceKeyError extends Error {
   constructor(message, options) {
     super(message, options);
-    this.name = 'OnceKeyError';
+    this.name = "OnceKeyError";
   }
 }
 
 /** Every attempt failed without an HTTP answer. */
 export class NetworkError extends OnceKeyError {
   constructor(key, attempts, cause) {
-    super(`No answer after ${attempts} attempt${attempts === 1 ? '' : 's'}`, { cause });
-    this.name = 'NetworkError';
+    super(`No answer after ${attempts} attempt${attempts === 1 ? "" : "s"}`, { cause });
+    this.name = "NetworkError";
     this.key = key;
     this.attempts = attempts;
   }
@@ -32,7 +39,7 @@ export class NetworkError extends OnceKeyError {
 export class HTTPError extends OnceKeyError {
   constructor(response, key) {
     super(`Request failed with status ${response.status}`);
-    this.name = 'HTTPError';
+    this.name = "HTTPError";
     this.response = response;
     this.key = key;
   }
@@ -45,8 +52,8 @@ export class HTTPError extends OnceKeyError {
  */
 export class OutcomeUnknownError extends OnceKeyError {
   constructor(response, key, retryAfterMs) {
-    super('The outcome of the last attempt is unknown: it may have been carried out');
-    this.name = 'OutcomeUnknownError';
+    super("The outcome of the last attempt is unknown: it may have been carried out");
+    this.name = "OutcomeUnknownError";
     this.response = response;
     this.key = key;
     this.retryAfterMs = retryAfterMs;
@@ -57,12 +64,12 @@ export class OutcomeUnknownError extends OnceKeyError {
 export class OptionsError extends OnceKeyError {
   constructor(message) {
     super(message);
-    this.name = 'OptionsError';
+    this.name = "OptionsError";
   }
 }
 
 let keys;
-let batch = '';
+let batch = "";
 let at = 0;
 let fresh = false;
 const expire = () => {
@@ -75,23 +82,25 @@ const expire = () => {
 // asked for it; reading the clock per key would cost more than the key.
 export function newKey() {
   if (!fresh || at === batch.length) {
-    batch = (keys ??= new KeySource()).batch(Date.now(), at / 36);
+    keys ??= new KeySource();
+    batch = keys.batch(Date.now(), at / 36);
     at = 0;
     if (!fresh) {
       fresh = true;
       queueMicrotask(expire);
     }
   }
-  return batch.slice(at, (at += 36));
+  at += 36;
+  return batch.slice(at - 36, at);
 }
 
 export function isReplayed(response) {
   const h = response.headers;
-  return answerReplayed(h.get('idempotent-replayed'), h.get('idempotency-replayed'));
+  return answerReplayed(h.get("idempotent-replayed"), h.get("idempotency-replayed"));
 }
 
 function retryPlan(retry) {
-  const r = typeof retry === 'number' ? { limit: retry } : (retry ?? {});
+  const r = typeof retry === "number" ? { limit: retry } : (retry ?? {});
   try {
     return new RetryPlan(
       r.limit,
@@ -112,14 +121,17 @@ function retryPlan(retry) {
 // from a clone: the caller gets the answer whole.
 async function answerOf(response) {
   const { status, headers } = response;
-  const body = answerReadsBody(status, headers.get('content-length'))
-    ? await response.clone().text().catch(() => undefined)
+  const body = answerReadsBody(status, headers.get("content-length"))
+    ? await response
+        .clone()
+        .text()
+        .catch(() => undefined)
     : undefined;
   return answerKind(status, isReplayed(response), body);
 }
 
 function aborted(signal) {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
 function sleep(ms, signal) {
@@ -130,26 +142,26 @@ function sleep(ms, signal) {
       reject(aborted(signal));
     };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 
 function whenOnline(signal) {
   const g = globalThis;
-  if (g.navigator?.onLine !== false || typeof g.addEventListener !== 'function') return;
+  if (g.navigator?.onLine !== false || typeof g.addEventListener !== "function") return;
   return new Promise((resolve, reject) => {
     const done = (settle) => {
-      g.removeEventListener('online', onOnline);
-      signal?.removeEventListener('abort', onAbort);
+      g.removeEventListener("online", onOnline);
+      signal?.removeEventListener("abort", onAbort);
       settle();
     };
     const onOnline = () => done(resolve);
     const onAbort = () => done(() => reject(aborted(signal)));
-    g.addEventListener('online', onOnline);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    g.addEventListener("online", onOnline);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 
@@ -164,9 +176,10 @@ async function send(input, init, options) {
   const request = new Request(input, init);
   const signal = combine([options.signal, init?.signal]);
   const methods = (options.methods ?? COVERED_METHODS).map((m) => m.toUpperCase());
-  const key = options.key
-    ?? request.headers.get(KEY_HEADER)
-    ?? (methods.includes(request.method.toUpperCase()) ? newKey() : null);
+  const key =
+    options.key ??
+    request.headers.get(KEY_HEADER) ??
+    (methods.includes(request.method.toUpperCase()) ? newKey() : null);
   if (key !== null) request.headers.set(KEY_HEADER, key);
   const plan = retryPlan(options.retry);
   const fetchImpl = options.fetch ?? globalThis.fetch;
@@ -180,12 +193,12 @@ async function send(input, init, options) {
         response = await fetchImpl(request.clone(), signal ? { signal } : undefined);
       } catch (e) {
         if (signal?.aborted) throw aborted(signal);
-        if (e?.name === 'AbortError') throw e;
+        if (e?.name === "AbortError") throw e;
         error = e;
       }
       const status = response ? response.status : 0;
       const answer = response ? await answerOf(response) : undefined;
-      const retryAfter = response?.headers.get('retry-after');
+      const retryAfter = response?.headers.get("retry-after");
       const settled = plan.isSettled(status, answer);
       const delay = plan.next(status, retryAfter, answer, Date.now(), Math.random());
       if (delay < 0) {
@@ -211,7 +224,7 @@ export async function idempotentFetch(input, init, options) {
 }
 
 function formId(form, options) {
-  return options.id ?? (form.id || form.getAttribute('name') || form.getAttribute('action') || 'form');
+  return options.id ?? (form.id || form.getAttribute("name") || form.getAttribute("action") || "form");
 }
 
 const encoder = new TextEncoder();
@@ -221,10 +234,13 @@ const encoder = new TextEncoder();
 // and date. Streams cannot be read twice: no fingerprint, no persistence.
 async function payloadBytes(body) {
   if (body == null) return new Uint8Array();
-  if (typeof body === 'string') return encoder.encode(body);
+  if (typeof body === "string") return encoder.encode(body);
   if (body instanceof URLSearchParams) return encoder.encode(body.toString());
   if (body instanceof FormData) {
-    const entries = [...body].map(([k, v]) => [k, typeof v === 'string' ? v : [v.name, v.size, v.type, v.lastModified]]);
+    const entries = [...body].map(([k, v]) => [
+      k,
+      typeof v === "string" ? v : [v.name, v.size, v.type, v.lastModified],
+    ]);
     return encoder.encode(JSON.stringify(entries));
   }
   if (body instanceof Blob) return new Uint8Array(await body.arrayBuffer());
@@ -251,21 +267,22 @@ function remember(op) {
 // their type as the browser reads it (a button with a missing or unknown
 // type submits). Not `form.elements`: it leaves out image buttons.
 function submitButtons(form) {
-  return [...form.ownerDocument.querySelectorAll('button, input')]
-    .filter((el) => el.form === form && (el.type === 'submit' || el.type === 'image'));
+  return [...form.ownerDocument.querySelectorAll("button, input")].filter(
+    (el) => el.form === form && (el.type === "submit" || el.type === "image"),
+  );
 }
 
 // The submission's method: the submitter's `formmethod`, else the form's
 // `method`, else POST. The browser's default would be GET, but a form
 // given to protectForm is one that mutates.
 function formMethod(form, submitter) {
-  return submitter?.getAttribute('formmethod') || form.getAttribute('method') || 'post';
+  return submitter?.getAttribute("formmethod") || form.getAttribute("method") || "post";
 }
 
 // A GET changes nothing and a dialog form only closes its dialog: both are
 // the browser's to do, as it would without oncekey.
 function isMutation(form, submitter) {
-  return !['get', 'dialog'].includes(formMethod(form, submitter).toLowerCase());
+  return !["get", "dialog"].includes(formMethod(form, submitter).toLowerCase());
 }
 
 export function protectForm(form, options = {}) {
@@ -285,11 +302,11 @@ export function protectForm(form, options = {}) {
 
   const busy = (on) => {
     if (on) {
-      form.setAttribute('aria-busy', 'true');
+      form.setAttribute("aria-busy", "true");
       disabled = submitButtons(form).filter((el) => !el.disabled);
       for (const el of disabled) el.disabled = true;
     } else {
-      form.removeAttribute('aria-busy');
+      form.removeAttribute("aria-busy");
       for (const el of disabled) el.disabled = false;
       disabled = [];
     }
@@ -305,22 +322,26 @@ export function protectForm(form, options = {}) {
       const data = submitter ? new FormData(form, submitter) : new FormData(form);
       busy(true);
       const method = formMethod(form, submitter).toUpperCase();
-      const url = new URL(options.url ?? (submitter?.getAttribute('formaction') ? submitter.formAction : form.action), document.baseURI);
+      const url = new URL(
+        options.url ?? (submitter?.getAttribute("formaction") ? submitter.formAction : form.action),
+        document.baseURI,
+      );
       const headers = new Headers(options.headers);
       const body = options.body ? options.body(data, form) : defaultBody(data, form);
       const bytes = await payloadBytes(body);
-      const contentType = headers.get('content-type') ?? new Request(url, { method, body }).headers.get('content-type');
-      const fingerprint = bytes && payloadFingerprint(method, url.pathname + url.search, contentType ?? undefined, bytes);
-      slot = storage && fingerprint ? STORAGE_PREFIX + location.pathname + '#' + formId(form, options) : null;
-      const stored = slot ? remember(() => JSON.parse(storage.getItem(slot) ?? 'null')) : null;
+      const contentType = headers.get("content-type") ?? new Request(url, { method, body }).headers.get("content-type");
+      const fingerprint =
+        bytes && payloadFingerprint(method, url.pathname + url.search, contentType ?? undefined, bytes);
+      slot = storage && fingerprint ? `${STORAGE_PREFIX + location.pathname}#${formId(form, options)}` : null;
+      const stored = slot ? remember(() => JSON.parse(storage.getItem(slot) ?? "null")) : null;
       const saved = fingerprint ? [stored, kept].find((s) => s?.fingerprint === fingerprint) : undefined;
       const resumed = saved !== undefined;
       key = resumed ? saved.key : newKey();
       kept = fingerprint ? { fingerprint, key } : null;
       slot && remember(() => storage.setItem(slot, JSON.stringify({ fingerprint, key })));
-      emit('oncekey:pending', { key, resumed });
+      emit("oncekey:pending", { key, resumed });
       const onRetry = async (info) => {
-        emit('oncekey:retry', info);
+        emit("oncekey:retry", info);
         await options.onRetry?.(info);
       };
       const { response, settled } = await send(url, { method, body, headers }, { ...options, key, onRetry });
@@ -329,13 +350,13 @@ export function protectForm(form, options = {}) {
         slot && remember(() => storage.removeItem(slot));
       }
       const replayed = isReplayed(response);
-      if (response.ok) emit('oncekey:success', { key, response, replayed });
-      else emit('oncekey:error', { key, error: new HTTPError(response, key), response, replayed });
+      if (response.ok) emit("oncekey:success", { key, response, replayed });
+      else emit("oncekey:error", { key, error: new HTTPError(response, key), response, replayed });
     } catch (error) {
       // No answer at all, or an unknown outcome: the key stays saved, so a
       // resubmit is the same request.
       const response = error instanceof OutcomeUnknownError ? error.response : undefined;
-      emit('oncekey:error', response ? { key, error, response, replayed: false } : { key, error });
+      emit("oncekey:error", response ? { key, error, response, replayed: false } : { key, error });
     } finally {
       pending = false;
       busy(false);
@@ -353,10 +374,10 @@ export function protectForm(form, options = {}) {
     submit(event.submitter ?? null);
   };
 
-  form.addEventListener('submit', onSubmit);
+  form.addEventListener("submit", onSubmit);
   return {
     detach() {
-      form.removeEventListener('submit', onSubmit);
+      form.removeEventListener("submit", onSubmit);
     },
   };
 }

@@ -4,12 +4,12 @@
 // answer, throw or time out with is what the layer decides on. A request
 // the layer does not cover gets exactly what the app answers without it,
 // its error handler's answer included.
-import { withIdempotency } from './worker.js';
+import { withIdempotency } from "./worker.js";
 
-export { IdempotencyCoordinator, NotSentError } from './worker.js';
+export { IdempotencyCoordinator, NotSentError } from "./worker.js";
 
 /** Where the request's Hono context travels through the layer. */
-const HONO = Symbol('oncekey.hono');
+const HONO = Symbol("oncekey.hono");
 
 /** The middleware; `options` as for withIdempotency. */
 export function idempotency(options) {
@@ -29,7 +29,7 @@ export function idempotency(options) {
         // 500 has its answer: HTTPException(402) is stored and replayed like
         // one returned. Above that, the layer must see the throw: an
         // unknown outcome, or NotSentError.
-        const attempt = request.headers.has('idempotency-attempt');
+        const attempt = request.headers.has("idempotency-attempt");
         if (attempt && c.error !== undefined && !(c.res?.status < 500)) throw c.error;
         return c.res;
       },

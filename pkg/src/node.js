@@ -1,7 +1,7 @@
 // Entry for Node (>= 20): read the wasm next to this file.
-import { readFile } from 'node:fs/promises';
-import { initSync } from '../dist/bindgen/oncekey_wasm.js';
+import { readFile } from "node:fs/promises";
+import { initSync } from "../dist/bindgen/oncekey_wasm.js";
 
-initSync({ module: await readFile(new URL('./oncekey_bg.wasm', import.meta.url)) });
+initSync({ module: await readFile(new URL("./oncekey_bg.wasm", import.meta.url)) });
 
-export * from './api.js';
+export * from "./api.js";

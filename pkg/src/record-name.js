@@ -3,9 +3,9 @@
 // take — from the request's host, the caller's identity and the key, for
 // an operator who has the key from a support ticket. The name is computed
 // by the core's own function (the worker's wasm), never re-implemented.
-import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { initSync, recordName } from 'oncekey-worker-wasm';
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { initSync, recordName } from "oncekey-worker-wasm";
 
 const USAGE = `usage: oncekey-record --host HOST --key KEY [identity]
 
@@ -30,13 +30,13 @@ let values;
 try {
   ({ values } = parseArgs({
     options: {
-      host: { type: 'string' },
-      key: { type: 'string' },
-      authorization: { type: 'string' },
-      cookie: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      scope: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      host: { type: "string" },
+      key: { type: "string" },
+      authorization: { type: "string" },
+      cookie: { type: "string" },
+      header: { type: "string", multiple: true },
+      scope: { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   }));
 } catch (error) {
@@ -46,26 +46,26 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-if (values.host === undefined) fail('--host is required');
-if (values.key === undefined) fail('--key is required');
+if (values.host === undefined) fail("--host is required");
+if (values.key === undefined) fail("--key is required");
 
 // The host as the runtime hands it to the layer: lower-case, punycode, no port.
 let host;
 try {
-  host = new URL(values.host.includes('://') ? values.host : `https://${values.host}`).hostname;
+  host = new URL(values.host.includes("://") ? values.host : `https://${values.host}`).hostname;
 } catch {
   fail(`--host ${JSON.stringify(values.host)} is not a host name`);
 }
 const headers = [];
 for (const line of values.header ?? []) {
-  const colon = line.indexOf(':');
+  const colon = line.indexOf(":");
   if (colon < 1) fail(`--header ${JSON.stringify(line)} is not "NAME: VALUE"`);
   headers.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
 }
-if (values.authorization !== undefined) headers.push(['authorization', values.authorization]);
-if (values.cookie !== undefined) headers.push(['cookie', values.cookie]);
+if (values.authorization !== undefined) headers.push(["authorization", values.authorization]);
+if (values.cookie !== undefined) headers.push(["cookie", values.cookie]);
 
-initSync({ module: readFileSync(new URL('./oncekey_worker_bg.wasm', import.meta.url)) });
+initSync({ module: readFileSync(new URL("./oncekey_worker_bg.wasm", import.meta.url)) });
 try {
   process.stdout.write(`${recordName(host, values.scope, headers, values.key)}\n`);
 } catch (error) {

@@ -5,14 +5,14 @@
 //
 // wrangler's bundler turns this `.wasm` import into a compiled
 // WebAssembly.Module, so a user's worker needs no bundler configuration.
-import wasm from './oncekey_worker_bg.wasm';
-import { initSync, Layer, misconfiguredReply } from 'oncekey-worker-wasm';
-import { drive, queryOf, start } from './worker/host.js';
+import wasm from "./oncekey_worker_bg.wasm";
+import { initSync, Layer, misconfiguredReply } from "oncekey-worker-wasm";
+import { drive, queryOf, start } from "./worker/host.js";
 
 initSync({ module: wasm });
 
-export { IdempotencyCoordinator } from './worker/coordinator.js';
-export { NotSentError } from './worker/not-sent.js';
+export { IdempotencyCoordinator } from "./worker/coordinator.js";
+export { NotSentError } from "./worker/not-sent.js";
 
 /**
  * The production proxy (SPEC §10) as a `fetch` handler: every request goes
@@ -23,7 +23,7 @@ export { NotSentError } from './worker/not-sent.js';
  * `misconfigured` naming `ORIGIN_URL`.
  */
 export function proxy(options = {}) {
-  const binding = options?.bindings?.origin ?? 'ORIGIN';
+  const binding = options?.bindings?.origin ?? "ORIGIN";
   // The layer that maps each request to its URL, and the origin's kind:
   // chosen by the core once the layer is made.
   let layer;
@@ -41,8 +41,8 @@ export function proxy(options = {}) {
  * `manual` redirect mode, and the requests the host makes from it keep it.
  */
 function forward(origin, layer, request, service) {
-  if (origin === 'service') return service.fetch(request);
-  if (origin === 'url') {
+  if (origin === "service") return service.fetch(request);
+  if (origin === "url") {
     const url = new URL(request.url);
     return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), request));
   }
@@ -63,7 +63,7 @@ function misconfiguredResponse(message) {
  * `IDEMPOTENCY_*` variables), once per isolate.
  */
 export function withIdempotency(handler, options = {}) {
-  if (typeof handler !== 'function') throw new TypeError('withIdempotency: the handler must be a function');
+  if (typeof handler !== "function") throw new TypeError("withIdempotency: the handler must be a function");
   return protect(handler, options);
 }
 
@@ -76,9 +76,9 @@ export function withIdempotency(handler, options = {}) {
 function protect(handler, options, prepare) {
   const { bindings: names = {}, [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
   const bindings = {
-    coordinator: names.coordinator ?? 'IDEMPOTENCY_DO',
-    kv: names.kv ?? 'IDEMPOTENCY_KV',
-    metrics: names.metrics ?? 'IDEMPOTENCY_METRICS',
+    coordinator: names.coordinator ?? "IDEMPOTENCY_DO",
+    kv: names.kv ?? "IDEMPOTENCY_KV",
+    metrics: names.metrics ?? "IDEMPOTENCY_METRICS",
   };
   // Variables are fixed for an isolate's life: the layer (or why there is
   // none) is made on the first request and kept.
@@ -91,7 +91,12 @@ function protect(handler, options, prepare) {
       try {
         made = new Layer(layerOptions, env ?? {});
         const names = [bindings.coordinator, bindings.kv, bindings.metrics];
-        const problem = made.envProblem(Object.keys(env ?? {}), names, found(env?.[names[0]], 'idFromName'), found(env?.[names[1]], 'put'));
+        const problem = made.envProblem(
+          Object.keys(env ?? {}),
+          names,
+          found(env?.[names[0]], "idFromName"),
+          found(env?.[names[1]], "put"),
+        );
         if (problem !== undefined) throw new Error(problem);
         prepare?.(made, env);
         headersRead = made.headersRead();
@@ -114,8 +119,8 @@ function protect(handler, options, prepare) {
  */
 function found(binding, method) {
   if (binding === undefined || binding === null) return 0;
-  return typeof binding[method] === 'function' ? 2 : 1;
+  return typeof binding[method] === "function" ? 2 : 1;
 }
 
 /** Marks the proxy's own origin call, whose failures are the layer's to answer (502). */
-const OWN_ORIGIN = Symbol('oncekey.proxy');
+const OWN_ORIGIN = Symbol("oncekey.proxy");

@@ -212,7 +212,9 @@ mod tests {
         let release = format!("{ADMIN_PREFIX}/{hex}/release");
         assert_eq!(of("GET", &inspect), Some(Ok(AdminRequest::Inspect(name))));
         assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false })));
-        for (query, force) in [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)] {
+        for (query, force) in
+            [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)]
+        {
             let asked = AdminRequest::of(Some(&t), "POST", &release, Some(query), auth);
             assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force })), "{query}");
         }
@@ -233,12 +235,21 @@ mod tests {
             assert!(not_found(&path), "{path}");
         }
         // Not admin paths at all: they go on to the origin.
-        for path in ["/", "/api/orders", "/.well-known/oncekey", "/.well-known/oncekey/recordsX", "/.well-known/oncekey/records-x"] {
+        for path in [
+            "/",
+            "/api/orders",
+            "/.well-known/oncekey",
+            "/.well-known/oncekey/recordsX",
+            "/.well-known/oncekey/records-x",
+        ] {
             assert_eq!(of("GET", path), None, "{path}");
         }
         // The token is checked before anything about the path is said.
         for (method, path) in [("GET", inspect.as_str()), ("DELETE", "/.well-known/oncekey/records/nope")] {
-            assert_eq!(AdminRequest::of(Some(&t), method, path, None, Some("Bearer wrong")), Some(Err(Problem::Unauthorized)));
+            assert_eq!(
+                AdminRequest::of(Some(&t), method, path, None, Some("Bearer wrong")),
+                Some(Err(Problem::Unauthorized))
+            );
         }
         assert_eq!(AdminRequest::of(None, "GET", &inspect, None, auth), None);
     }

@@ -94,13 +94,11 @@ impl AnswerKind {
     pub fn of(status: u16, replayed: bool, body: Option<&str>) -> Self {
         match (replayed, body) {
             (true, _) => Self::Replayed,
-            (false, Some(body)) if status == IN_FLIGHT_STATUS && body.len() <= MAX_BODY_LEN => {
-                match Said::read(body) {
-                    Some(said) if said.kind.as_deref() == Some(ONCEKEY_OUTCOME_UNKNOWN) => Self::OutcomeUnknown,
-                    _ if says_in_flight(body) => Self::InFlight,
-                    _ => Self::Fresh,
-                }
-            }
+            (false, Some(body)) if status == IN_FLIGHT_STATUS && body.len() <= MAX_BODY_LEN => match Said::read(body) {
+                Some(said) if said.kind.as_deref() == Some(ONCEKEY_OUTCOME_UNKNOWN) => Self::OutcomeUnknown,
+                _ if says_in_flight(body) => Self::InFlight,
+                _ => Self::Fresh,
+            },
             _ => Self::Fresh,
         }
     }
@@ -418,7 +416,9 @@ mod tests {
         for (idempotent, idempotency) in [(Some("true"), None), (None, Some("true")), (Some("True"), Some("false"))] {
             assert!(is_replayed(idempotent, idempotency), "{idempotent:?} {idempotency:?}");
         }
-        for (idempotent, idempotency) in [(None, None), (Some("false"), None), (None, Some("1")), (Some(""), Some("yes"))] {
+        for (idempotent, idempotency) in
+            [(None, None), (Some("false"), None), (None, Some("1")), (Some(""), Some("yes"))]
+        {
             assert!(!is_replayed(idempotent, idempotency), "{idempotent:?} {idempotency:?}");
         }
         // A replay is final even when its stored body reads as in flight.
@@ -445,10 +445,17 @@ mod tests {
             code: code.map(Into::into),
             messages: messages.iter().map(|m| m.to_string()).collect(),
         };
-        assert_eq!(said(HONO), Some(of(Some(HONO_CONFLICT), None, &[
-            "A request is outstanding for this idempotency key",
-            "A request with the same idempotency key is currently being processed",
-        ])));
+        assert_eq!(
+            said(HONO),
+            Some(of(
+                Some(HONO_CONFLICT),
+                None,
+                &[
+                    "A request is outstanding for this idempotency key",
+                    "A request with the same idempotency key is currently being processed",
+                ]
+            ))
+        );
         assert_eq!(said(STRIPE).unwrap().code.as_deref(), Some(STRIPE_KEY_IN_USE));
         assert_eq!(said(r#" "a\"b" "#), Some(of(None, None, &["a\"b"])));
         // Escapes, a surrogate pair, and fields nested or typed otherwise skipped.
@@ -457,8 +464,22 @@ mod tests {
             "error":{"type":"idempotency_error","code":"c","message":"m","error":{"code":"no"}}}"#;
         assert_eq!(said(body), Some(of(None, Some("c"), &["A\u{1F600}\u{8}\u{c}\n\r\t\"/\\\u{FFFD}x", "m"])));
         assert_eq!(said(r#"{"error":"busy","type":"t",}"#), Some(of(Some("t"), None, &["busy"])), "lenient");
-        for not_json in ["", "  ", "A request", "[]", "1", "null", "{", r#"{"a"}"#, r#"{"a":}"#, r#"{"a":1"#,
-            r#"{"a":"b"#, r#"{"title":"\u12"}"#, r#"{"a":[}"#, "{\"a\":\"\\"] {
+        for not_json in [
+            "",
+            "  ",
+            "A request",
+            "[]",
+            "1",
+            "null",
+            "{",
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            r#"{"a":1"#,
+            r#"{"a":"b"#,
+            r#"{"title":"\u12"}"#,
+            r#"{"a":[}"#,
+            "{\"a\":\"\\",
+        ] {
             assert_eq!(said(not_json), None, "{not_json:?}");
         }
     }

@@ -171,7 +171,8 @@ impl Config {
         };
         let durable = self.consistency == Consistency::Durable;
         let needs_kv = !durable || self.kv_replay.writes_copies();
-        let coordinator = durable.then(|| check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)"));
+        let coordinator =
+            durable.then(|| check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)"));
         coordinator.flatten().or_else(|| needs_kv.then(|| check(kv, "KV namespace")).flatten())
     }
 }
@@ -190,9 +191,8 @@ impl Config {
 /// assert!(typo.contains("IDEMPOTENCY_TTL_SECONDS"), "{typo}");
 /// ```
 pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Option<String> {
-    let name = names
-        .into_iter()
-        .find(|n| n.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(n) && !bindings.contains(n))?;
+    let name =
+        names.into_iter().find(|n| n.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(n) && !bindings.contains(n))?;
     let meant = VARIABLES.iter().find(|v| v.starts_with(name) || name.starts_with(*v));
     Some(match meant {
         Some(meant) => format!("{name}: not a variable of the layer (did you mean {meant}?)"),
@@ -430,7 +430,10 @@ impl Vars<'_> {
                 PathPattern::parse_list(&raw).map_err(|e| ConfigError { variable: name, reason: e.to_string() })
             }
             Some(patterns) => Ok(patterns),
-            None => Err(ConfigError { variable: name, reason: "\"\" covers no path: list at least one (`/*` is every path)".into() }),
+            None => Err(ConfigError {
+                variable: name,
+                reason: "\"\" covers no path: list at least one (`/*` is every path)".into(),
+            }),
         }
     }
 
@@ -442,10 +445,11 @@ impl Vars<'_> {
             return Ok(Vec::new());
         }
         raw.split(',')
-            .map(|entry| entry.parse().map_err(|e: super::scope::ScopeSourceError| ConfigError {
-                variable: NAME,
-                reason: e.to_string(),
-            }))
+            .map(|entry| {
+                entry
+                    .parse()
+                    .map_err(|e: super::scope::ScopeSourceError| ConfigError { variable: NAME, reason: e.to_string() })
+            })
             .collect()
     }
 
@@ -704,8 +708,10 @@ mod tests {
     fn key_rule_follows_methods_paths_and_requirements() {
         use KeyRule::{Optional, Required, Uncovered};
         let paths = [("IDEMPOTENCY_PATHS", "/v1/charges,/v1/payments/*")];
-        let required_paths =
-            [("IDEMPOTENCY_PATHS", "/v1/payments/*"), ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/payments/pi_1/capture*,/v2/*")];
+        let required_paths = [
+            ("IDEMPOTENCY_PATHS", "/v1/payments/*"),
+            ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/payments/pi_1/capture*,/v2/*"),
+        ];
         let everywhere_required = [("IDEMPOTENCY_PATHS", "/v1/charges"), ("IDEMPOTENCY_REQUIRED", "true")];
         let both = [("IDEMPOTENCY_REQUIRED", "true"), ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/charges")];
         let no_required_paths = [("IDEMPOTENCY_REQUIRED_PATHS", "")];
@@ -778,8 +784,8 @@ mod tests {
     #[test]
     fn origin_timeout_must_stay_below_the_lease() {
         assert!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "9")]).is_ok());
-        let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")])
-            .unwrap_err();
+        let err =
+            with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")]).unwrap_err();
         assert_eq!(err.variable, "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS");
         // Unset, the timeout follows a short lease down, leaving the rest to finish.
         assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().origin_timeout_ms, 5_000);
@@ -790,7 +796,10 @@ mod tests {
     fn the_lease_covers_the_origin_call_and_the_finish() {
         let c = with(&[]).unwrap();
         let pauses: u64 = crate::core::FINISH_RETRY_PAUSES_MS.iter().sum();
-        assert!(c.origin_timeout_ms + 3 * c.store_timeout_ms + pauses <= c.records.lease_ms, "defaults: every try fits");
+        assert!(
+            c.origin_timeout_ms + 3 * c.store_timeout_ms + pauses <= c.records.lease_ms,
+            "defaults: every try fits"
+        );
         let derived = with(&[("IDEMPOTENCY_LEASE_SECONDS", "30")]).unwrap();
         assert_eq!((derived.origin_timeout_ms, derived.store_timeout_ms), (15_000, 5_000));
         // An explicit origin limit: the store limit follows down into the room left.

@@ -31,8 +31,8 @@
 //! ```
 
 use super::decision::{Decision, IN_FLIGHT_RETRY_AFTER_SECS, Write};
-use super::fingerprint::Fingerprint;
 use super::expiry::{Expiry, on_alarm};
+use super::fingerprint::Fingerprint;
 use super::record::{DecodeError, Record};
 use super::wire::{StoreCall, encode_decision};
 
@@ -225,7 +225,12 @@ impl Coordinator {
     /// anything (its caller stopped listening). Whether the call was
     /// answered so.
     fn overtaken(&mut self, id: CallId, call: &StoreCall, now_ms: u64, effects: &mut Effects) -> bool {
-        let gave_up = || encode_decision(&Decision::InFlight { retry_after_secs: IN_FLIGHT_RETRY_AFTER_SECS, outcome_unknown: false });
+        let gave_up = || {
+            encode_decision(&Decision::InFlight {
+                retry_after_secs: IN_FLIGHT_RETRY_AFTER_SECS,
+                outcome_unknown: false,
+            })
+        };
         match *call {
             StoreCall::Begin { reservation, .. } if reservation != 0 => {
                 let Some(at) = self.abandoned.iter().position(|&r| r == reservation) else { return false };
@@ -234,7 +239,11 @@ impl Coordinator {
                 true
             }
             StoreCall::Abandon { reservation, .. } if reservation != 0 => {
-                if let Some(at) = self.waiters.iter().position(|w| matches!(w.call, StoreCall::Begin { reservation: r, .. } if r == reservation)) {
+                if let Some(at) = self
+                    .waiters
+                    .iter()
+                    .position(|w| matches!(w.call, StoreCall::Begin { reservation: r, .. } if r == reservation))
+                {
                     let waiter = self.waiters.remove(at);
                     effects.replies.push(CallReply { to: vec![waiter.id], bytes: gave_up() });
                     effects.replies.push(CallReply { to: vec![id], bytes: vec![0] });
@@ -335,9 +344,7 @@ mod tests {
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    use crate::core::{
-        Decision, Finished, Outcome, RecordPolicy, StoredResponse, decode_decision, decode_finished,
-    };
+    use crate::core::{Decision, Finished, Outcome, RecordPolicy, StoredResponse, decode_decision, decode_finished};
 
     const FP: Fingerprint = Fingerprint([1; 32]);
 
@@ -448,7 +455,10 @@ mod tests {
         assert_eq!(object.alarm(50_000).set_alarm, Some(60_005));
         let gone = object.alarm(60_005);
         assert!(gone.delete_all && gone.put.is_none());
-        assert_eq!(decisions(&object.call(2, &begin(0), 60_006).unwrap()), [(2, Decision::Execute { attempt: 1, reclaimed: false })]);
+        assert_eq!(
+            decisions(&object.call(2, &begin(0), 60_006).unwrap()),
+            [(2, Decision::Execute { attempt: 1, reclaimed: false })]
+        );
         object.alarm_failed();
         assert!(object.call(103, &finish(1, 201), 60_007).unwrap().set_alarm.is_some(), "set again after a failure");
     }
@@ -467,7 +477,10 @@ mod tests {
         object.forget();
         assert!(object.needs_load());
         object.load(Some(&stale));
-        assert_eq!(decisions(&object.call(3, &begin(0), 3).unwrap()), [(3, Decision::Execute { attempt: 10, reclaimed: false })]);
+        assert_eq!(
+            decisions(&object.call(3, &begin(0), 3).unwrap()),
+            [(3, Decision::Execute { attempt: 10, reclaimed: false })]
+        );
     }
 
     #[test]
@@ -477,7 +490,11 @@ mod tests {
         newer[2] += 1; // the layout version a newer build would write
         let mut object = Coordinator::new();
         object.load(Some(&newer));
-        assert_eq!(decisions(&object.call(1, &begin(10_000), 0).unwrap()), [(1, Decision::Unreadable)], "never absent, never waits");
+        assert_eq!(
+            decisions(&object.call(1, &begin(10_000), 0).unwrap()),
+            [(1, Decision::Unreadable)],
+            "never absent, never waits"
+        );
         let late = object.call(101, &finish(1, 201), 1).unwrap();
         assert_eq!((decode_finished(&late.replies[0].bytes), late.put), (Ok(Finished::Stale), None));
         assert!(!object.alarm(1_000_000_000).delete_all, "the alarm keeps what it cannot read");
@@ -487,12 +504,16 @@ mod tests {
         let released = object.call(103, &release, 3).unwrap();
         assert!(matches!(decode_released(&released.replies[0].bytes), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.put, Some(Record::Released(ref r)) if r.last_attempt == 0));
-        assert_eq!(decisions(&object.call(2, &begin(0), 4).unwrap()), [(2, Decision::Execute { attempt: 1, reclaimed: false })]);
+        assert_eq!(
+            decisions(&object.call(2, &begin(0), 4).unwrap()),
+            [(2, Decision::Execute { attempt: 1, reclaimed: false })]
+        );
     }
 
     #[test]
     fn an_abandon_ends_its_parked_begin_and_one_that_overtakes_its_begin_leaves_a_mark() {
-        let with = |reservation| StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms: 10_000, reservation }.encode();
+        let with =
+            |reservation| StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms: 10_000, reservation }.encode();
         let abandon = |reservation| StoreCall::Abandon { policy: policy(), reservation }.encode();
         let mut object = loaded();
         object.call(0, &with(1), 0).unwrap();
@@ -509,6 +530,9 @@ mod tests {
         let late = object.call(3, &with(3), 5).unwrap();
         assert_eq!(decisions(&late), [(3, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
         assert_eq!(late.put, None, "the late begin reserved nothing though the key was free");
-        assert_eq!(decisions(&object.call(4, &with(4), 6).unwrap()), [(4, Decision::Execute { attempt: 2, reclaimed: false })]);
+        assert_eq!(
+            decisions(&object.call(4, &with(4), 6).unwrap()),
+            [(4, Decision::Execute { attempt: 2, reclaimed: false })]
+        );
     }
 }

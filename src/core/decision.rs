@@ -213,7 +213,13 @@ pub enum Finished {
 /// let step = finish(Some(record), 1, Outcome::Answered(answer), 10, &policy);
 /// assert!(matches!(step.answer, Finished::Stored(_)));
 /// ```
-pub fn finish(found: Option<Record>, attempt: u32, outcome: Outcome, now_ms: u64, policy: &RecordPolicy) -> Step<Finished> {
+pub fn finish(
+    found: Option<Record>,
+    attempt: u32,
+    outcome: Outcome,
+    now_ms: u64,
+    policy: &RecordPolicy,
+) -> Step<Finished> {
     let current = match found.and_then(|record| record.live(now_ms)) {
         Some(Record::InFlight(r)) if r.attempt == attempt => r,
         _ => return Step { answer: Finished::Stale, write: Write::Keep },
@@ -270,7 +276,11 @@ mod tests {
     }
 
     fn answer(status: u16) -> StoredResponse {
-        StoredResponse { status, headers: vec![("content-type".into(), "application/json".into())], body: Some(b"{}".to_vec()) }
+        StoredResponse {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Some(b"{}".to_vec()),
+        }
     }
 
     fn completed(fingerprint: Fingerprint, expires_at: u64) -> Completed {
@@ -292,12 +302,7 @@ mod tests {
                 execute(5, false),
                 reserved(5),
             ),
-            (
-                "in flight, other fingerprint",
-                Some(in_flight(OTHER, 1, NOW + 5_000)),
-                Decision::Mismatch,
-                Write::Keep,
-            ),
+            ("in flight, other fingerprint", Some(in_flight(OTHER, 1, NOW + 5_000)), Decision::Mismatch, Write::Keep),
             (
                 "in flight, other fingerprint, lease expired",
                 Some(in_flight(OTHER, 1, NOW - 1)),
@@ -362,7 +367,11 @@ mod tests {
     fn only_a_live_matching_copy_is_replayed() {
         let rows: Vec<(&str, Option<Record>, Option<Completed>)> = vec![
             ("no copy", None, None),
-            ("completed, same fingerprint", Some(Record::Completed(completed(FP, NOW + 1))), Some(completed(FP, NOW + 1))),
+            (
+                "completed, same fingerprint",
+                Some(Record::Completed(completed(FP, NOW + 1))),
+                Some(completed(FP, NOW + 1)),
+            ),
             ("completed, other fingerprint", Some(Record::Completed(completed(OTHER, NOW + 1))), None),
             ("completed, expired now", Some(Record::Completed(completed(FP, NOW))), None),
             ("completed, expired long ago", Some(Record::Completed(completed(FP, 1))), None),
@@ -390,7 +399,10 @@ mod tests {
     #[test]
     fn attempt_numbers_saturate_instead_of_wrapping() {
         let found = Record::Released(Released { last_attempt: u32::MAX, expires_at: NOW + 1 });
-        assert_eq!(begin(Some(found), FP, NOW, &policy()).answer, Decision::Execute { attempt: u32::MAX, reclaimed: false });
+        assert_eq!(
+            begin(Some(found), FP, NOW, &policy()).answer,
+            Decision::Execute { attempt: u32::MAX, reclaimed: false }
+        );
     }
 
     fn finish_live(attempt: u32, outcome: Outcome) -> Step<Finished> {
@@ -447,7 +459,10 @@ mod tests {
         let seen = begin(Some(record.clone()), FP, NOW + 30_499, &policy()).answer;
         assert_eq!(seen, Decision::InFlight { retry_after_secs: 1, outcome_unknown: true });
         // After the lease, a retry reclaims as the next attempt.
-        assert_eq!(begin(Some(record), FP, NOW + 30_500, &policy()).answer, Decision::Execute { attempt: 3, reclaimed: true });
+        assert_eq!(
+            begin(Some(record), FP, NOW + 30_500, &policy()).answer,
+            Decision::Execute { attempt: 3, reclaimed: true }
+        );
     }
 
     #[test]
@@ -492,7 +507,8 @@ mod tests {
 
     #[test]
     fn stale_finishes_write_nothing() {
-        let outcomes = [Outcome::Answered(answer(201)), Outcome::Answered(answer(503)), Outcome::NotSent, Outcome::Unknown];
+        let outcomes =
+            [Outcome::Answered(answer(201)), Outcome::Answered(answer(503)), Outcome::NotSent, Outcome::Unknown];
         let cases: Vec<(&str, Option<Record>)> = vec![
             ("gone", None),
             ("reclaimed by a later attempt", Some(in_flight(FP, 3, NOW + 1))),

@@ -297,7 +297,13 @@ impl ConsumerStats {
             return None;
         }
         let n = |i: usize| u64::from_be_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        Some(Self { first_runs: n(0), duplicates_skipped: n(1), in_flight_conflicts: n(2), releases: n(3), reclaims: n(4) })
+        Some(Self {
+            first_runs: n(0),
+            duplicates_skipped: n(1),
+            in_flight_conflicts: n(2),
+            releases: n(3),
+            reclaims: n(4),
+        })
     }
 }
 
@@ -344,8 +350,14 @@ mod tests {
             (Decision::Execute { attempt: 1, reclaimed: false }, Delivery::Run { attempt: 1, reclaimed: false }),
             (Decision::Replay(done), Delivery::AckDuplicate),
             (Decision::Mismatch, Delivery::AckDuplicate),
-            (Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }, Delivery::RetryLater { delay_secs: 1 }),
-            (Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }, Delivery::RetryLater { delay_secs: 90 }),
+            (
+                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
+                Delivery::RetryLater { delay_secs: 1 },
+            ),
+            (
+                Decision::InFlight { retry_after_secs: 90, outcome_unknown: true },
+                Delivery::RetryLater { delay_secs: 90 },
+            ),
             (Decision::Unreadable, Delivery::RetryLater { delay_secs: UNREADABLE_RETRY_SECS }),
         ];
         let mut stats = ConsumerStats::default();
@@ -454,10 +466,14 @@ mod tests {
     fn stats_add_and_round_trip() {
         let mut total = ConsumerStats::default();
         assert!(total.is_empty());
-        let batch = ConsumerStats { first_runs: 1, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 4, reclaims: 5 };
+        let batch =
+            ConsumerStats { first_runs: 1, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 4, reclaims: 5 };
         total.add(&batch);
         total.add(&batch);
-        assert_eq!(total, ConsumerStats { first_runs: 2, duplicates_skipped: 4, in_flight_conflicts: 6, releases: 8, reclaims: 10 });
+        assert_eq!(
+            total,
+            ConsumerStats { first_runs: 2, duplicates_skipped: 4, in_flight_conflicts: 6, releases: 8, reclaims: 10 }
+        );
         assert!(!total.is_empty());
         assert_eq!(ConsumerStats::decode(&total.encode()), Some(total));
         assert_eq!(total.encode().len(), 40);

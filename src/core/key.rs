@@ -63,11 +63,7 @@ impl IdempotencyKey {
     /// # Errors
     /// A [`KeyError`] naming the first rule the value breaks.
     pub fn parse_bytes(value: &[u8]) -> Result<Self, KeyError> {
-        let key = if value.first() == Some(&b'"') {
-            parse_sf_string(value)?
-        } else {
-            parse_bare(value)?
-        };
+        let key = if value.first() == Some(&b'"') { parse_sf_string(value)? } else { parse_bare(value)? };
         validate(&key)?;
         Ok(Self(key))
     }

@@ -59,23 +59,22 @@ mod wire;
 pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
 pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
 pub use config::{
-    BindingFound, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
-    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    BindingFound, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT,
+    VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
 };
 pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
 pub use decision::{
-    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin, copy_ttl_secs,
-    finish,
-    replay_from_copy,
+    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin,
+    copy_ttl_secs, finish, replay_from_copy,
 };
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
     handler_outcome, settle,
 };
 pub use exchange::{
-    AFTER_DISCONNECT_MS, Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, HeaderEdit, OriginResult, Reply, ReplyBody,
-    RequestHead, Timing,
+    AFTER_DISCONNECT_MS, Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, HeaderEdit, OriginResult,
+    Reply, ReplyBody, RequestHead, Timing,
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;

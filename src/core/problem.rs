@@ -182,9 +182,11 @@ impl Problem {
     fn error_type(&self) -> &'static str {
         match self {
             Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
-            Self::OriginUnreachable | Self::NotCarriedOut | Self::StoreUnavailable | Self::Misconfigured(_) | Self::RecordUnreadable => {
-                "api_error"
-            }
+            Self::OriginUnreachable
+            | Self::NotCarriedOut
+            | Self::StoreUnavailable
+            | Self::Misconfigured(_)
+            | Self::RecordUnreadable => "api_error",
             Self::BodyTooLarge { .. }
             | Self::BodyIncomplete
             | Self::Unauthorized
@@ -200,7 +202,9 @@ impl Problem {
         match self {
             Self::MissingKey => ("missing-key", 400, "Idempotency-Key is missing"),
             Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
-            Self::KeyInFlight { outcome_unknown: false, .. } => ("key-in-flight", 409, "A request with this key is in flight"),
+            Self::KeyInFlight { outcome_unknown: false, .. } => {
+                ("key-in-flight", 409, "A request with this key is in flight")
+            }
             Self::KeyInFlight { outcome_unknown: true, .. } => {
                 ("outcome-unknown", 409, "The last attempt with this key ended without an answer")
             }
@@ -243,7 +247,12 @@ mod tests {
             (Problem::Unauthorized, "unauthorized", 401, None),
             (Problem::RecordNotFound("none".into()), "record-not-found", 404, None),
             (Problem::MethodNotAllowed { allow: "GET" }, "method-not-allowed", 405, None),
-            (Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }), "not-in-flight", 409, None),
+            (
+                Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
+                "not-in-flight",
+                409,
+                None,
+            ),
             (Problem::AttemptRunning(RecordState::Unreadable), "attempt-running", 409, None),
             (Problem::RecordUnreadable, "record-unreadable", 503, None),
         ];

@@ -178,12 +178,20 @@ impl Record {
         }
         let record = match r.u8()? {
             kind @ (IN_FLIGHT | IN_FLIGHT_V2) => {
-                let (fingerprint, attempt, lease_expires_at, expires_at) = (r.fingerprint()?, r.u32()?, r.u64()?, r.u64()?);
+                let (fingerprint, attempt, lease_expires_at, expires_at) =
+                    (r.fingerprint()?, r.u32()?, r.u64()?, r.u64()?);
                 let (outcome_unknown, reservation) = match kind {
                     IN_FLIGHT => (false, 0),
                     _ => (r.u8()? & 1 == 1, r.u64()?),
                 };
-                Self::InFlight(InFlight { fingerprint, attempt, lease_expires_at, expires_at, outcome_unknown, reservation })
+                Self::InFlight(InFlight {
+                    fingerprint,
+                    attempt,
+                    lease_expires_at,
+                    expires_at,
+                    outcome_unknown,
+                    reservation,
+                })
             }
             COMPLETED => {
                 let fingerprint = r.fingerprint()?;
@@ -274,10 +282,10 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
     #[cfg(not(target_arch = "wasm32"))]
     use proptest::prelude::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn completed(body: Option<Vec<u8>>) -> Record {
         Record::Completed(Completed {
@@ -324,31 +332,57 @@ mod tests {
         let in_flight_v2 = layout(4, &[fp.clone(), be32(2), be64(5), be64(10), vec![1], be64(0xABCD)]);
         let completed = layout(
             2,
-            &[fp.clone(), be32(3), be64(99), vec![0, 201], be32(1), be32(12), b"content-type".to_vec(), be32(2), b"{}".to_vec(), vec![1], be32(2), b"ok".to_vec()],
+            &[
+                fp.clone(),
+                be32(3),
+                be64(99),
+                vec![0, 201],
+                be32(1),
+                be32(12),
+                b"content-type".to_vec(),
+                be32(2),
+                b"{}".to_vec(),
+                vec![1],
+                be32(2),
+                b"ok".to_vec(),
+            ],
         );
         let omitted = layout(2, &[fp.clone(), be32(3), be64(99), vec![1, 244], be32(0), vec![0]]);
         let released = layout(3, &[be32(4), be64(77)]);
         let rows = [
-            (in_flight_v2, Record::InFlight(InFlight {
-                fingerprint: Fingerprint([7; 32]),
-                attempt: 2,
-                lease_expires_at: 5,
-                expires_at: 10,
-                outcome_unknown: true,
-                reservation: 0xABCD,
-            })),
-            (completed, Record::Completed(Completed {
-                fingerprint: Fingerprint([7; 32]),
-                attempt: 3,
-                response: StoredResponse { status: 201, headers: vec![("content-type".into(), "{}".into())], body: Some(b"ok".to_vec()) },
-                expires_at: 99,
-            })),
-            (omitted, Record::Completed(Completed {
-                fingerprint: Fingerprint([7; 32]),
-                attempt: 3,
-                response: StoredResponse { status: 500, headers: vec![], body: None },
-                expires_at: 99,
-            })),
+            (
+                in_flight_v2,
+                Record::InFlight(InFlight {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 2,
+                    lease_expires_at: 5,
+                    expires_at: 10,
+                    outcome_unknown: true,
+                    reservation: 0xABCD,
+                }),
+            ),
+            (
+                completed,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 3,
+                    response: StoredResponse {
+                        status: 201,
+                        headers: vec![("content-type".into(), "{}".into())],
+                        body: Some(b"ok".to_vec()),
+                    },
+                    expires_at: 99,
+                }),
+            ),
+            (
+                omitted,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 3,
+                    response: StoredResponse { status: 500, headers: vec![], body: None },
+                    expires_at: 99,
+                }),
+            ),
             (released, Record::Released(Released { last_attempt: 4, expires_at: 77 })),
         ];
         for (bytes, record) in rows {

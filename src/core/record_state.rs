@@ -110,9 +110,9 @@ impl RecordState {
             Self::Released { .. } | Self::Unreadable => String::new(),
         };
         let expires_at = match *self {
-            Self::InFlight { expires_at, .. } | Self::Completed { expires_at, .. } | Self::Released { expires_at, .. } => {
-                expires_at
-            }
+            Self::InFlight { expires_at, .. }
+            | Self::Completed { expires_at, .. }
+            | Self::Released { expires_at, .. } => expires_at,
             Self::Unreadable => 0,
         };
         format!(
@@ -177,7 +177,8 @@ pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force:
     match found.and_then(|r| r.live(now_ms)) {
         None => keep(ReleaseAnswer::Absent),
         Some(running @ Record::InFlight(_))
-            if !force && matches!(&running, Record::InFlight(r) if !r.outcome_unknown && now_ms < r.lease_expires_at) =>
+            if !force
+                && matches!(&running, Record::InFlight(r) if !r.outcome_unknown && now_ms < r.lease_expires_at) =>
         {
             keep(ReleaseAnswer::Running(RecordState::of(&running)))
         }
@@ -265,18 +266,21 @@ mod tests {
             ("running, lease over", Some(in_flight(false, NOW)), released(3)),
             ("outcome unknown, lease live", Some(in_flight(true, NOW + 5_000)), released(3)),
             ("lease over, not reclaimed", Some(in_flight(true, NOW - 1)), released(3)),
-            (
-                "completed",
-                Some(completed()),
-                (ReleaseAnswer::NotInFlight(RecordState::of(&completed())), Write::Keep),
-            ),
+            ("completed", Some(completed()), (ReleaseAnswer::NotInFlight(RecordState::of(&completed())), Write::Keep)),
             (
                 "already released",
                 Some(tombstone()),
-                (ReleaseAnswer::NotInFlight(RecordState::Released { last_attempt: 4, expires_at: NOW + 5 }), Write::Keep),
+                (
+                    ReleaseAnswer::NotInFlight(RecordState::Released { last_attempt: 4, expires_at: NOW + 5 }),
+                    Write::Keep,
+                ),
             ),
             ("nothing", None, (ReleaseAnswer::Absent, Write::Keep)),
-            ("expired", Some(Record::Released(Released { last_attempt: 4, expires_at: NOW })), (ReleaseAnswer::Absent, Write::Keep)),
+            (
+                "expired",
+                Some(Record::Released(Released { last_attempt: 4, expires_at: NOW })),
+                (ReleaseAnswer::Absent, Write::Keep),
+            ),
         ];
         for (name, found, (answer, write)) in rows {
             let step = release(found.clone(), NOW, &policy(), false);
@@ -289,7 +293,9 @@ mod tests {
     #[test]
     fn after_a_release_the_next_request_runs_as_the_next_attempt_and_the_old_finish_is_stale() {
         use crate::core::{Decision, Finished, Outcome, begin, finish};
-        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false).write else { panic!() };
+        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false).write else {
+            panic!()
+        };
         let next = begin(Some(record.clone()), Fingerprint([1; 32]), NOW + 1, &policy());
         assert_eq!(next.answer, Decision::Execute { attempt: 4, reclaimed: false });
         let late = finish(Some(record), 3, Outcome::Unknown, NOW + 2, &policy());
@@ -324,7 +330,10 @@ mod tests {
         assert_eq!(value["record"], "07".repeat(32));
         let value: serde_json::Value =
             serde_json::from_str(&RecordState::of(&tombstone()).to_json(&RecordName([7; 32]))).unwrap();
-        assert_eq!((keys(&value), &value["kind"]), (vec!["attempt", "expiresAt", "kind", "record"], &"released".into()));
+        assert_eq!(
+            (keys(&value), &value["kind"]),
+            (vec!["attempt", "expiresAt", "kind", "record"], &"released".into())
+        );
     }
 
     #[test]

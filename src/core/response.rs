@@ -62,7 +62,9 @@ impl StoredResponse {
             .into_iter()
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
             .filter(|(name, _)| {
-                !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name) && !name.starts_with(CORS_PREFIX)
+                !NOT_STORED.contains(&name.as_str())
+                    && !named_in_connection.contains(name)
+                    && !name.starts_with(CORS_PREFIX)
             })
             .collect();
         let body = (body.len() <= max_body_bytes).then_some(body);

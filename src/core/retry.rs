@@ -235,13 +235,28 @@ mod tests {
         let p = RetryPolicy { limit: 10, ..RetryPolicy::default() };
         let no_jitter = RetryPolicy { jitter: false, ..p.clone() };
         for (retries, want) in [(0, 300), (1, 600), (2, 1200), (3, 2400)] {
-            assert_eq!(no_jitter.next(at(retries), &AttemptResult::NetworkError, 0, 0.9), Next::Retry { delay_ms: want, counted: true });
-            assert_eq!(p.next(at(retries), &AttemptResult::NetworkError, 0, 0.5), Next::Retry { delay_ms: want / 2, counted: true });
-            assert_eq!(p.next(at(retries), &AttemptResult::NetworkError, 0, 0.0), Next::Retry { delay_ms: 0, counted: true });
+            assert_eq!(
+                no_jitter.next(at(retries), &AttemptResult::NetworkError, 0, 0.9),
+                Next::Retry { delay_ms: want, counted: true }
+            );
+            assert_eq!(
+                p.next(at(retries), &AttemptResult::NetworkError, 0, 0.5),
+                Next::Retry { delay_ms: want / 2, counted: true }
+            );
+            assert_eq!(
+                p.next(at(retries), &AttemptResult::NetworkError, 0, 0.0),
+                Next::Retry { delay_ms: 0, counted: true }
+            );
         }
         let capped = RetryPolicy { backoff_limit_ms: Some(1000), jitter: false, limit: 100, ..p };
-        assert_eq!(capped.next(at(5), &AttemptResult::NetworkError, 0, 0.3), Next::Retry { delay_ms: 1000, counted: true });
-        assert_eq!(capped.next(at(90), &AttemptResult::NetworkError, 0, 0.3), Next::Retry { delay_ms: 1000, counted: true });
+        assert_eq!(
+            capped.next(at(5), &AttemptResult::NetworkError, 0, 0.3),
+            Next::Retry { delay_ms: 1000, counted: true }
+        );
+        assert_eq!(
+            capped.next(at(90), &AttemptResult::NetworkError, 0, 0.3),
+            Next::Retry { delay_ms: 1000, counted: true }
+        );
     }
 
     #[test]
@@ -257,7 +272,8 @@ mod tests {
     #[test]
     fn retry_after_is_honoured_and_capped() {
         let p = RetryPolicy::default();
-        let with = |v: &'static str| AttemptResult::Response { status: 503, retry_after: Some(v), kind: AnswerKind::Fresh };
+        let with =
+            |v: &'static str| AttemptResult::Response { status: 503, retry_after: Some(v), kind: AnswerKind::Fresh };
         assert_eq!(p.next(at(0), &with("4"), 0, 0.5), Next::Retry { delay_ms: 4000, counted: true });
         let date = "Thu, 01 Jan 1970 00:00:10 GMT";
         assert_eq!(p.next(at(0), &with(date), 7_000, 0.5), Next::Retry { delay_ms: 3000, counted: true });
@@ -308,12 +324,16 @@ mod tests {
 
     #[test]
     fn an_unknown_outcome_ends_the_call_unless_waited_out() {
-        let unknown = AttemptResult::Response { status: 409, retry_after: Some("90"), kind: AnswerKind::OutcomeUnknown };
+        let unknown =
+            AttemptResult::Response { status: 409, retry_after: Some("90"), kind: AnswerKind::OutcomeUnknown };
         let p = RetryPolicy::default();
         assert_eq!(p.next(RetryState::default(), &unknown, 0, 0.5), Next::Stop, "by default: no two-minute spinner");
         assert!(!p.is_settled(&unknown), "the submission keeps its key: sending it again stays safe");
         let waits = RetryPolicy { wait_unknown: true, ..RetryPolicy::default() };
-        assert_eq!(waits.next(RetryState::default(), &unknown, 0, 0.5), Next::Retry { delay_ms: 90_000, counted: false });
+        assert_eq!(
+            waits.next(RetryState::default(), &unknown, 0, 0.5),
+            Next::Retry { delay_ms: 90_000, counted: false }
+        );
         let short = RetryPolicy { wait_unknown: true, max_in_flight_wait_ms: 60_000, ..RetryPolicy::default() };
         assert_eq!(short.next(RetryState::default(), &unknown, 0, 0.5), Next::Stop, "past maxInFlightWait");
     }

@@ -36,20 +36,18 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Result<u64, RetryAfterErro
         return Ok(secs.saturating_mul(1000).min(MAX_DELAY_MS));
     }
     let at = httpdate::parse_http_date(value).map_err(|_| RetryAfterError::Malformed)?;
-    let at_ms = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0);
+    let at_ms =
+        at.duration_since(std::time::UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0);
     Ok(at_ms.saturating_sub(now_ms).min(MAX_DELAY_MS))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
     #[cfg(not(target_arch = "wasm32"))]
     use proptest::prelude::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn seconds_and_dates() {

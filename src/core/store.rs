@@ -33,8 +33,13 @@ pub trait Store {
     ///
     /// # Errors
     /// The store failed; the record may still hold the lease.
-    async fn finish(&self, name: &RecordName, attempt: u32, outcome: Outcome, now_ms: u64)
-    -> Result<Finished, Self::Error>;
+    async fn finish(
+        &self,
+        name: &RecordName,
+        attempt: u32,
+        outcome: Outcome,
+        now_ms: u64,
+    ) -> Result<Finished, Self::Error>;
 }
 
 /// An in-memory store: a map behind a `RefCell`, atomic because nothing

@@ -100,10 +100,10 @@ fn layout(ms: u64, rand: u128) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
     #[cfg(not(target_arch = "wasm32"))]
     use proptest::prelude::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn fields(bytes: &[u8; 16]) -> (u64, u8, u8) {
         let v = u128::from_be_bytes(*bytes);

@@ -132,7 +132,10 @@ impl StoreCall {
                     last_attempt: 0,
                     expires_at: now_ms.saturating_add(policy.ttl_ms),
                 });
-                Step { answer: encode_released(&ReleaseAnswer::Released(RecordState::of(&record))), write: decision::Write::Put(record) }
+                Step {
+                    answer: encode_released(&ReleaseAnswer::Released(RecordState::of(&record))),
+                    write: decision::Write::Put(record),
+                }
             }
         }
     }
@@ -158,7 +161,10 @@ impl StoreCall {
         let Self::Begin { fingerprint, wait_ms, .. } = self else { return None };
         match found.filter(|record| record.is_live(now_ms)) {
             Some(Record::InFlight(r))
-                if *wait_ms > 0 && r.fingerprint == *fingerprint && !r.outcome_unknown && now_ms < r.lease_expires_at =>
+                if *wait_ms > 0
+                    && r.fingerprint == *fingerprint
+                    && !r.outcome_unknown
+                    && now_ms < r.lease_expires_at =>
             {
                 let deadline = called_at_ms.saturating_add(*wait_ms).min(r.lease_expires_at);
                 (now_ms < deadline).then_some(deadline)
@@ -431,8 +437,13 @@ fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
 
 /// A response travels as a `Completed` record holding only it.
 fn response_bytes(response: &StoredResponse) -> Vec<u8> {
-    Record::Completed(Completed { fingerprint: Fingerprint([0; 32]), attempt: 0, response: response.clone(), expires_at: 0 })
-        .encode()
+    Record::Completed(Completed {
+        fingerprint: Fingerprint([0; 32]),
+        attempt: 0,
+        response: response.clone(),
+        expires_at: 0,
+    })
+    .encode()
 }
 
 fn response_from(bytes: &[u8]) -> Result<StoredResponse, DecodeError> {
@@ -468,12 +479,21 @@ mod tests {
     fn calls_round_trip() {
         let policy = RecordPolicy { lease_ms: 5, ttl_ms: 60_000, release_on: vec![503, 429] };
         let calls = [
-            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([9; 32]), wait_ms: 10_000, reservation: 9 },
+            StoreCall::Begin {
+                policy: policy.clone(),
+                fingerprint: Fingerprint([9; 32]),
+                wait_ms: 10_000,
+                reservation: 9,
+            },
             StoreCall::Abandon { policy: policy.clone(), reservation: u64::MAX },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
             StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
-            StoreCall::Finish { policy: policy.clone(), attempt: 2, outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))) },
+            StoreCall::Finish {
+                policy: policy.clone(),
+                attempt: 2,
+                outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))),
+            },
             StoreCall::Inspect,
             StoreCall::Release { policy: policy.clone(), force: false },
             StoreCall::Release { policy, force: true },
@@ -499,7 +519,8 @@ mod tests {
 
     #[test]
     fn replies_round_trip() {
-        let completed = Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
+        let completed =
+            Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
         for d in [
             Decision::Execute { attempt: 3, reclaimed: true },
             Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
@@ -522,7 +543,9 @@ mod tests {
         assert_eq!(decode_inspected(&encode_inspected(None)), Ok(None));
         for state in states {
             assert_eq!(decode_inspected(&encode_inspected(Some(&state))), Ok(Some(state)));
-            for answer in [ReleaseAnswer::Released(state), ReleaseAnswer::NotInFlight(state), ReleaseAnswer::Running(state)] {
+            for answer in
+                [ReleaseAnswer::Released(state), ReleaseAnswer::NotInFlight(state), ReleaseAnswer::Running(state)]
+            {
                 let bytes = encode_released(&answer);
                 assert_eq!(decode_released(&bytes), Ok(answer));
                 for cut in 0..bytes.len() {
@@ -541,7 +564,8 @@ mod tests {
     #[test]
     fn inspect_and_release_run_in_the_store_and_release_writes_the_tombstone() {
         let policy = RecordPolicy::default();
-        let begin = StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 3 };
+        let begin =
+            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 3 };
         let decision::Write::Put(running) = begin.run(None, 0).write else { panic!() };
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
@@ -559,10 +583,15 @@ mod tests {
     fn run_applies_the_pure_steps() {
         let policy = RecordPolicy::default();
         let fp = Fingerprint([1; 32]);
-        let first = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(None, 0);
+        let first =
+            StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(None, 0);
         let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
-        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(Some(record.clone()), 1);
-        assert_eq!(decode_decision(&again.answer), Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }));
+        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }
+            .run(Some(record.clone()), 1);
+        assert_eq!(
+            decode_decision(&again.answer),
+            Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })
+        );
         let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
             .run(Some(record), 2);
         assert!(matches!(decode_finished(&done.answer), Ok(Finished::Stored(_))));

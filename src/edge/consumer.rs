@@ -26,7 +26,9 @@ use std::future::Future;
 use std::rc::Rc;
 
 use worker::wasm_bindgen::{JsCast, JsValue};
-use worker::{Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys};
+use worker::{
+    Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys,
+};
 
 use crate::core::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, HandlerRun, METRICS_BINDING, Problem,
@@ -145,7 +147,8 @@ impl Consumer {
     /// sent twice is one event.
     #[must_use]
     pub fn content_hash(mut self, ignore_fields: &[&str]) -> Self {
-        self.strategy = EventKeyStrategy::ContentHash { ignore_fields: ignore_fields.iter().map(|f| (*f).to_owned()).collect() };
+        self.strategy =
+            EventKeyStrategy::ContentHash { ignore_fields: ignore_fields.iter().map(|f| (*f).to_owned()).collect() };
         self.key_fn = None;
         self
     }
@@ -260,8 +263,11 @@ impl Consumer {
             }
         };
         let age_ms = now_ms().saturating_sub(message.timestamp().as_millis());
-        let delivery =
-            Delivery::from_decision(&decision).with_conflict_backoff(age_ms, self.policy.lease_ms, self.max_retry_delay_secs);
+        let delivery = Delivery::from_decision(&decision).with_conflict_backoff(
+            age_ms,
+            self.policy.lease_ms,
+            self.max_retry_delay_secs,
+        );
         stats.count_delivery(delivery);
         match delivery {
             Delivery::AckDuplicate => {

@@ -187,7 +187,9 @@ impl IdempotencyCoordinator {
             };
             if let Err(error) = set {
                 self.core.borrow_mut().alarm_failed();
-                worker::console_error!("oncekey: setting the expiry alarm failed ({error:?}); the next write sets it again");
+                worker::console_error!(
+                    "oncekey: setting the expiry alarm failed ({error:?}); the next write sets it again"
+                );
             }
         }
         written

@@ -8,8 +8,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_channel::oneshot;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 use worker::web_sys;
 
 /// Resolves once the client's request signal aborts; never, if it does not.

@@ -15,7 +15,7 @@ use worker::{ObjectNamespace, js_sys, web_sys};
 use super::deadline::within;
 
 use crate::core::{
-    Decision, Finished, Fingerprint, Outcome, RecordName, RecordPolicy, RecordState, ReleaseAnswer, Store, StoreCall,
+    Decision, Fingerprint, Finished, Outcome, RecordName, RecordPolicy, RecordState, ReleaseAnswer, Store, StoreCall,
     decode_decision, decode_finished, decode_inspected, decode_released,
 };
 
@@ -121,10 +121,8 @@ impl DurableStore {
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
         init.set_body(&js_sys::Uint8Array::from(call.encode().as_slice()));
-        let res: web_sys::Response = JsFuture::from(stub.fetch(CALL_URL, &init).map_err(failed)?)
-            .await
-            .map_err(failed)?
-            .unchecked_into();
+        let res: web_sys::Response =
+            JsFuture::from(stub.fetch(CALL_URL, &init).map_err(failed)?).await.map_err(failed)?.unchecked_into();
         if res.status() != 200 {
             return Err(StoreError::Failed(format!("status {}", res.status())));
         }
@@ -150,7 +148,9 @@ impl Store for DurableStore {
     type Error = StoreError;
 
     async fn begin(&self, name: &RecordName, fingerprint: Fingerprint, _now_ms: u64) -> Result<Decision, StoreError> {
-        let reply = self.call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0, reservation: 0 }).await?;
+        let reply = self
+            .call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0, reservation: 0 })
+            .await?;
         decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }
 

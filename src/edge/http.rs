@@ -63,7 +63,9 @@ pub(crate) fn reply_response(reply: Reply, kept: Option<Response>) -> Result<Res
     Ok(match (reply.body, kept) {
         (ReplyBody::Origin, Some(origin)) => origin.with_headers(headers).with_status(reply.status),
         (ReplyBody::Origin, None) => ResponseBuilder::new().with_status(reply.status).with_headers(headers).empty(),
-        (ReplyBody::Bytes(body), _) => with_body(ResponseBuilder::new().with_status(reply.status).with_headers(headers), body),
+        (ReplyBody::Bytes(body), _) => {
+            with_body(ResponseBuilder::new().with_status(reply.status).with_headers(headers), body)
+        }
     })
 }
 
@@ -163,8 +165,9 @@ pub(crate) async fn read_answer(mut response: Response, keep_at_most: usize) -> 
         };
         if held.len() + chunk.len() > keep_at_most {
             let read = futures_util::stream::iter([Ok::<Vec<u8>, worker::Error>(std::mem::take(&mut held)), Ok(chunk)]);
-            let streamed = copy_headers(response.headers())
-                .and_then(|h| ResponseBuilder::new().with_status(status).with_headers(h).from_stream(read.chain(chunks)));
+            let streamed = copy_headers(response.headers()).and_then(|h| {
+                ResponseBuilder::new().with_status(status).with_headers(h).from_stream(read.chain(chunks))
+            });
             return match streamed {
                 Ok(streamed) => (OriginResult::Streaming { status, headers }, Some(streamed)),
                 Err(e) => (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),

@@ -7,7 +7,9 @@
 
 use std::cell::RefCell;
 
-use crate::core::{Decision, Finished, Fingerprint, Outcome, Record, RecordName, RecordPolicy, Store, Write, begin, finish};
+use crate::core::{
+    Decision, Fingerprint, Finished, Outcome, Record, RecordName, RecordPolicy, Store, Write, begin, finish,
+};
 
 use super::deadline::within;
 use super::durable_store::StoreError;
@@ -49,7 +51,13 @@ impl Store for KvOnlyStore {
     /// Finishes on the reservation; a completed answer is written to KV (a
     /// failed write leaves later retries unprotected, as a missed KV
     /// propagation would, and does not change the caller's answer).
-    async fn finish(&self, name: &RecordName, attempt: u32, outcome: Outcome, now_ms: u64) -> Result<Finished, StoreError> {
+    async fn finish(
+        &self,
+        name: &RecordName,
+        attempt: u32,
+        outcome: Outcome,
+        now_ms: u64,
+    ) -> Result<Finished, StoreError> {
         let reserved = self.reserved.borrow_mut().take();
         let step = finish(reserved, attempt, outcome, now_ms, &self.policy);
         if let Finished::Stored(completed) = &step.answer {

@@ -316,13 +316,23 @@ impl<O: OriginCall> Host<O> {
                 .map_err(|e| StoreError::Failed(e.to_string()).to_string()),
             Consistency::Kv => env
                 .kv(KV_BINDING)
-                .map(|kv| EdgeStore::KvOnly(KvOnlyStore::new(KvReplay::new(kv), config.records.clone(), config.store_timeout_ms)))
+                .map(|kv| {
+                    EdgeStore::KvOnly(KvOnlyStore::new(
+                        KvReplay::new(kv),
+                        config.records.clone(),
+                        config.store_timeout_ms,
+                    ))
+                })
                 .map_err(|_| StoreError::Failed(format!("no KV namespace bound as {KV_BINDING}")).to_string()),
         });
         store.as_ref().map_err(Clone::clone)
     }
 
-    async fn read_copy(&self, name: &RecordName, timeout_ms: u64) -> std::result::Result<Option<crate::core::Record>, String> {
+    async fn read_copy(
+        &self,
+        name: &RecordName,
+        timeout_ms: u64,
+    ) -> std::result::Result<Option<crate::core::Record>, String> {
         let Some(kv) = self.kv() else { return Err(format!("no KV namespace bound as {KV_BINDING}")) };
         match within(timeout_ms, kv.read(name, now_ms())).await {
             Some(found) => found.map_err(|e| e.to_string()),
@@ -367,7 +377,9 @@ impl<O: OriginCall> Host<O> {
         keep_at_most: usize,
         exchange: &mut Exchange,
     ) -> OriginResult {
-        let Some(origin) = self.origin.take() else { return OriginResult::NotSent("the origin was already called".into()) };
+        let Some(origin) = self.origin.take() else {
+            return OriginResult::NotSent("the origin was already called".into());
+        };
         let req = match self.outgoing(edits, Some(body)) {
             Ok(req) => req,
             Err(e) => return OriginResult::NotSent(e.to_string()),
@@ -469,11 +481,7 @@ fn env_problem(env: &Env, config: &Config) -> Option<String> {
 pub(crate) fn write_data_point(env: &Env, point: DataPoint) -> Result<()> {
     let dataset = env.analytics_engine(METRICS_BINDING)?;
     let indexes: Vec<&str> = point.indexes.iter().map(String::as_str).collect();
-    AnalyticsEngineDataPointBuilder::new()
-        .indexes(indexes)
-        .blobs(point.blobs)
-        .doubles(point.doubles)
-        .write_to(&dataset)
+    AnalyticsEngineDataPointBuilder::new().indexes(indexes).blobs(point.blobs).doubles(point.doubles).write_to(&dataset)
 }
 
 /// The store the configuration names: the coordinator objects, or KV alone.
@@ -486,14 +494,25 @@ enum EdgeStore {
 impl Store for EdgeStore {
     type Error = StoreError;
 
-    async fn begin(&self, name: &RecordName, fingerprint: crate::core::Fingerprint, now_ms: u64) -> std::result::Result<crate::core::Decision, StoreError> {
+    async fn begin(
+        &self,
+        name: &RecordName,
+        fingerprint: crate::core::Fingerprint,
+        now_ms: u64,
+    ) -> std::result::Result<crate::core::Decision, StoreError> {
         match self {
             Self::Durable(store) => store.begin(name, fingerprint, now_ms).await,
             Self::KvOnly(store) => store.begin(name, fingerprint, now_ms).await,
         }
     }
 
-    async fn finish(&self, name: &RecordName, attempt: u32, outcome: crate::core::Outcome, now_ms: u64) -> std::result::Result<crate::core::Finished, StoreError> {
+    async fn finish(
+        &self,
+        name: &RecordName,
+        attempt: u32,
+        outcome: crate::core::Outcome,
+        now_ms: u64,
+    ) -> std::result::Result<crate::core::Finished, StoreError> {
         match self {
             Self::Durable(store) => store.finish(name, attempt, outcome, now_ms).await,
             Self::KvOnly(store) => store.finish(name, attempt, outcome, now_ms).await,

@@ -30,12 +30,12 @@ mod kv_replay;
 mod layer;
 mod origin;
 
+pub use crate::core::{DecisionLog, Timing, VARIABLES};
 pub use consumer::{Consumer, Event};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
 pub use http::{misconfigured_response, problem_response};
 pub use kv_only_store::KvOnlyStore;
 pub use kv_replay::KvReplay;
-pub use crate::core::{DecisionLog, Timing, VARIABLES};
 pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
 pub use origin::{OriginError, ProxyOrigin, with_timeout};

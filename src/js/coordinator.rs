@@ -44,7 +44,8 @@ impl JsCoordinator {
     /// # Errors
     /// `call` is not a store call.
     pub fn call(&mut self, id: f64, call: &[u8], now_ms: f64) -> Result<JsValue, JsError> {
-        let effects = self.0.call(id as u64, call, now_ms as u64).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
+        let effects =
+            self.0.call(id as u64, call, now_ms as u64).map_err(|e| JsError::new(&format!("not a store call: {e}")))?;
         Ok(effects_value(effects))
     }
 

@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 
 use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, BodyRead, Config, Consistency, DataPoint, Exchange, Finished, Fingerprint, HeaderEdit, OriginResult, Record,
-    RecordName, Reply, ReplyBody, StoreCall, Write, begin, copy_ttl_secs, decode_decision, decode_finished,
+    Action, BodyRead, Config, Consistency, DataPoint, Exchange, Fingerprint, Finished, HeaderEdit, OriginResult,
+    Record, RecordName, Reply, ReplyBody, StoreCall, Write, begin, copy_ttl_secs, decode_decision, decode_finished,
     decode_inspected, decode_released, finish,
 };
 
@@ -53,7 +53,12 @@ enum Pending {
     /// A call to the record's coordinator: its bytes, time limit (`begin`,
     /// `finish`, `inspect`, `release`, `abandon`).
     Store(RecordName, Vec<u8>, f64),
-    CallOrigin { edits: Vec<HeaderEdit>, body: Vec<u8>, timeout_ms: u64, keep_at_most: usize },
+    CallOrigin {
+        edits: Vec<HeaderEdit>,
+        body: Vec<u8>,
+        timeout_ms: u64,
+        keep_at_most: usize,
+    },
     Pause(u64),
     /// The record's KV copy: its bytes, time to live in seconds.
     WriteCopy(RecordName, Vec<u8>, u64),
@@ -122,10 +127,12 @@ impl JsExchange {
             Pending::Read(name, _) | Pending::Store(name, _, _) | Pending::WriteCopy(name, _, _) => name.to_hex(),
             Pending::Respond(reply) => joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()])),
             Pending::Log(line) => line.clone(),
-            Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. } => joined(edits.iter().map(|edit| match edit {
-                HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
-                HeaderEdit::Remove(name) => ["remove", name, ""],
-            })),
+            Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. } => {
+                joined(edits.iter().map(|edit| match edit {
+                    HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
+                    HeaderEdit::Remove(name) => ["remove", name, ""],
+                }))
+            }
             _ => String::new(),
         }
     }
@@ -353,7 +360,9 @@ impl JsExchange {
         let (kind, pending) = loop {
             break match action {
                 Action::ReadBody { limit, drain_until } => (KIND_READ_BODY, Pending::ReadBody(limit, drain_until)),
-                Action::Forward { edits, body, timeout_ms } => (KIND_FORWARD, Pending::Forward(edits, body, timeout_ms)),
+                Action::Forward { edits, body, timeout_ms } => {
+                    (KIND_FORWARD, Pending::Forward(edits, body, timeout_ms))
+                }
                 Action::ReadCopy { name, timeout_ms } => (KIND_READ_COPY, Pending::Read(name, timeout_ms as f64)),
                 Action::Detach => (KIND_DETACH, Pending::Detach),
                 Action::Begin { name, fingerprint, .. } if kv_only => {
@@ -369,9 +378,10 @@ impl JsExchange {
                     (KIND_ABANDON, Pending::Store(name, call.encode(), timeout))
                 }
                 Action::Inspect { name } => (KIND_INSPECT, Pending::Store(name, StoreCall::Inspect.encode(), timeout)),
-                Action::Release { name, force } => {
-                    (KIND_RELEASE, Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout))
-                }
+                Action::Release { name, force } => (
+                    KIND_RELEASE,
+                    Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout),
+                ),
                 Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
                     (KIND_CALL_ORIGIN, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
                 }
@@ -379,7 +389,8 @@ impl JsExchange {
                     let step = finish(self.reserved.take(), attempt, outcome, now, &self.config.records);
                     match step.answer {
                         Finished::Stored(completed) => {
-                            let copy = write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now);
+                            let copy =
+                                write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now);
                             self.stored = Some(Finished::Stored(completed));
                             (KIND_WRITE_COPY, copy)
                         }
@@ -397,9 +408,10 @@ impl JsExchange {
                 Action::Respond(reply) => (KIND_RESPOND, Pending::Respond(reply)),
                 Action::Log(line) => (KIND_LOG, Pending::Log(line)),
                 Action::Metric(point) => (KIND_METRIC, Pending::Metric(point)),
-                Action::WriteCopy { name, completed } => {
-                    (KIND_WRITE_COPY, write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now))
-                }
+                Action::WriteCopy { name, completed } => (
+                    KIND_WRITE_COPY,
+                    write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now),
+                ),
                 Action::Done => (KIND_DONE, Pending::Done),
             };
         };
@@ -415,7 +427,11 @@ fn write_copy(name: RecordName, record: &Record, expires_at: u64, now: u64) -> P
 }
 
 /// A store reply decoded, or the error the host reported.
-fn reply_of<T>(reply: Option<Vec<u8>>, error: Option<String>, decode: impl Fn(&[u8]) -> Result<T, String>) -> Result<T, String> {
+fn reply_of<T>(
+    reply: Option<Vec<u8>>,
+    error: Option<String>,
+    decode: impl Fn(&[u8]) -> Result<T, String>,
+) -> Result<T, String> {
     match (reply, error) {
         (_, Some(error)) => Err(error),
         (Some(bytes), None) => decode(&bytes),

@@ -59,7 +59,8 @@ impl Layer {
     /// An `Error` naming `ORIGIN_URL` when no origin is configured.
     #[wasm_bindgen(js_name = proxyOrigin)]
     pub fn proxy_origin(&mut self, service_bound: bool) -> Result<String, JsError> {
-        let origin = Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))?;
+        let origin =
+            Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))?;
         let kind = match origin {
             Origin::Service => "service",
             Origin::Url(_) => "url",

@@ -55,9 +55,8 @@ pub(crate) fn config(options: &JsValue, vars: &JsValue) -> Result<Config, String
             if value.is_undefined() {
                 continue;
             }
-            let text = as_variable(&value).ok_or_else(|| {
-                format!("option `{option}` must be a string, a number, a boolean or a list of them")
-            })?;
+            let text = as_variable(&value)
+                .ok_or_else(|| format!("option `{option}` must be a string, a number, a boolean or a list of them"))?;
             given.push((option, variable, text));
         }
     }

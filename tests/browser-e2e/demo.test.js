@@ -1,18 +1,18 @@
 // The demo page in headless Chromium against the worker (wrangler dev on a
 // fresh state directory, or BASE_URL if one is already running), and the
 // Vite-built app from test-browser-pack.
-import { test, before, after } from 'node:test';
-import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { freePort } from '../support/free-port.mjs';
-import { tmpdir } from 'node:os';
-import { join, extname } from 'node:path';
-import { chromium } from 'playwright-core';
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { freePort } from "../support/free-port.mjs";
+import { tmpdir } from "node:os";
+import { join, extname } from "node:path";
+import { chromium } from "playwright-core";
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const ARTIFACTS = join(ROOT, 'test-results/browser');
+const ROOT = new URL("../../", import.meta.url).pathname;
+const ARTIFACTS = join(ROOT, "test-results/browser");
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 let base = process.env.BASE_URL;
@@ -20,24 +20,45 @@ let worker;
 let browser;
 
 function spawnWorker(port) {
-  const state = mkdtempSync(join(tmpdir(), 'oncekey-e2e-'));
-  const child = spawn(join(ROOT, 'node_modules/.bin/wrangler'), [
-    'dev', '--config', 'workers/demo/wrangler.toml', '--ip', '127.0.0.1', '--port', String(port),
-    '--persist-to', state, '--show-interactive-dev-session=false',
-    // A short lease, so an attempt whose outcome the edge lost is reclaimed
-    // within the test's patience (see the reload test) instead of after 120 s.
-    '--var', 'IDEMPOTENCY_LEASE_SECONDS:8', '--var', 'IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS:6',
-  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let log = '';
+  const state = mkdtempSync(join(tmpdir(), "oncekey-e2e-"));
+  const child = spawn(
+    join(ROOT, "node_modules/.bin/wrangler"),
+    [
+      "dev",
+      "--config",
+      "workers/demo/wrangler.toml",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      state,
+      "--show-interactive-dev-session=false",
+      // A short lease, so an attempt whose outcome the edge lost is reclaimed
+      // within the test's patience (see the reload test) instead of after 120 s.
+      "--var",
+      "IDEMPOTENCY_LEASE_SECONDS:8",
+      "--var",
+      "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS:6",
+    ],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let log = "";
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`wrangler dev did not start:\n${log}`)), 60_000);
     const seen = (chunk) => {
       log += chunk;
-      if (/Ready on/.test(log)) { clearTimeout(timer); resolve(); }
+      if (/Ready on/.test(log)) {
+        clearTimeout(timer);
+        resolve();
+      }
     };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`wrangler dev exited ${code}:\n${log}`)); });
+    child.stdout.on("data", seen);
+    child.stderr.on("data", seen);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`wrangler dev exited ${code}:\n${log}`));
+    });
   });
   return { child, ready };
 }
@@ -61,18 +82,26 @@ async function startWorker() {
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   base ??= await startWorker();
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'oncekey-chromium-')), {
-    executablePath: '/usr/bin/chromium',
+  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "oncekey-chromium-")), {
+    executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+      "--disable-sync",
+      "--disable-quic",
+    ],
     viewport: { width: 1320, height: 900 },
   });
 });
 
 after(async () => {
   await browser?.close();
-  if (worker) process.kill(-worker.pid, 'SIGTERM');
+  if (worker) process.kill(-worker.pid, "SIGTERM");
 });
 
 const uniqueItem = (name) => `e2e-${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
@@ -83,13 +112,13 @@ async function ordersOf(item) {
 }
 
 // A fresh page on the demo, with the keys of every POST it sends recorded.
-async function openDemo(item, fault = 'none') {
+async function openDemo(item, fault = "none") {
   const page = await browser.newPage();
   const keys = [];
-  page.on('request', (r) => {
-    if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/orders') keys.push(r.headers()['idempotency-key']);
+  page.on("request", (r) => {
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/api/orders") keys.push(r.headers()["idempotency-key"]);
   });
-  page.on('pageerror', (e) => assert.fail(`page error: ${e.message}`));
+  page.on("pageerror", (e) => assert.fail(`page error: ${e.message}`));
   await page.goto(`${base}/?item=${encodeURIComponent(item)}`);
   await page.check(`input[name=fault][value=${fault}]`);
   return { page, keys };
@@ -97,51 +126,57 @@ async function openDemo(item, fault = 'none') {
 
 async function done(page) {
   try {
-    await page.waitForSelector('#status.ok', { timeout: 30_000 });
+    await page.waitForSelector("#status.ok", { timeout: 30_000 });
   } catch (e) {
-    const state = await page.evaluate(() => ['status', 'answer', 'key', 'attempts'].map((id) => document.getElementById(id).textContent).join(' | '));
+    const state = await page.evaluate(() =>
+      ["status", "answer", "key", "attempts"].map((id) => document.getElementById(id).textContent).join(" | "),
+    );
     throw new Error(`no success: ${state}`, { cause: e });
   }
 }
 
-test('three fast clicks on Buy: one submission, one order', async () => {
-  const item = uniqueItem('clicks');
-  const { page, keys } = await openDemo(item, 'slow');
-  const box = await (await page.$('#buy')).boundingBox();
+test("three fast clicks on Buy: one submission, one order", async () => {
+  const item = uniqueItem("clicks");
+  const { page, keys } = await openDemo(item, "slow");
+  const box = await (await page.$("#buy")).boundingBox();
   const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
   await page.mouse.click(x, y);
   await page.mouse.click(x, y);
   await page.mouse.click(x, y);
   // Submits that get past the disabled button (Enter, script) send nothing either.
-  await page.evaluate(() => { const f = document.getElementById('checkout'); f.requestSubmit(); f.requestSubmit(); });
-  assert.equal(await page.getAttribute('#checkout', 'aria-busy'), 'true');
-  assert.equal(await page.isDisabled('#buy'), true);
+  await page.evaluate(() => {
+    const f = document.getElementById("checkout");
+    f.requestSubmit();
+    f.requestSubmit();
+  });
+  assert.equal(await page.getAttribute("#checkout", "aria-busy"), "true");
+  assert.equal(await page.isDisabled("#buy"), true);
   await done(page);
-  assert.equal(keys.length, 1, 'one request sent');
+  assert.equal(keys.length, 1, "one request sent");
   assert.match(keys[0], V7);
   assert.equal(await ordersOf(item), 1);
-  await page.waitForFunction(() => document.getElementById('orders').textContent === '1');
-  assert.equal(await page.isDisabled('#buy'), false);
+  await page.waitForFunction(() => document.getElementById("orders").textContent === "1");
+  assert.equal(await page.isDisabled("#buy"), false);
   await page.close();
 });
 
-test('first answer lost after the server did the work: same-key retry, replay, one order', async () => {
-  const item = uniqueItem('lost');
-  const { page, keys } = await openDemo(item, 'lost');
-  await page.click('#buy');
+test("first answer lost after the server did the work: same-key retry, replay, one order", async () => {
+  const item = uniqueItem("lost");
+  const { page, keys } = await openDemo(item, "lost");
+  await page.click("#buy");
   await done(page);
-  assert.equal(keys.length, 2, 'the lost attempt and one retry');
-  assert.equal(keys[1], keys[0], 'the retry carries the same key');
-  assert.match(await page.textContent('#answer'), /replayed/);
+  assert.equal(keys.length, 2, "the lost attempt and one retry");
+  assert.equal(keys[1], keys[0], "the retry carries the same key");
+  assert.match(await page.textContent("#answer"), /replayed/);
   assert.equal(await ordersOf(item), 1);
-  assert.equal(await page.textContent('#key'), keys[0]);
+  assert.equal(await page.textContent("#key"), keys[0]);
   await page.close();
 });
 
-test('503s from a busy provider: retried with the same key after Retry-After, one order', async () => {
-  const item = uniqueItem('busy');
-  const { page, keys } = await openDemo(item, 'unavailable');
-  await page.click('#buy');
+test("503s from a busy provider: retried with the same key after Retry-After, one order", async () => {
+  const item = uniqueItem("busy");
+  const { page, keys } = await openDemo(item, "unavailable");
+  await page.click("#buy");
   await done(page);
   assert.equal(keys.length, 3);
   assert.equal(new Set(keys).size, 1);
@@ -149,61 +184,61 @@ test('503s from a busy provider: retried with the same key after Retry-After, on
   await page.close();
 });
 
-test('reload while a submission is pending, then submit again: same key, one order', async (t) => {
-  const item = uniqueItem('reload');
-  const { page, keys } = await openDemo(item, 'slow');
-  await page.click('#buy');
-  await page.waitForSelector('#checkout[aria-busy=true]');
-  const key = await page.textContent('#key');
+test("reload while a submission is pending, then submit again: same key, one order", async (t) => {
+  const item = uniqueItem("reload");
+  const { page, keys } = await openDemo(item, "slow");
+  await page.click("#buy");
+  await page.waitForSelector("#checkout[aria-busy=true]");
+  const key = await page.textContent("#key");
   assert.match(key, V7);
   await page.waitForTimeout(500); // the server has the request
   await page.reload();
-  await page.waitForSelector('#status.wait'); // "your last order was interrupted"
-  await page.click('#buy');
+  await page.waitForSelector("#status.wait"); // "your last order was interrupted"
+  await page.click("#buy");
   await done(page);
-  assert.equal(await page.textContent('#key'), key, 'the pending key survived the reload');
+  assert.equal(await page.textContent("#key"), key, "the pending key survived the reload");
   // SPEC §3 wants the first attempt finished under waitUntil despite the
   // reload; when the runtime cancels it instead, the key stays in flight
   // until the lease ends and the retry reclaims it as attempt 2. Either
   // way: one key, one order. Which one happened is reported.
-  t.diagnostic(`answer after the reload: ${await page.textContent('#answer')}`);
+  t.diagnostic(`answer after the reload: ${await page.textContent("#answer")}`);
   assert.ok(keys.length >= 2 && keys.every((k) => k === key), `every request carried ${key}: ${keys}`);
   assert.equal(await ordersOf(item), 1);
   // The submission is over: the next one is new.
-  await page.check('input[name=fault][value=none]');
-  await page.click('#buy');
-  await page.waitForFunction((k) => document.getElementById('key').textContent !== k, key);
+  await page.check("input[name=fault][value=none]");
+  await page.click("#buy");
+  await page.waitForFunction((k) => document.getElementById("key").textContent !== k, key);
   await done(page);
   assert.equal(await ordersOf(item), 2);
   await page.close();
 });
 
-test('screenshot of the demo page after an order', async () => {
-  const item = uniqueItem('screenshot');
-  const { page } = await openDemo(item, 'unavailable');
-  await page.fill('#customer', 'ada@example.com');
-  await page.click('#buy');
+test("screenshot of the demo page after an order", async () => {
+  const item = uniqueItem("screenshot");
+  const { page } = await openDemo(item, "unavailable");
+  await page.fill("#customer", "ada@example.com");
+  await page.click("#buy");
   await done(page);
-  const path = join(ARTIFACTS, 'demo.png');
+  const path = join(ARTIFACTS, "demo.png");
   await page.screenshot({ path, fullPage: true });
   assert.ok(existsSync(path));
   await page.close();
 });
 
-test('the Vite-built app from the packed tarball runs in Chromium', async (t) => {
-  const dist = join(ROOT, 'build/browser/vite-app/dist');
-  assert.ok(existsSync(dist), 'run make test-browser-pack first');
-  const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+test("the Vite-built app from the packed tarball runs in Chromium", async (t) => {
+  const dist = join(ROOT, "build/browser/vite-app/dist");
+  assert.ok(existsSync(dist), "run make test-browser-pack first");
+  const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
   const server = createServer((req, res) => {
-    const file = join(dist, req.url === '/' ? 'index.html' : req.url.split('?')[0]);
+    const file = join(dist, req.url === "/" ? "index.html" : req.url.split("?")[0]);
     if (!file.startsWith(dist) || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
   t.after(() => server.close());
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   await page.waitForFunction(() => window.oncekeyReady);
-  assert.match(await page.textContent('#key'), V7);
+  assert.match(await page.textContent("#key"), V7);
   await page.close();
 });

@@ -1,45 +1,62 @@
 // idempotentFetch against a real local HTTP server (node:http): every
 // retry carries the same key, and only what SPEC §8 allows is retried.
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import {
-  idempotentFetch, isReplayed, newKey, NetworkError, OnceKeyError, OptionsError, OutcomeUnknownError,
-} from '../../pkg/dist/oncekey.node.js';
+  idempotentFetch,
+  isReplayed,
+  newKey,
+  NetworkError,
+  OnceKeyError,
+  OptionsError,
+  OutcomeUnknownError,
+} from "../../pkg/dist/oncekey.node.js";
 
-const IN_FLIGHT = { type: 'urn:oncekey:problem:key-in-flight', title: 'Key in flight', status: 409, detail: 'busy' };
-const UNKNOWN = { type: 'urn:oncekey:problem:outcome-unknown', title: 'Outcome unknown', status: 409, detail: 'it may have been carried out' };
+const IN_FLIGHT = { type: "urn:oncekey:problem:key-in-flight", title: "Key in flight", status: 409, detail: "busy" };
+const UNKNOWN = {
+  type: "urn:oncekey:problem:outcome-unknown",
+  title: "Outcome unknown",
+  status: 409,
+  detail: "it may have been carried out",
+};
 const fast = { delay: 1, jitter: false };
 
 // A server whose answer to the n-th request (from 1) is `respond(n, req, res)`.
 async function serve(respond) {
   const requests = [];
   const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      requests.push({ method: req.method, key: req.headers['idempotency-key'], body, at: Date.now() });
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      requests.push({ method: req.method, key: req.headers["idempotency-key"], body, at: Date.now() });
       respond(requests.length, req, res);
     });
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${server.address().port}/api/orders`;
   return {
     url,
     requests,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
   };
 }
 
 const json = (res, status, value, headers = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(value));
 };
 const drop = (res) => res.socket.destroy();
-const post = (url, options) => idempotentFetch(url, { method: 'POST', body: '{"item":"tea"}' }, options);
+const post = (url, options) => idempotentFetch(url, { method: "POST", body: '{"item":"tea"}' }, options);
 
-test('503 with Retry-After, then success: the same key every attempt, the wait honoured', async (t) => {
-  const s = await serve((n, req, res) => (n === 1 ? json(res, 503, {}, { 'retry-after': '1' }) : json(res, 201, { ok: true })));
+test("503 with Retry-After, then success: the same key every attempt, the wait honoured", async (t) => {
+  const s = await serve((n, req, res) =>
+    n === 1 ? json(res, 503, {}, { "retry-after": "1" }) : json(res, 201, { ok: true }),
+  );
   t.after(s.close);
   const response = await post(s.url, { retry: fast });
   assert.equal(response.status, 201);
@@ -51,59 +68,85 @@ test('503 with Retry-After, then success: the same key every attempt, the wait h
   assert.ok(second.at - first.at >= 950, `waited ${second.at - first.at} ms for Retry-After: 1`);
 });
 
-test('an unknown outcome (502, then 409 outcome-unknown) ends the call with OutcomeUnknownError: the key and Retry-After, no two-minute wait', async (t) => {
-  const s = await serve((n, req, res) => n === 1
-    ? json(res, 502, { type: 'urn:oncekey:problem:origin-unreachable' }, { 'content-type': 'application/problem+json' })
-    : json(res, 409, UNKNOWN, { 'content-type': 'application/problem+json', 'retry-after': '120' }));
+test("an unknown outcome (502, then 409 outcome-unknown) ends the call with OutcomeUnknownError: the key and Retry-After, no two-minute wait", async (t) => {
+  const s = await serve((n, req, res) =>
+    n === 1
+      ? json(
+          res,
+          502,
+          { type: "urn:oncekey:problem:origin-unreachable" },
+          { "content-type": "application/problem+json" },
+        )
+      : json(res, 409, UNKNOWN, { "content-type": "application/problem+json", "retry-after": "120" }),
+  );
   t.after(s.close);
   const started = Date.now();
-  const error = await post(s.url, { retry: fast }).then(() => assert.fail('resolved'), (e) => e);
+  const error = await post(s.url, { retry: fast }).then(
+    () => assert.fail("resolved"),
+    (e) => e,
+  );
   assert.ok(error instanceof OutcomeUnknownError && error instanceof OnceKeyError, String(error));
-  assert.equal(error.name, 'OutcomeUnknownError');
+  assert.equal(error.name, "OutcomeUnknownError");
   assert.equal(error.key, s.requests[0].key);
   assert.equal(error.retryAfterMs, 120_000);
   assert.equal(error.response.status, 409);
-  assert.equal(s.requests.length, 2, 'no poll of the unknown outcome');
+  assert.equal(s.requests.length, 2, "no poll of the unknown outcome");
   assert.ok(Date.now() - started < 2000);
 });
 
-test('retry.waitUnknown: true waits the unknown outcome out and sends again as the next attempt', async (t) => {
-  const s = await serve((n, req, res) => n === 1
-    ? json(res, 409, UNKNOWN, { 'content-type': 'application/problem+json', 'retry-after': '1' })
-    : json(res, 201, { attempt: 2 }));
+test("retry.waitUnknown: true waits the unknown outcome out and sends again as the next attempt", async (t) => {
+  const s = await serve((n, req, res) =>
+    n === 1
+      ? json(res, 409, UNKNOWN, { "content-type": "application/problem+json", "retry-after": "1" })
+      : json(res, 201, { attempt: 2 }),
+  );
   t.after(s.close);
   const response = await post(s.url, { retry: { ...fast, waitUnknown: true } });
   assert.equal(response.status, 201);
   assert.equal(s.requests.length, 2);
   assert.equal(s.requests[1].key, s.requests[0].key);
-  assert.ok(s.requests[1].at - s.requests[0].at >= 950, 'after its Retry-After');
+  assert.ok(s.requests[1].at - s.requests[0].at >= 950, "after its Retry-After");
 });
 
-test('409 key-in-flight is polled past the retry limit, then the replay', async (t) => {
-  const s = await serve((n, req, res) => n <= 4
-    ? json(res, 409, IN_FLIGHT, { 'content-type': 'application/problem+json', 'retry-after': '0' })
-    : json(res, 201, { orderId: 'o1' }, { 'idempotent-replayed': 'true' }));
+test("409 key-in-flight is polled past the retry limit, then the replay", async (t) => {
+  const s = await serve((n, req, res) =>
+    n <= 4
+      ? json(res, 409, IN_FLIGHT, { "content-type": "application/problem+json", "retry-after": "0" })
+      : json(res, 201, { orderId: "o1" }, { "idempotent-replayed": "true" }),
+  );
   t.after(s.close);
   const retries = [];
   const response = await post(s.url, { retry: { ...fast, limit: 1 }, onRetry: (i) => retries.push(i) });
   assert.equal(response.status, 201);
   assert.ok(isReplayed(response));
-  assert.deepEqual(await response.json(), { orderId: 'o1' }, 'the body is still readable');
-  assert.equal(s.requests.length, 5, 'four polls, more than limit 1');
+  assert.deepEqual(await response.json(), { orderId: "o1" }, "the body is still readable");
+  assert.equal(s.requests.length, 5, "four polls, more than limit 1");
   assert.equal(new Set(s.requests.map((r) => r.key)).size, 1);
-  assert.deepEqual(retries.map((r) => [r.attempt, r.delay]), [[1, 0], [2, 0], [3, 0], [4, 0]]);
+  assert.deepEqual(
+    retries.map((r) => [r.attempt, r.delay]),
+    [
+      [1, 0],
+      [2, 0],
+      [3, 0],
+      [4, 0],
+    ],
+  );
 });
 
-test('key-in-flight polling stops at maxInFlightWait and returns the 409', async (t) => {
-  const s = await serve((n, req, res) => json(res, 409, IN_FLIGHT, { 'content-type': 'application/problem+json', 'retry-after': '1' }));
+test("key-in-flight polling stops at maxInFlightWait and returns the 409", async (t) => {
+  const s = await serve((n, req, res) =>
+    json(res, 409, IN_FLIGHT, { "content-type": "application/problem+json", "retry-after": "1" }),
+  );
   t.after(s.close);
   const response = await post(s.url, { retry: { ...fast, maxInFlightWait: 1500, maxRetryAfter: 100 } });
   assert.equal(response.status, 409);
-  assert.equal(s.requests.length, 16, '15 polls of 100 ms fit in 1500 ms');
+  assert.equal(s.requests.length, 16, "15 polls of 100 ms fit in 1500 ms");
 });
 
-test('a 409 that is not key-in-flight is final', async (t) => {
-  const s = await serve((n, req, res) => json(res, 409, { type: 'about:blank', title: 'Conflict' }, { 'content-type': 'application/problem+json' }));
+test("a 409 that is not key-in-flight is final", async (t) => {
+  const s = await serve((n, req, res) =>
+    json(res, 409, { type: "about:blank", title: "Conflict" }, { "content-type": "application/problem+json" }),
+  );
   t.after(s.close);
   assert.equal((await post(s.url, { retry: fast })).status, 409);
   assert.equal(s.requests.length, 1);
@@ -113,34 +156,46 @@ test('a 409 that is not key-in-flight is final', async (t) => {
 // sources are cited in src/core/answer.rs).
 const OTHER_SERVERS = {
   // draft-ietf-httpapi-idempotency-key-header, "Error Handling": its 409.
-  'IETF draft': [{
-    type: 'https://developer.example.com/idempotency',
-    title: 'A request is outstanding for this Idempotency-Key',
-    detail: 'A request with the same Idempotency-Key for the same operation is being processed or is outstanding.',
-  }, { 'content-type': 'application/problem+json', 'content-language': 'en' }],
-  // api.stripe.com, as captured in stripe/stripe-go#647: no Retry-After.
-  Stripe: [{
-    error: {
-      code: 'idempotency_key_in_use',
-      doc_url: 'https://stripe.com/docs/error-codes/idempotency-key-in-use',
-      message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): 770434815mw69wd8iuv. Please try again later.',
-      type: 'invalid_request_error',
+  "IETF draft": [
+    {
+      type: "https://developer.example.com/idempotency",
+      title: "A request is outstanding for this Idempotency-Key",
+      detail: "A request with the same Idempotency-Key for the same operation is being processed or is outstanding.",
     },
-  }, {}],
+    { "content-type": "application/problem+json", "content-language": "en" },
+  ],
+  // api.stripe.com, as captured in stripe/stripe-go#647: no Retry-After.
+  Stripe: [
+    {
+      error: {
+        code: "idempotency_key_in_use",
+        doc_url: "https://stripe.com/docs/error-codes/idempotency-key-in-use",
+        message:
+          "There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): 770434815mw69wd8iuv. Please try again later.",
+        type: "invalid_request_error",
+      },
+    },
+    {},
+  ],
   // hono-idempotency 0.9.1: IdempotencyErrors.conflict(), with Retry-After: 1.
-  'hono-idempotency': [{
-    type: 'https://hono-idempotency.dev/errors/conflict',
-    title: 'A request is outstanding for this idempotency key',
-    status: 409,
-    detail: 'A request with the same idempotency key is currently being processed',
-    code: 'CONFLICT',
-  }, { 'content-type': 'application/problem+json; charset=utf-8', 'retry-after': '1' }],
+  "hono-idempotency": [
+    {
+      type: "https://hono-idempotency.dev/errors/conflict",
+      title: "A request is outstanding for this idempotency key",
+      status: 409,
+      detail: "A request with the same idempotency key is currently being processed",
+      code: "CONFLICT",
+    },
+    { "content-type": "application/problem+json; charset=utf-8", "retry-after": "1" },
+  ],
 };
 
 // The first request with the key runs through two attempts, then the 201.
 async function pollsOtherServer(t, server) {
   const [problem, headers] = OTHER_SERVERS[server];
-  const s = await serve((n, req, res) => (n <= 2 ? json(res, 409, problem, headers) : json(res, 201, { orderId: 'o1' })));
+  const s = await serve((n, req, res) =>
+    n <= 2 ? json(res, 409, problem, headers) : json(res, 201, { orderId: "o1" }),
+  );
   t.after(s.close);
   const retries = [];
   const seen = [];
@@ -149,69 +204,69 @@ async function pollsOtherServer(t, server) {
     seen.push(await info.response.json()); // reading it to classify it did not consume it
   };
   const response = await post(s.url, { retry: { ...fast, limit: 0, maxRetryAfter: 50 }, onRetry });
-  assert.equal(response.status, 201, 'polled past limit 0');
-  assert.deepEqual(await response.json(), { orderId: 'o1' });
+  assert.equal(response.status, 201, "polled past limit 0");
+  assert.deepEqual(await response.json(), { orderId: "o1" });
   assert.equal(s.requests.length, 3);
-  assert.equal(new Set(s.requests.map((r) => r.key)).size, 1, 'one key');
+  assert.equal(new Set(s.requests.map((r) => r.key)).size, 1, "one key");
   // Retry-After's wait (or 1 s without one), capped by maxRetryAfter: never the backoff of 1 ms.
   assert.deepEqual(retries, [50, 50]);
   assert.deepEqual(seen, [problem, problem]);
 }
 
-test('IETF draft: its in-flight 409 is polled until the 201', (t) => pollsOtherServer(t, 'IETF draft'));
+test("IETF draft: its in-flight 409 is polled until the 201", (t) => pollsOtherServer(t, "IETF draft"));
 
-test('Stripe: its idempotency_key_in_use 409 is polled until the 201', (t) => pollsOtherServer(t, 'Stripe'));
+test("Stripe: its idempotency_key_in_use 409 is polled until the 201", (t) => pollsOtherServer(t, "Stripe"));
 
-test('hono-idempotency: its conflict 409 is polled until the 201', (t) => pollsOtherServer(t, 'hono-idempotency'));
+test("hono-idempotency: its conflict 409 is polled until the 201", (t) => pollsOtherServer(t, "hono-idempotency"));
 
-test('an in-flight 409 returned after maxInFlightWait is whole', async (t) => {
-  const [problem, headers] = OTHER_SERVERS['hono-idempotency'];
+test("an in-flight 409 returned after maxInFlightWait is whole", async (t) => {
+  const [problem, headers] = OTHER_SERVERS["hono-idempotency"];
   const s = await serve((n, req, res) => json(res, 409, problem, headers));
   t.after(s.close);
   const response = await post(s.url, { retry: { ...fast, maxInFlightWait: 100, maxRetryAfter: 50 } });
   assert.equal(response.status, 409);
-  assert.equal(s.requests.length, 3, 'two polls of 50 ms');
-  assert.deepEqual(await response.json(), problem, 'its body was read from a clone');
+  assert.equal(s.requests.length, 3, "two polls of 50 ms");
+  assert.deepEqual(await response.json(), problem, "its body was read from a clone");
 });
 
-test('a bare 409 with an unrelated JSON body is returned at once', async (t) => {
-  const conflict = { error: 'This seat is already taken', seat: '14C' };
-  const s = await serve((n, req, res) => json(res, 409, conflict, { 'retry-after': '1' }));
+test("a bare 409 with an unrelated JSON body is returned at once", async (t) => {
+  const conflict = { error: "This seat is already taken", seat: "14C" };
+  const s = await serve((n, req, res) => json(res, 409, conflict, { "retry-after": "1" }));
   t.after(s.close);
   const response = await post(s.url, { retry: fast });
   assert.equal(response.status, 409);
-  assert.equal(s.requests.length, 1, 'not retried');
-  assert.deepEqual(await response.json(), conflict, 'the body is still readable');
+  assert.equal(s.requests.length, 1, "not retried");
+  assert.deepEqual(await response.json(), conflict, "the body is still readable");
 });
 
-test('Idempotency-Replayed: true is a replay, final whatever its status', async (t) => {
-  const s = await serve((n, req, res) => json(res, 503, { stored: true }, { 'idempotency-replayed': 'true' }));
+test("Idempotency-Replayed: true is a replay, final whatever its status", async (t) => {
+  const s = await serve((n, req, res) => json(res, 503, { stored: true }, { "idempotency-replayed": "true" }));
   t.after(s.close);
   const response = await post(s.url, { retry: fast });
   assert.ok(isReplayed(response));
   assert.equal(response.status, 503);
-  assert.equal(s.requests.length, 1, 'a replay is never retried');
-  assert.ok(isReplayed(new Response(null, { headers: { 'Idempotent-Replayed': 'true' } })));
-  assert.ok(!isReplayed(new Response(null, { headers: { 'Idempotency-Replayed': 'false' } })));
+  assert.equal(s.requests.length, 1, "a replay is never retried");
+  assert.ok(isReplayed(new Response(null, { headers: { "Idempotent-Replayed": "true" } })));
+  assert.ok(!isReplayed(new Response(null, { headers: { "Idempotency-Replayed": "false" } })));
   assert.ok(!isReplayed(new Response(null)));
 });
 
-test('a replayed 500 is not retried; a fresh 500 is', async (t) => {
-  const s = await serve((n, req, res) => json(res, 500, {}, n === 1 ? { 'idempotent-replayed': 'true' } : {}));
+test("a replayed 500 is not retried; a fresh 500 is", async (t) => {
+  const s = await serve((n, req, res) => json(res, 500, {}, n === 1 ? { "idempotent-replayed": "true" } : {}));
   t.after(s.close);
   const replayed = await post(s.url, { retry: fast });
   assert.equal(replayed.status, 500);
   assert.equal(s.requests.length, 1);
   const fresh = await post(s.url, { retry: { ...fast, limit: 2 } });
-  assert.equal(fresh.status, 500, 'the final answer resolves, like fetch');
+  assert.equal(fresh.status, 500, "the final answer resolves, like fetch");
   assert.equal(s.requests.length, 1 + 3);
 });
 
-test('connection dropped after the server did the work: the retry gets the replay', async (t) => {
+test("connection dropped after the server did the work: the retry gets the replay", async (t) => {
   const orders = new Map();
   const s = await serve((n, req, res) => {
-    const key = req.headers['idempotency-key'];
-    if (orders.has(key)) return json(res, 201, orders.get(key), { 'idempotent-replayed': 'true' });
+    const key = req.headers["idempotency-key"];
+    if (orders.has(key)) return json(res, 201, orders.get(key), { "idempotent-replayed": "true" });
     orders.set(key, { orderId: `o${orders.size + 1}` });
     drop(res);
   });
@@ -219,55 +274,59 @@ test('connection dropped after the server did the work: the retry gets the repla
   const response = await post(s.url, { retry: fast });
   assert.equal(response.status, 201);
   assert.ok(isReplayed(response));
-  assert.equal(orders.size, 1, 'one order');
+  assert.equal(orders.size, 1, "one order");
   assert.equal(s.requests.length, 2);
   assert.equal(s.requests[1].key, s.requests[0].key);
 });
 
-test('offline: nothing is sent until the online event, then once', async (t) => {
+test("offline: nothing is sent until the online event, then once", async (t) => {
   const s = await serve((n, req, res) => json(res, 201, {}));
   t.after(s.close);
   const events = new EventTarget();
-  const saved = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
   const nav = { onLine: false };
-  Object.defineProperty(globalThis, 'navigator', { value: nav, configurable: true, writable: true });
+  Object.defineProperty(globalThis, "navigator", { value: nav, configurable: true, writable: true });
   globalThis.addEventListener = events.addEventListener.bind(events);
   globalThis.removeEventListener = events.removeEventListener.bind(events);
   t.after(() => {
     delete globalThis.addEventListener;
     delete globalThis.removeEventListener;
-    if (saved) Object.defineProperty(globalThis, 'navigator', saved);
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
     else delete globalThis.navigator;
   });
   const pending = post(s.url, { retry: fast });
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal(s.requests.length, 0, 'held while offline');
+  assert.equal(s.requests.length, 0, "held while offline");
   nav.onLine = true;
-  events.dispatchEvent(new Event('online'));
+  events.dispatchEvent(new Event("online"));
   assert.equal((await pending).status, 201);
   assert.equal(s.requests.length, 1);
 });
 
-test('abort stops: during the wait, and during an attempt', async (t) => {
-  const s = await serve((n, req, res) => (n === 1 ? json(res, 503, {}, { 'retry-after': '5' }) : null));
+test("abort stops: during the wait, and during an attempt", async (t) => {
+  const s = await serve((n, req, res) => (n === 1 ? json(res, 503, {}, { "retry-after": "5" }) : null));
   t.after(s.close);
   const controller = new AbortController();
   const started = Date.now();
-  const waiting = post(s.url, { retry: fast, signal: controller.signal, onRetry: () => setTimeout(() => controller.abort(), 50) });
-  await assert.rejects(waiting, { name: 'AbortError' });
-  assert.ok(Date.now() - started < 2000, 'did not sit out Retry-After');
+  const waiting = post(s.url, {
+    retry: fast,
+    signal: controller.signal,
+    onRetry: () => setTimeout(() => controller.abort(), 50),
+  });
+  await assert.rejects(waiting, { name: "AbortError" });
+  assert.ok(Date.now() - started < 2000, "did not sit out Retry-After");
   assert.equal(s.requests.length, 1);
 
   // The second request hangs; abort it through init.signal.
   const hanging = new AbortController();
-  const attempt = idempotentFetch(s.url, { method: 'POST', body: 'x', signal: hanging.signal }, { retry: fast });
+  const attempt = idempotentFetch(s.url, { method: "POST", body: "x", signal: hanging.signal }, { retry: fast });
   setTimeout(() => hanging.abort(), 100);
-  await assert.rejects(attempt, { name: 'AbortError' });
+  await assert.rejects(attempt, { name: "AbortError" });
   await new Promise((r) => setTimeout(r, 100));
-  assert.equal(s.requests.length, 2, 'no retry after the abort');
+  assert.equal(s.requests.length, 2, "no retry after the abort");
 });
 
-test('422 and other 4xx are not retried', async (t) => {
+test("422 and other 4xx are not retried", async (t) => {
   for (const status of [400, 401, 403, 404, 413, 422]) {
     const s = await serve((n, req, res) => json(res, status, {}));
     const response = await post(s.url, { retry: fast });
@@ -277,7 +336,7 @@ test('422 and other 4xx are not retried', async (t) => {
   }
 });
 
-test('retryable statuses are retried up to the limit with backoff', async (t) => {
+test("retryable statuses are retried up to the limit with backoff", async (t) => {
   for (const status of [408, 425, 429, 502, 503, 504]) {
     const s = await serve((n, req, res) => (n < 3 ? json(res, status, {}) : json(res, 200, {})));
     const response = await post(s.url, { retry: fast });
@@ -287,13 +346,13 @@ test('retryable statuses are retried up to the limit with backoff', async (t) =>
   }
 });
 
-test('attempts exhausted without an answer: NetworkError', async (t) => {
+test("attempts exhausted without an answer: NetworkError", async (t) => {
   const s = await serve((n, req, res) => drop(res));
   t.after(s.close);
   const error = await post(s.url, { retry: { ...fast, limit: 3 } }).catch((e) => e);
   assert.ok(error instanceof NetworkError);
   assert.ok(error instanceof OnceKeyError);
-  assert.equal(error.name, 'NetworkError');
+  assert.equal(error.name, "NetworkError");
   assert.equal(error.attempts, 4);
   assert.equal(error.key, s.requests[0].key);
   assert.ok(error.cause instanceof Error);
@@ -301,24 +360,33 @@ test('attempts exhausted without an answer: NetworkError', async (t) => {
   assert.equal(new Set(s.requests.map((r) => r.key)).size, 1);
 });
 
-test('keys: POST and PATCH get one, an existing key is kept, GET gets none', async (t) => {
+test("keys: POST and PATCH get one, an existing key is kept, GET gets none", async (t) => {
   const s = await serve((n, req, res) => json(res, 200, {}));
   t.after(s.close);
-  await idempotentFetch(s.url, { method: 'PATCH', body: 'x' });
-  await idempotentFetch(s.url, { method: 'POST', headers: { 'Idempotency-Key': 'mine' }, body: 'x' });
-  await idempotentFetch(s.url, { method: 'POST', body: 'x' }, { key: 'given' });
+  await idempotentFetch(s.url, { method: "PATCH", body: "x" });
+  await idempotentFetch(s.url, { method: "POST", headers: { "Idempotency-Key": "mine" }, body: "x" });
+  await idempotentFetch(s.url, { method: "POST", body: "x" }, { key: "given" });
   await idempotentFetch(s.url);
   assert.match(s.requests[0].key, /^[0-9a-f-]{36}$/);
-  assert.deepEqual(s.requests.slice(1).map((r) => r.key), ['mine', 'given', undefined]);
+  assert.deepEqual(
+    s.requests.slice(1).map((r) => r.key),
+    ["mine", "given", undefined],
+  );
 });
 
-test('bad retry options throw OptionsError', async () => {
-  await assert.rejects(idempotentFetch('http://127.0.0.1:9/', { method: 'POST' }, { retry: { limit: -1 } }), OptionsError);
-  await assert.rejects(idempotentFetch('http://127.0.0.1:9/', { method: 'POST' }, { retry: { delay: NaN } }), /retry\.delay/);
+test("bad retry options throw OptionsError", async () => {
+  await assert.rejects(
+    idempotentFetch("http://127.0.0.1:9/", { method: "POST" }, { retry: { limit: -1 } }),
+    OptionsError,
+  );
+  await assert.rejects(
+    idempotentFetch("http://127.0.0.1:9/", { method: "POST" }, { retry: { delay: NaN } }),
+    /retry\.delay/,
+  );
 });
 
-test('newKey: strictly increasing, in one task and across tasks', async () => {
-  let last = '';
+test("newKey: strictly increasing, in one task and across tasks", async () => {
+  let last = "";
   for (let round = 0; round < 5; round++) {
     for (let i = 0; i < 10_000; i++) {
       const key = newKey();
@@ -333,7 +401,7 @@ test('newKey: strictly increasing, in one task and across tasks', async () => {
   const before = Date.now();
   await new Promise((r) => setTimeout(r, 5));
   const now = Date.now();
-  const ms = parseInt(newKey().replace(/-/g, '').slice(0, 12), 16);
-  assert.ok(now > before, 'the timer moved the clock');
+  const ms = parseInt(newKey().replace(/-/g, "").slice(0, 12), 16);
+  assert.ok(now > before, "the timer moved the clock");
   assert.ok(ms >= now, `a key made in a later task carries that task's time: ${ms} < ${now}`);
 });

@@ -60,7 +60,11 @@ const order = () => ({ item: `book-${newKey().slice(0, 8)}`, quantity: 1, amount
 function outcome({ status, header, data, seen, retries }) {
   let body = data;
   if (typeof body === "string" && body.length > 0) {
-    try { body = JSON.parse(body); } catch { /* not JSON: keep the text */ }
+    try {
+      body = JSON.parse(body);
+    } catch {
+      /* not JSON: keep the text */
+    }
   }
   return {
     status,
@@ -82,11 +86,17 @@ function kyClient() {
     timeout: CLIENT_TIMEOUT_MS,
     retry: { limit: RETRIES, methods: ["post"], retryOnTimeout: true },
     hooks: {
-      afterResponse: [(_request, _options, response) => { seen.push(response.status); }],
-      beforeRetry: [({ error }) => {
-        retries += 1;
-        if (error instanceof TimeoutError) seen.push("timeout");
-      }],
+      afterResponse: [
+        (_request, _options, response) => {
+          seen.push(response.status);
+        },
+      ],
+      beforeRetry: [
+        ({ error }) => {
+          retries += 1;
+          if (error instanceof TimeoutError) seen.push("timeout");
+        },
+      ],
     },
   });
   return {
@@ -123,7 +133,10 @@ function axiosClient() {
   const client = axios.create({ baseURL: String(worker.url), timeout: CLIENT_TIMEOUT_MS });
   // Registered before axios-retry's, so it sees every try's answer once.
   client.interceptors.response.use(
-    (response) => { seen.push(response.status); return response; },
+    (response) => {
+      seen.push(response.status);
+      return response;
+    },
     (error) => {
       seen.push(error.response?.status ?? (error.code === "ECONNABORTED" ? "timeout" : error.code));
       throw error;
@@ -135,7 +148,9 @@ function axiosClient() {
     retryDelay: axiosRetry.exponentialDelay,
     retryCondition: (error) =>
       axiosRetry.isNetworkError(error) || axiosRetry.isRetryableError(error) || error.code === "ECONNABORTED",
-    onRetry: () => { retries += 1; },
+    onRetry: () => {
+      retries += 1;
+    },
   });
   return {
     name: "axios",
@@ -176,8 +191,14 @@ function stripeClient({ retries = RETRIES } = {}) {
     makeRequest: {
       value: (...args) =>
         http.makeRequest(...args).then(
-          (res) => { seen.push(res.getStatusCode()); return res; },
-          (error) => { seen.push(error.code === "ETIMEDOUT" ? "timeout" : error.code); throw error; },
+          (res) => {
+            seen.push(res.getStatusCode());
+            return res;
+          },
+          (error) => {
+            seen.push(error.code === "ETIMEDOUT" ? "timeout" : error.code);
+            throw error;
+          },
         ),
     },
   });
@@ -275,7 +296,10 @@ async function unknownOutcome(client) {
   const r = await client.post(key, body);
   assert.ok(r.retries >= 1, `${client.name} retried the failed first try: ${show(r)}`);
   assert.equal(r.status, 409, `${client.name} ended on ${r.status}: ${show(r)}`);
-  assert.ok(r.seen.slice(1).every((s) => s === 409), `every retry got 409: ${show(r)}`);
+  assert.ok(
+    r.seen.slice(1).every((s) => s === 409),
+    `every retry got 409: ${show(r)}`,
+  );
   assert.equal(r.contentType, "application/problem+json");
   assert.equal(r.body.type, "urn:oncekey:problem:outcome-unknown");
   assert.match(r.body.detail, /outcome is unknown/);
@@ -302,13 +326,16 @@ async function unknownOutcome(client) {
 test("ky: a slow first attempt ends in its replay, run once", () => slowFirstAttempt(kyClient()));
 test("axios-retry: a slow first attempt ends in its replay, run once", () => slowFirstAttempt(axiosClient()));
 test("ky: 503 releases the key, the retry runs as attempt 2 and gets 201", () => releasedThenSuccess(kyClient()));
-test("axios-retry: 503 releases the key, the retry runs as attempt 2 and gets 201", () => releasedThenSuccess(axiosClient()));
+test("axios-retry: 503 releases the key, the retry runs as attempt 2 and gets 201", () =>
+  releasedThenSuccess(axiosClient()));
 test("ky: a 500 is stored, its retries get the replay, run once", () => storedFiveHundred(kyClient()));
 test("axios-retry: a 500 is stored, its retries get the replay, run once", () => storedFiveHundred(axiosClient()));
 test("ky: reset after work gives an honest 409 until the lease ends, then attempt 2", () => unknownOutcome(kyClient()));
-test("axios-retry: reset after work gives an honest 409 until the lease ends, then attempt 2", () => unknownOutcome(axiosClient()));
+test("axios-retry: reset after work gives an honest 409 until the lease ends, then attempt 2", () =>
+  unknownOutcome(axiosClient()));
 test("stripe-node: a slow first attempt ends in its replay, run once", () => slowFirstAttempt(stripeClient()));
-test("stripe-node: 503 releases the key, the retry runs as attempt 2 and gets 201", () => releasedThenSuccess(stripeClient()));
+test("stripe-node: 503 releases the key, the retry runs as attempt 2 and gets 201", () =>
+  releasedThenSuccess(stripeClient()));
 test("stripe-node: a 500 is stored, its retries get the replay, run once", () => storedFiveHundred(stripeClient()));
 
 // stripe-node keys every POST itself when not given a key: its retries of

@@ -96,7 +96,8 @@ export async function faultOrigin() {
 
 /** The `item` of an order sent as JSON or as a form, if any. */
 function itemOf(contentType = "", body) {
-  if (contentType.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(body).get("item") ?? undefined;
+  if (contentType.startsWith("application/x-www-form-urlencoded"))
+    return new URLSearchParams(body).get("item") ?? undefined;
   try {
     return JSON.parse(body).item;
   } catch {

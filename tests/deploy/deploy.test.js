@@ -4,35 +4,37 @@
 // `wrangler dev` of the root config in front of a local API, and `make dev`
 // still serving the demo. Run by scripts/test-node-counted.sh (every
 // top-level test must run and pass).
-import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { freePort } from '../support/free-port.mjs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test } from 'node:test';
-import { gzipSync } from 'node:zlib';
-import { createOrigin, count } from '../edge/origin/app.mjs';
-import { serve } from '../edge/origin/server.mjs';
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { freePort } from "../support/free-port.mjs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { gzipSync } from "node:zlib";
+import { createOrigin, count } from "../edge/origin/app.mjs";
+import { serve } from "../edge/origin/server.mjs";
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const WRANGLER = join(ROOT, 'node_modules/.bin/wrangler');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const ROOT_CONFIG = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8');
+const ROOT = new URL("../../", import.meta.url).pathname;
+const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+const ROOT_CONFIG = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
 const QUIET = {
   ...process.env,
-  WRANGLER_SEND_METRICS: 'false',
-  WRANGLER_SEND_ERROR_REPORTS: 'false',
-  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_SEND_ERROR_REPORTS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
   // No account here: a command that needed one must fail, not prompt.
-  CI: 'true',
+  CI: "true",
 };
 
 /** `wrangler deploy --dry-run --outdir` of `config` (a path): its output and the bundle's files. */
-function dryRun(config, outdir = mkdtempSync(join(tmpdir(), 'oncekey-deploy-'))) {
-  const run = spawnSync(WRANGLER, ['deploy', '--dry-run', '--outdir', outdir, '--config', config], {
-    cwd: ROOT, env: QUIET, encoding: 'utf8',
+function dryRun(config, outdir = mkdtempSync(join(tmpdir(), "oncekey-deploy-"))) {
+  const run = spawnSync(WRANGLER, ["deploy", "--dry-run", "--outdir", outdir, "--config", config], {
+    cwd: ROOT,
+    env: QUIET,
+    encoding: "utf8",
   });
   const output = run.stdout + run.stderr;
   assert.equal(run.status, 0, `wrangler deploy --dry-run failed:\n${output}`);
@@ -44,7 +46,7 @@ function bindingsOf(output) {
   const table = output.split(/has access to the following bindings:/)[1];
   assert.ok(table, `no bindings table in:\n${output}`);
   const bindings = new Map();
-  for (const line of table.split('\n')) {
+  for (const line of table.split("\n")) {
     const m = /^\s*env\.([A-Z_]+)(?: \(([^)]*)\))?\s{2,}(.+?)\s*$/.exec(line);
     if (m) bindings.set(m[1], { detail: m[2], kind: m[3] });
   }
@@ -64,22 +66,34 @@ function withConfig(text, use) {
 
 /** The resources (not variables) a dry run binds, as [name, kind] pairs. */
 function resourcesOf(output) {
-  return [...bindingsOf(output)].filter(([, b]) => !/Environment Variable/i.test(b.kind)).map(([name, b]) => [name, b.kind]).sort();
+  return [...bindingsOf(output)]
+    .filter(([, b]) => !/Environment Variable/i.test(b.kind))
+    .map(([name, b]) => [name, b.kind])
+    .sort();
 }
 
 /** The names in a module's last `export { … }` statement. */
-const exported = (text) => [...text.matchAll(/export\s*\{([^}]*)\}/g)].pop()[1]
-  .split(',').map((e) => e.trim().split(/\s+as\s+/).pop()).filter(Boolean);
+const exported = (text) =>
+  [...text.matchAll(/export\s*\{([^}]*)\}/g)]
+    .pop()[1]
+    .split(",")
+    .map((e) =>
+      e
+        .trim()
+        .split(/\s+as\s+/)
+        .pop(),
+    )
+    .filter(Boolean);
 
 /** The [vars] table of a config, as text. */
 const varsOf = (config) => config.split(/^\[vars\]$/m)[1];
 
 /** The wasm and the JS module of a dry run's bundle. */
 function bundleOf({ outdir, files }) {
-  const wasmFile = files.find((f) => f.endsWith('.wasm'));
-  const jsFile = files.find((f) => f.endsWith('.js'));
+  const wasmFile = files.find((f) => f.endsWith(".wasm"));
+  const jsFile = files.find((f) => f.endsWith(".js"));
   assert.ok(wasmFile && jsFile, `bundle files: ${files}`);
-  return { wasm: readFileSync(join(outdir, wasmFile)), js: readFileSync(join(outdir, jsFile), 'utf8') };
+  return { wasm: readFileSync(join(outdir, wasmFile)), js: readFileSync(join(outdir, jsFile), "utf8") };
 }
 
 /**
@@ -87,51 +101,76 @@ function bundleOf({ outdir, files }) {
  * or strings, which the demo's own build does hold (so the check can fail).
  */
 function assertNoDemo({ wasm, js }) {
-  const demoWasm = readFileSync(join(ROOT, 'build/demo/index_bg.wasm'));
-  const demoJs = readFileSync(join(ROOT, 'build/demo/index.js'), 'utf8');
-  for (const needle of ['orders_fetch', '/api/orders', 'OrderPlaced', 'Demo-Fault', 'DEMO_EVENT_KEY', 'loyalty']) {
+  const demoWasm = readFileSync(join(ROOT, "build/demo/index_bg.wasm"));
+  const demoJs = readFileSync(join(ROOT, "build/demo/index.js"), "utf8");
+  for (const needle of ["orders_fetch", "/api/orders", "OrderPlaced", "Demo-Fault", "DEMO_EVENT_KEY", "loyalty"]) {
     assert.ok(demoWasm.includes(Buffer.from(needle)), `control: the demo build holds ${needle}`);
     assert.equal(wasm.includes(Buffer.from(needle)), false, `demo code (${needle}) in the production wasm`);
     assert.equal(js.includes(needle), false, `demo code (${needle}) in the production JavaScript`);
   }
-  assert.ok(exported(demoJs).includes('Orders'), 'control: the demo exports Orders');
-  assert.ok(exported(js).includes('IdempotencyCoordinator'), `the coordinator class is exported: ${exported(js)}`);
-  assert.equal(exported(js).includes('Orders'), false, 'no Orders class in the production bundle');
+  assert.ok(exported(demoJs).includes("Orders"), "control: the demo exports Orders");
+  assert.ok(exported(js).includes("IdempotencyCoordinator"), `the coordinator class is exported: ${exported(js)}`);
+  assert.equal(exported(js).includes("Orders"), false, "no Orders class in the production bundle");
 }
 
-test('the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within 100 KB gzip', () => {
-  const run = dryRun(join(ROOT, 'wrangler.toml'));
+test("the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within 100 KB gzip", () => {
+  const run = dryRun(join(ROOT, "wrangler.toml"));
   assert.deepEqual(
     resourcesOf(run.output),
-    [['IDEMPOTENCY_DO', 'Durable Object'], ['IDEMPOTENCY_KV', 'KV Namespace']],
+    [
+      ["IDEMPOTENCY_DO", "Durable Object"],
+      ["IDEMPOTENCY_KV", "KV Namespace"],
+    ],
     `bindings other than the coordinator and KV:\n${run.output}`,
   );
-  assert.equal(bindingsOf(run.output).get('IDEMPOTENCY_DO').detail, 'IdempotencyCoordinator');
-  assert.doesNotMatch(ROOT_CONFIG, /^\[assets\]|^\[\[queues|Orders|DEMO_/m, 'no assets, queue or demo class in the config');
+  assert.equal(bindingsOf(run.output).get("IDEMPOTENCY_DO").detail, "IdempotencyCoordinator");
+  assert.doesNotMatch(
+    ROOT_CONFIG,
+    /^\[assets\]|^\[\[queues|Orders|DEMO_/m,
+    "no assets, queue or demo class in the config",
+  );
   const bundle = bundleOf(run);
   assertNoDemo(bundle);
   // The JavaScript host: the npm package's worker entry and its wasm, not
   // the workers-rs build (whose coordinator is exported from the wasm).
-  assert.match(bundle.js, /import\s*\{\s*DurableObject\b[^}]*\}\s*from\s*"cloudflare:workers"/, 'the coordinator is a JavaScript DurableObject');
-  assert.equal(bundle.wasm.includes(Buffer.from('idempotencycoordinator_fetch')), false, 'not the workers-rs build');
+  assert.match(
+    bundle.js,
+    /import\s*\{\s*DurableObject\b[^}]*\}\s*from\s*"cloudflare:workers"/,
+    "the coordinator is a JavaScript DurableObject",
+  );
+  assert.equal(bundle.wasm.includes(Buffer.from("idempotencycoordinator_fetch")), false, "not the workers-rs build");
   const gzip = gzipSync(Buffer.concat([bundle.wasm, Buffer.from(bundle.js)]), { level: 9 }).length;
   const raw = bundle.wasm.length + bundle.js.length;
-  console.log(`production bundle: ${run.files.join(', ')}: ${(raw / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`);
+  console.log(
+    `production bundle: ${run.files.join(", ")}: ${(raw / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`,
+  );
   assert.ok(gzip <= 100 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 100 KB budget`);
   rmSync(run.outdir, { recursive: true, force: true });
 });
 
-test('the Rust host\'s config (workers/proxy/wrangler.toml) deploys the same proxy: same bindings and [vars], no demo', () => {
-  const config = join(ROOT, 'workers/proxy/wrangler.toml');
-  const text = readFileSync(config, 'utf8');
-  assert.equal(varsOf(text), varsOf(ROOT_CONFIG), 'the two proxies\' [vars] differ');
+test("the Rust host's config (workers/proxy/wrangler.toml) deploys the same proxy: same bindings and [vars], no demo", () => {
+  const config = join(ROOT, "workers/proxy/wrangler.toml");
+  const text = readFileSync(config, "utf8");
+  assert.equal(varsOf(text), varsOf(ROOT_CONFIG), "the two proxies' [vars] differ");
   const run = dryRun(config);
-  assert.deepEqual(resourcesOf(run.output), [['IDEMPOTENCY_DO', 'Durable Object'], ['IDEMPOTENCY_KV', 'KV Namespace']], run.output);
+  assert.deepEqual(
+    resourcesOf(run.output),
+    [
+      ["IDEMPOTENCY_DO", "Durable Object"],
+      ["IDEMPOTENCY_KV", "KV Namespace"],
+    ],
+    run.output,
+  );
   const bundle = bundleOf(run);
   assertNoDemo(bundle);
-  assert.ok(bundle.wasm.includes(Buffer.from('idempotencycoordinator_fetch')), 'the workers-rs coordinator is exported');
+  assert.ok(
+    bundle.wasm.includes(Buffer.from("idempotencycoordinator_fetch")),
+    "the workers-rs coordinator is exported",
+  );
   const gzip = gzipSync(Buffer.concat([bundle.wasm, Buffer.from(bundle.js)]), { level: 9 }).length;
-  console.log(`Rust host bundle: ${((bundle.wasm.length + bundle.js.length) / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`);
+  console.log(
+    `Rust host bundle: ${((bundle.wasm.length + bundle.js.length) / 1024).toFixed(1)} KB raw, ${(gzip / 1024).toFixed(1)} KB gzip`,
+  );
   rmSync(run.outdir, { recursive: true, force: true });
 });
 
@@ -159,7 +198,7 @@ function applySnippet(config, snippet) {
   const top = [];
   const tables = [];
   let inTable = false;
-  for (const line of snippet.split('\n')) {
+  for (const line of snippet.split("\n")) {
     if (/^\s*(#|$)/.test(line)) continue;
     if (/^\[/.test(line)) inTable = true;
     if (/^ORIGIN_URL = /.test(line)) {
@@ -168,8 +207,8 @@ function applySnippet(config, snippet) {
     } else if (inTable) tables.push(line);
     else top.push(line);
   }
-  if (top.length) text = text.replace(/^compatibility_date = .*$/m, (m) => `${m}\n${top.join('\n')}`);
-  return `${text}\n${tables.join('\n')}\n`;
+  if (top.length) text = text.replace(/^compatibility_date = .*$/m, (m) => `${m}\n${top.join("\n")}`);
+  return `${text}\n${tables.join("\n")}\n`;
 }
 
 test("the README's three origin snippets each deploy (dry run) with the origin they name", () => {
@@ -179,23 +218,28 @@ test("the README's three origin snippets each deploy (dry run) with the origin t
     const config = applySnippet(ROOT_CONFIG, snippet);
     const { output } = withConfig(config, (path) => dryRun(path));
     const bindings = bindingsOf(output);
-    if (kind === 'service') {
-      assert.match(bindings.get('ORIGIN')?.kind ?? '', /Worker/, `a service binding ORIGIN:\n${output}`);
+    if (kind === "service") {
+      assert.match(bindings.get("ORIGIN")?.kind ?? "", /Worker/, `a service binding ORIGIN:\n${output}`);
     } else {
       const expected = /^ORIGIN_URL = "([^"]*)"/m.exec(snippet)[1];
-      assert.match(bindings.get('ORIGIN_URL')?.detail ?? '', new RegExp(expected.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')), output);
+      assert.match(
+        bindings.get("ORIGIN_URL")?.detail ?? "",
+        new RegExp(expected.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")),
+        output,
+      );
     }
     // A dry run does not list routes, but it refuses one of the wrong shape.
-    if (kind === 'request') assert.match(config, /^routes = \[\{ pattern = .* \}\]$/m, 'the route is in the config deployed');
+    if (kind === "request")
+      assert.match(config, /^routes = \[\{ pattern = .* \}\]$/m, "the route is in the config deployed");
   }
 });
 
 test("the README's metrics binding deploys (dry run): IDEMPOTENCY_METRICS is an Analytics Engine dataset", () => {
   const blocks = [...README.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
   const snippet = blocks.find((block) => /^\[\[analytics_engine_datasets\]\]/m.test(block));
-  assert.ok(snippet, 'the README has an [[analytics_engine_datasets]] block');
+  assert.ok(snippet, "the README has an [[analytics_engine_datasets]] block");
   const { output } = withConfig(applySnippet(ROOT_CONFIG, snippet), (path) => dryRun(path));
-  assert.match(bindingsOf(output).get('IDEMPOTENCY_METRICS')?.kind ?? '', /Analytics Engine/, output);
+  assert.match(bindingsOf(output).get("IDEMPOTENCY_METRICS")?.kind ?? "", /Analytics Engine/, output);
 });
 
 test("every wrangler command in the README's deploy steps exists in the pinned wrangler; the dry run runs", () => {
@@ -205,34 +249,46 @@ test("every wrangler command in the README's deploy steps exists in the pinned w
   assert.ok(commands.length >= 4, `deploy commands found: ${commands}`);
   for (const command of commands) {
     const args = command.split(/\s+/);
-    if (args[0] === 'dev') continue; // run for real by the next test
-    if (args.includes('--dry-run')) {
-      const outdir = mkdtempSync(join(tmpdir(), 'oncekey-deploy-'));
-      const run = spawnSync(WRANGLER, args.map((a) => (a === 'build/deploy' ? outdir : a)), { cwd: ROOT, env: QUIET, encoding: 'utf8' });
+    if (args[0] === "dev") continue; // run for real by the next test
+    if (args.includes("--dry-run")) {
+      const outdir = mkdtempSync(join(tmpdir(), "oncekey-deploy-"));
+      const run = spawnSync(
+        WRANGLER,
+        args.map((a) => (a === "build/deploy" ? outdir : a)),
+        { cwd: ROOT, env: QUIET, encoding: "utf8" },
+      );
       assert.equal(run.status, 0, `npx wrangler ${command}:\n${run.stdout}${run.stderr}`);
       rmSync(outdir, { recursive: true, force: true });
       continue;
     }
     // Commands that need an account: the subcommand must exist here.
-    const words = args.filter((a) => !a.startsWith('-') && !/^[a-z0-9-]+-(idempotency|api)/.test(a));
-    const run = spawnSync(WRANGLER, [...words.slice(0, 3), '--help'], { cwd: ROOT, env: QUIET, encoding: 'utf8' });
-    assert.equal(run.status, 0, `npx wrangler ${words.join(' ')} --help:\n${run.stdout}${run.stderr}`);
+    const words = args.filter((a) => !a.startsWith("-") && !/^[a-z0-9-]+-(idempotency|api)/.test(a));
+    const run = spawnSync(WRANGLER, [...words.slice(0, 3), "--help"], { cwd: ROOT, env: QUIET, encoding: "utf8" });
+    assert.equal(run.status, 0, `npx wrangler ${words.join(" ")} --help:\n${run.stdout}${run.stderr}`);
     assert.doesNotMatch(run.stdout + run.stderr, /Unknown argument|Unknown command/i, command);
   }
 });
 
 /** Starts a long-running command and waits until `url` answers; resolves with a stop(). */
 async function startServing(command, args, url, env = QUIET) {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let log = "";
+  child.stdout.on("data", (d) => {
+    log += d;
+  });
+  child.stderr.on("data", (d) => {
+    log += d;
+  });
   const stop = () => {
-    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
   };
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${command} ${args.join(' ')} exited ${child.exitCode}:\n${log}`);
+    if (child.exitCode !== null) throw new Error(`${command} ${args.join(" ")} exited ${child.exitCode}:\n${log}`);
     try {
       await fetch(url);
       return { stop, log: () => log };
@@ -246,32 +302,45 @@ async function startServing(command, args, url, env = QUIET) {
   }
 }
 
-test('`npx wrangler dev --var ORIGIN_URL:…` at the root puts the proxy in front of a local API', async () => {
-  const handle = createOrigin('local');
+test("`npx wrangler dev --var ORIGIN_URL:…` at the root puts the proxy in front of a local API", async () => {
+  const handle = createOrigin("local");
   const api = await serve(handle);
   const port = await freePort();
-  const persist = mkdtempSync(join(tmpdir(), 'oncekey-proxy-dev-'));
+  const persist = mkdtempSync(join(tmpdir(), "oncekey-proxy-dev-"));
   const base = `http://127.0.0.1:${port}`;
-  const dev = await startServing(WRANGLER, [
-    'dev', '--var', `ORIGIN_URL:${api.url}`, '--ip', '127.0.0.1', '--port', String(port),
-    '--persist-to', persist, '--show-interactive-dev-session=false',
-  ], base);
+  const dev = await startServing(
+    WRANGLER,
+    [
+      "dev",
+      "--var",
+      `ORIGIN_URL:${api.url}`,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      persist,
+      "--show-interactive-dev-session=false",
+    ],
+    base,
+  );
   try {
     const page = await fetch(`${base}/index.html`);
     assert.equal(page.status, 200);
-    assert.equal((await page.json()).origin, 'local', 'the API answers /index.html, not a demo page');
+    assert.equal((await page.json()).origin, "local", "the API answers /index.html, not a demo page");
     const item = `dev-${randomUUID().slice(0, 8)}`;
     const key = randomUUID();
-    const send = () => fetch(`${base}/v1/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ item }),
-    });
+    const send = () =>
+      fetch(`${base}/v1/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ item }),
+      });
     const first = await send();
     assert.equal(first.status, 201, dev.log());
     const retry = await send();
     assert.equal(retry.status, 201);
-    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.equal(retry.headers.get("idempotent-replayed"), "true");
     assert.equal(await count(handle, item), 1);
   } finally {
     dev.stop();
@@ -280,18 +349,18 @@ test('`npx wrangler dev --var ORIGIN_URL:…` at the root puts the proxy in fron
   }
 });
 
-test('`make dev` still serves the demo: its page at / and its order API', async () => {
+test("`make dev` still serves the demo: its page at / and its order API", async () => {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const dev = await startServing('make', ['--no-print-directory', 'dev', `PORT=${port}`], base);
+  const dev = await startServing("make", ["--no-print-directory", "dev", `PORT=${port}`], base);
   try {
     const page = await fetch(`${base}/`);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<html/i);
     const item = `make-dev-${randomUUID().slice(0, 8)}`;
     const res = await fetch(`${base}/api/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": randomUUID() },
       body: JSON.stringify({ item, quantity: 1, amountCents: 500 }),
     });
     assert.equal(res.status, 201, dev.log());

@@ -10,7 +10,19 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { BASE, newKey, order, ordersOf, problemOf, recordName, rustOnly, sleep, start, uniqueItem, until } from "./harness.mjs";
+import {
+  BASE,
+  newKey,
+  order,
+  ordersOf,
+  problemOf,
+  recordName,
+  rustOnly,
+  sleep,
+  start,
+  uniqueItem,
+  until,
+} from "./harness.mjs";
 
 const TOKEN = "secret";
 const HOST = new URL(BASE).hostname;
@@ -33,7 +45,9 @@ async function stateOf(res) {
   assert.equal(res.headers.get("content-type"), "application/json");
   assert.equal(res.headers.get("cache-control"), "no-store");
   const state = await res.json();
-  const allowed = { "in-flight": ["leaseExpiresAt", "outcomeUnknown"], completed: ["status"], released: [] }[state.kind];
+  const allowed = { "in-flight": ["leaseExpiresAt", "outcomeUnknown"], completed: ["status"], released: [] }[
+    state.kind
+  ];
   assert.ok(allowed, `kind ${state.kind}`);
   assert.deepEqual(Object.keys(state).sort(), ["attempt", "expiresAt", "kind", "record", ...allowed].sort());
   assert.ok(Date.parse(state.expiresAt) > Date.now(), `expiresAt ${state.expiresAt}`);
@@ -43,7 +57,10 @@ async function stateOf(res) {
 describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
   let worker;
   before(async () => {
-    worker = await start({ metrics: true, vars: { IDEMPOTENCY_ADMIN_TOKEN: TOKEN, IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } });
+    worker = await start({
+      metrics: true,
+      vars: { IDEMPOTENCY_ADMIN_TOKEN: TOKEN, IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+    });
   });
   after(() => worker?.dispose());
 
@@ -60,13 +77,23 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
       assert.ok(!text.includes(secret), `the state holds no ${secret}`);
     }
     const state = await stateOf(res);
-    assert.deepEqual({ ...state, expiresAt: undefined }, { record, kind: "completed", attempt: 1, status: 201, expiresAt: undefined });
+    assert.deepEqual(
+      { ...state, expiresAt: undefined },
+      { record, kind: "completed", attempt: 1, status: 201, expiresAt: undefined },
+    );
     const ttl = Date.parse(state.expiresAt) - Date.now();
     assert.ok(ttl > 86_000_000 && ttl <= 86_400_000, `expires with the 24 h TTL: ${ttl} ms`);
-    const logged = await until(() => worker.decisions(), (lines) => lines.some((l) => l.oncekey === "execute" && l.record === record), {
-      what: "the execute log line naming the record",
-    });
-    assert.ok(logged.every((l) => l.record === null || /^[0-9a-f]{64}$/.test(l.record)), "every log line names the record in full");
+    const logged = await until(
+      () => worker.decisions(),
+      (lines) => lines.some((l) => l.oncekey === "execute" && l.record === record),
+      {
+        what: "the execute log line naming the record",
+      },
+    );
+    assert.ok(
+      logged.every((l) => l.record === null || /^[0-9a-f]{64}$/.test(l.record)),
+      "every log line names the record in full",
+    );
   });
 
   test("an attempt in flight: its lease, outcome running", async () => {
@@ -101,7 +128,10 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     const retry = await order(worker, { key, item });
     assert.equal(retry.status, 201, "no wait for the lease");
     assert.equal((await retry.json()).attempt, 2);
-    assert.deepEqual((await ordersOf(worker, item)).orders.map((o) => o.attempt), [1, 2]);
+    assert.deepEqual(
+      (await ordersOf(worker, item)).orders.map((o) => o.attempt),
+      [1, 2],
+    );
     assert.deepEqual((await stateOf(await inspect(worker, record))).attempt, 2);
   });
 
@@ -117,8 +147,15 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.equal(problem.code, "attempt-running");
     assert.match(problem.detail, /Attempt 1 is running.*force=true/);
     const running = await stateOf(await inspect(worker, record));
-    assert.deepEqual([running.kind, running.attempt, running.outcomeUnknown], ["in-flight", 1, false], "nothing written");
-    const forced = await worker.fetch(`${recordPath(record)}/release?force=true`, { method: "POST", headers: bearer() });
+    assert.deepEqual(
+      [running.kind, running.attempt, running.outcomeUnknown],
+      ["in-flight", 1, false],
+      "nothing written",
+    );
+    const forced = await worker.fetch(`${recordPath(record)}/release?force=true`, {
+      method: "POST",
+      headers: bearer(),
+    });
     assert.deepEqual([(await stateOf(forced)).kind], ["released"]);
     assert.equal((await slow).status, 201, "attempt 1's caller still gets its answer");
     const next = await order(worker, { key, item });
@@ -161,7 +198,13 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.equal((await problemOf(none)).code, "record-not-found");
     const noneReleased = await release(worker, absent);
     assert.equal((await problemOf(noneReleased)).code, "record-not-found");
-    for (const headers of [{}, bearer("wrong"), bearer(`${TOKEN}x`), { authorization: `Basic ${TOKEN}` }, { authorization: TOKEN }]) {
+    for (const headers of [
+      {},
+      bearer("wrong"),
+      bearer(`${TOKEN}x`),
+      { authorization: `Basic ${TOKEN}` },
+      { authorization: TOKEN },
+    ]) {
       for (const res of [await inspect(worker, absent, headers), await release(worker, absent, headers)]) {
         assert.equal(res.status, 401, JSON.stringify(headers));
         assert.equal(res.headers.get("www-authenticate"), "Bearer");
@@ -192,54 +235,102 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.equal((await order(worker, { key, item: `${item}-other` })).status, 422);
     assert.equal((await order(worker, { key: "a,b", item })).status, 400);
     await ordersOf(worker, item); // a pass-through: no decision, no point
-    const lines = await until(() => worker.decisions(), (all) => all.length >= before + 4, { what: "four log lines" });
-    const points = await until(() => worker.dataPoints(), (all) => all.length >= lines.length, { what: "a data point per log line" });
+    const lines = await until(
+      () => worker.decisions(),
+      (all) => all.length >= before + 4,
+      { what: "four log lines" },
+    );
+    const points = await until(
+      () => worker.dataPoints(),
+      (all) => all.length >= lines.length,
+      { what: "a data point per log line" },
+    );
     assert.equal(points.length, lines.length, "exactly one point per decision, in the same order");
     for (const [i, line] of lines.entries()) {
-      assert.deepEqual(points[i], {
-        blobs: [line.oncekey, line.tier, line.finish ?? "", line.record ?? ""],
-        doubles: [line.attempt ?? 0, line.status, line.kv_ms ?? 0, line.do_ms ?? 0, line.origin_ms ?? 0, line.waited_ms ?? 0, line.after_answer_ms ?? 0],
-        indexes: [line.oncekey],
-      }, JSON.stringify(line));
+      assert.deepEqual(
+        points[i],
+        {
+          blobs: [line.oncekey, line.tier, line.finish ?? "", line.record ?? ""],
+          doubles: [
+            line.attempt ?? 0,
+            line.status,
+            line.kv_ms ?? 0,
+            line.do_ms ?? 0,
+            line.origin_ms ?? 0,
+            line.waited_ms ?? 0,
+            line.after_answer_ms ?? 0,
+          ],
+          indexes: [line.oncekey],
+        },
+        JSON.stringify(line),
+      );
     }
     // This test's points: those of its record, and its bad key's (which has
     // none). A line of the test before may still arrive after `before`.
     const record = recordName(HOST, undefined, key);
-    const mine = points.slice(before)
+    const mine = points
+      .slice(before)
       .filter((p) => p.blobs[3] === record || p.blobs[0] === "invalid-key")
       .map((p) => [p.blobs[0], p.blobs[2], p.doubles[1]]);
     // The execution logs once its finish has landed (SPEC §4), which the
     // replay waited for: those two may come in either order.
-    const expected = [["execute", "stored", 201], ["replay", "", 201], ["key-reused", "", 422], ["invalid-key", "", 400]];
+    const expected = [
+      ["execute", "stored", 201],
+      ["replay", "", 201],
+      ["key-reused", "", 422],
+      ["invalid-key", "", 400],
+    ];
     assert.deepEqual(mine.sort(), expected.sort());
   });
 
-  test("metrics: a queue consumer batch writes one data point with its counts",
-    { skip: rustOnly("queue consumer (the batch's data point is the Rust Consumer wrapper's)") }, async () => {
+  test("metrics: a queue consumer batch writes one data point with its counts", {
+    skip: rustOnly("queue consumer (the batch's data point is the Rust Consumer wrapper's)"),
+  }, async () => {
     const customerId = `metrics-${randomUUID().slice(0, 8)}`;
     const orderId = randomUUID();
-    const body = { type: "OrderPlaced", eventId: orderId, orderId, customerId, amountCents: 700, publishedAt: new Date().toISOString() };
-    const result = await worker.deliver([{ id: randomUUID(), body }, { id: randomUUID(), body: { ...body, publishedAt: "later" } }]);
+    const body = {
+      type: "OrderPlaced",
+      eventId: orderId,
+      orderId,
+      customerId,
+      amountCents: 700,
+      publishedAt: new Date().toISOString(),
+    };
+    const result = await worker.deliver([
+      { id: randomUUID(), body },
+      { id: randomUUID(), body: { ...body, publishedAt: "later" } },
+    ]);
     assert.equal(result.acked.size, 2);
     const batches = await until(
-      () => worker.dataPoints().filter((p) => p.blobs[0] === "consumer-batch" && p.doubles[0] === 1 && p.doubles[1] === 1),
+      () =>
+        worker.dataPoints().filter((p) => p.blobs[0] === "consumer-batch" && p.doubles[0] === 1 && p.doubles[1] === 1),
       (found) => found.length >= 1,
       { what: "the batch's data point" },
     );
-    assert.deepEqual(batches.at(-1), { blobs: ["consumer-batch", "loyalty"], doubles: [1, 1, 0, 0, 0], indexes: ["consumer-batch"] });
+    assert.deepEqual(batches.at(-1), {
+      blobs: ["consumer-batch", "loyalty"],
+      doubles: [1, 1, 0, 0, 0],
+      indexes: ["consumer-batch"],
+    });
   });
 });
 
 describe("admin paths without IDEMPOTENCY_ADMIN_TOKEN", () => {
   let worker;
-  before(async () => { worker = await start(); });
+  before(async () => {
+    worker = await start();
+  });
   after(() => worker?.dispose());
 
   test("they pass through to the origin like any other path: the demo origin's own 404, not oncekey's", async () => {
     const key = newKey();
     assert.equal((await order(worker, { key, item: uniqueItem("off") })).status, 201);
     const record = recordName(HOST, undefined, key);
-    for (const res of [await inspect(worker, record), await release(worker, record), await inspect(worker, record, {})]) {
+    for (const res of [
+      await inspect(worker, record),
+      await release(worker, record),
+      await inspect(worker, record, {}),
+    ]) {
       assert.equal(res.status, 404);
       const body = await res.json();
       assert.equal(body.type, "urn:oncekey:demo:not-found", "the origin answered");

@@ -17,7 +17,9 @@ const HOLD_MS = 1500;
 /** What the admin path says of `key`'s record right now (its `kind`, `attempt`, ...). */
 async function recordOf(worker, key) {
   const record = recordName(new URL(BASE).hostname, undefined, key);
-  const res = await worker.fetch(`/.well-known/oncekey/records/${record}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const res = await worker.fetch(`/.well-known/oncekey/records/${record}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
   assert.equal(res.status, 200, `inspect answered ${res.status}`);
   return res.json();
 }
@@ -50,16 +52,25 @@ describe(`every finish held ${HOLD_MS} ms on its way to the object`, () => {
       assert.match(first.res.headers.get("server-timing"), /finish;desc="after-answer"/);
       // The caller has its answer, and the attempt is still running: finish has not landed.
       const running = await recordOf(live.worker, key);
-      assert.deepEqual([running.kind, running.attempt, running.outcomeUnknown], ["in-flight", 1, false], `round ${round}: ${JSON.stringify(running)}`);
+      assert.deepEqual(
+        [running.kind, running.attempt, running.outcomeUnknown],
+        ["in-flight", 1, false],
+        `round ${round}: ${JSON.stringify(running)}`,
+      );
       const duplicates = await Promise.all(Array.from({ length: DUPLICATES }, () => post(live.worker, key, item)));
-      for (const d of duplicates) assert.deepEqual([d.status, d.replayed, d.text], [201, true, first.text], `round ${round}`);
+      for (const d of duplicates)
+        assert.deepEqual([d.status, d.replayed, d.text], [201, true, first.text], `round ${round}`);
       assert.deepEqual(live.origin.runs(item), [1], `round ${round}: one execution`);
       // The log line comes after finish, and says how it ended and how long it took.
       const line = await executionLine(live.worker, key);
       assert.equal(line.finish, "stored");
       assert.ok(line.after_answer_ms >= HOLD_MS - 50, `finish took ${line.after_answer_ms} ms after the answer`);
       const record = recordName(new URL(BASE).hostname, undefined, key);
-      await until(() => kv.get(record, "arrayBuffer"), (copy) => copy !== null, { what: "the KV copy" });
+      await until(
+        () => kv.get(record, "arrayBuffer"),
+        (copy) => copy !== null,
+        { what: "the KV copy" },
+      );
       assert.equal((await recordOf(live.worker, key)).kind, "completed");
     }
   });
@@ -84,7 +95,11 @@ describe("every finish of attempt 1 lost after the answer", () => {
     assert.equal(line.status, 201);
     const left = await recordOf(live.worker, key);
     assert.deepEqual([left.kind, left.attempt, left.outcomeUnknown], ["in-flight", 1, false], JSON.stringify(left));
-    const retry = await until(() => post(live.worker, key, item), (r) => r.status === 201, { timeoutMs: 10_000, everyMs: 500, what: "the reclaim" });
+    const retry = await until(
+      () => post(live.worker, key, item),
+      (r) => r.status === 201,
+      { timeoutMs: 10_000, everyMs: 500, what: "the reclaim" },
+    );
     assert.equal(JSON.parse(retry.text).attempt, 2);
     assert.deepEqual(live.origin.runs(item), [1, 2]);
   });

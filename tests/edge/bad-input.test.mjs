@@ -80,7 +80,14 @@ describe("malformed Idempotency-Key headers → 400 invalid-key, nothing forward
     const item = uniqueItem("twice");
     const body = orderBody(item);
     const res = await rawRequest(worker.url, [
-      post([["Idempotency-Key", newKey()], ["Idempotency-Key", newKey()], ["Content-Type", "application/json"]], body.length),
+      post(
+        [
+          ["Idempotency-Key", newKey()],
+          ["Idempotency-Key", newKey()],
+          ["Content-Type", "application/json"],
+        ],
+        body.length,
+      ),
       body,
     ]);
     assertLayerProblem(res, "invalid-key", 400);
@@ -93,13 +100,22 @@ describe("headers the runtime refuses before the worker runs", () => {
     ["a NUL byte in a value", [["Idempotency-Key", "a\0b"]]],
     ["a header line without a colon", [["Idempotency-Key\r\nX-Broken", "x"]]],
     ["a 200 KB header", [["Idempotency-Key", "k".repeat(200_000)]]],
-    ["a 200 KB Authorization", [["Authorization", `Bearer ${"t".repeat(200_000)}`], ["Idempotency-Key", newKey()]]],
+    [
+      "a 200 KB Authorization",
+      [
+        ["Authorization", `Bearer ${"t".repeat(200_000)}`],
+        ["Idempotency-Key", newKey()],
+      ],
+    ],
   ];
   for (const [name, extra] of cases) {
     test(`${name} → a 4xx from the runtime, no order`, async () => {
       const item = uniqueItem("refused");
       const body = orderBody(item);
-      const res = await rawRequest(worker.url, [post([["Content-Type", "application/json"], ...extra], body.length), body]);
+      const res = await rawRequest(worker.url, [
+        post([["Content-Type", "application/json"], ...extra], body.length),
+        body,
+      ]);
       // A runtime that refuses a huge head may reset the socket before the
       // 431 is read: no answer at all is a refusal too.
       const refused = (res.status >= 400 && res.status < 500) || (res.status === 0 && res.closed);
@@ -113,7 +129,16 @@ describe("headers the runtime refuses before the worker runs", () => {
     const item = uniqueItem("space");
     const body = orderBody(item);
     const key = newKey();
-    const res = await rawRequest(worker.url, [post([["Content-Type", "application/json"], ["Idempotency-Key ", key]], body.length), body]);
+    const res = await rawRequest(worker.url, [
+      post(
+        [
+          ["Content-Type", "application/json"],
+          ["Idempotency-Key ", key],
+        ],
+        body.length,
+      ),
+      body,
+    ]);
     assert.ok(res.status === 201 || (res.status >= 400 && res.status < 500), `got ${res.status} ${res.body}`);
     assert.equal((await ordersOf(worker, item)).count, res.status === 201 ? 1 : 0);
   });
@@ -147,7 +172,11 @@ describe("headers the layer must tolerate", () => {
 
   test("a forged, garbage Idempotency-Attempt is removed", async () => {
     const item = uniqueItem("forged");
-    const res = await order(worker, { key: newKey(), item, headers: { "idempotency-attempt": "-1, 99999999999999999999" } });
+    const res = await order(worker, {
+      key: newKey(),
+      item,
+      headers: { "idempotency-attempt": "-1, 99999999999999999999" },
+    });
     assert.equal(res.status, 201);
     assert.equal((await res.json()).attempt, 1);
   });
@@ -224,7 +253,13 @@ describe("bodies that are not orders → the demo origin's 400, no order", () =>
       const key = newKey();
       const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
       const res = await rawRequest(worker.url, [
-        post([["Idempotency-Key", key], ["Content-Type", "application/json"]], bytes.length),
+        post(
+          [
+            ["Idempotency-Key", key],
+            ["Content-Type", "application/json"],
+          ],
+          bytes.length,
+        ),
         bytes,
       ]);
       assertBadOrder(res);
@@ -233,7 +268,10 @@ describe("bodies that are not orders → the demo origin's 400, no order", () =>
   }
 
   test("without a key, the same bodies pass through untouched", async () => {
-    const res = await rawRequest(worker.url, [post([["Content-Type", "application/json"]], 4), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]);
+    const res = await rawRequest(worker.url, [
+      post([["Content-Type", "application/json"]], 4),
+      Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+    ]);
     assertBadOrder(res);
     assert.equal(res.headers["idempotent-replayed"], undefined);
   });
@@ -254,7 +292,20 @@ describe("bodies that break off", () => {
     const item = uniqueItem("short");
     const key = newKey();
     const body = orderBody(item);
-    const res = await rawRequest(worker.url, [post([["Idempotency-Key", key], ["Content-Type", "application/json"]], body.length + 100), body], { end: "half" });
+    const res = await rawRequest(
+      worker.url,
+      [
+        post(
+          [
+            ["Idempotency-Key", key],
+            ["Content-Type", "application/json"],
+          ],
+          body.length + 100,
+        ),
+        body,
+      ],
+      { end: "half" },
+    );
     assertLayerProblem(res, "body-incomplete", 400);
     await assertNoOrders(item);
     const retry = await order(worker, { key, item });
@@ -266,7 +317,20 @@ describe("bodies that break off", () => {
     const item = uniqueItem("cut");
     const key = newKey();
     const body = orderBody(item);
-    await rawRequest(worker.url, [post([["Idempotency-Key", key], ["Content-Type", "application/json"]], body.length + 100), body.slice(0, 20)], { end: "destroy" });
+    await rawRequest(
+      worker.url,
+      [
+        post(
+          [
+            ["Idempotency-Key", key],
+            ["Content-Type", "application/json"],
+          ],
+          body.length + 100,
+        ),
+        body.slice(0, 20),
+      ],
+      { end: "destroy" },
+    );
     await assertNoOrders(item);
     const retry = await order(worker, { key, item });
     assert.equal(retry.status, 201);
@@ -276,20 +340,36 @@ describe("bodies that break off", () => {
   test("a chunked body cut mid-chunk, then FIN → 400 body-incomplete", async () => {
     const item = uniqueItem("chunk-cut");
     const body = orderBody(item);
-    const res = await rawRequest(worker.url, [
-      post([["Idempotency-Key", newKey()], ["Content-Type", "application/json"], ["Transfer-Encoding", "chunked"]]),
-      `${(body.length + 50).toString(16)}\r\n${body}`,
-    ], { end: "half" });
+    const res = await rawRequest(
+      worker.url,
+      [
+        post([
+          ["Idempotency-Key", newKey()],
+          ["Content-Type", "application/json"],
+          ["Transfer-Encoding", "chunked"],
+        ]),
+        `${(body.length + 50).toString(16)}\r\n${body}`,
+      ],
+      { end: "half" },
+    );
     assertLayerProblem(res, "body-incomplete", 400);
     await assertNoOrders(item);
   });
 
   test("broken chunk framing → 400 (the layer's body-incomplete, or the runtime's), never a 500", async () => {
     const item = uniqueItem("chunk-bad");
-    const res = await rawRequest(worker.url, [
-      post([["Idempotency-Key", newKey()], ["Content-Type", "application/json"], ["Transfer-Encoding", "chunked"]]),
-      `ZZ\r\n${orderBody(item)}\r\n0\r\n\r\n`,
-    ], { end: "half" });
+    const res = await rawRequest(
+      worker.url,
+      [
+        post([
+          ["Idempotency-Key", newKey()],
+          ["Content-Type", "application/json"],
+          ["Transfer-Encoding", "chunked"],
+        ]),
+        `ZZ\r\n${orderBody(item)}\r\n0\r\n\r\n`,
+      ],
+      { end: "half" },
+    );
     assert.equal(res.status, 400, `${res.status} ${res.body}`);
     if (res.headers["content-type"] === "application/problem+json") assertLayerProblem(res, "body-incomplete", 400);
     await assertNoOrders(item);
@@ -298,7 +378,13 @@ describe("bodies that break off", () => {
   test("a chunked body over the limit → 413 body-too-large, counted on bytes read", async () => {
     const item = uniqueItem("chunk-big");
     const chunk = " ".repeat(64 * 1024);
-    const parts = [post([["Idempotency-Key", newKey()], ["Content-Type", "application/json"], ["Transfer-Encoding", "chunked"]])];
+    const parts = [
+      post([
+        ["Idempotency-Key", newKey()],
+        ["Content-Type", "application/json"],
+        ["Transfer-Encoding", "chunked"],
+      ]),
+    ];
     for (let i = 0; i < 17; i++) parts.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
     parts.push(`${orderBody(item).length.toString(16)}\r\n${orderBody(item)}\r\n0\r\n\r\n`);
     const res = await rawRequest(worker.url, parts);
@@ -310,9 +396,13 @@ describe("bodies that break off", () => {
 describe("methods and paths", () => {
   test("uncovered and unknown methods with a key pass through, never stored", async () => {
     const send = (method, key = "same-key") =>
-      rawRequest(worker.url, [head(`${method} /api/orders HTTP/1.1`, [
-        ["Host", host], ...(key === null ? [] : [["Idempotency-Key", key]]), ["Content-Length", "0"],
-      ])]);
+      rawRequest(worker.url, [
+        head(`${method} /api/orders HTTP/1.1`, [
+          ["Host", host],
+          ...(key === null ? [] : [["Idempotency-Key", key]]),
+          ["Content-Length", "0"],
+        ]),
+      ]);
     for (const method of ["PUT", "DELETE", "PROPFIND"]) {
       // The origin's own answer to the method, sent without a key. PUT and
       // DELETE are the demo's 405. PROPFIND reaches the demo as sent on
@@ -321,10 +411,15 @@ describe("methods and paths", () => {
       // reads a method it does not know as GET (a listing without an item:
       // 400), the JavaScript demo answers 405.
       const unkeyed = await send(method, null);
-      assert.equal(unkeyed.headers["content-type"], "application/problem+json", `${method}: ${unkeyed.status} ${unkeyed.body}`);
+      assert.equal(
+        unkeyed.headers["content-type"],
+        "application/problem+json",
+        `${method}: ${unkeyed.status} ${unkeyed.body}`,
+      );
       const origin = JSON.parse(unkeyed.body).type;
       assert.match(origin, /^urn:oncekey:demo:/, `${method}: the demo origin answered`);
-      if (method === "PROPFIND") assert.ok([400, 405].includes(unkeyed.status), `${method}: ${unkeyed.status} ${unkeyed.body}`);
+      if (method === "PROPFIND")
+        assert.ok([400, 405].includes(unkeyed.status), `${method}: ${unkeyed.status} ${unkeyed.body}`);
       else assert.equal(unkeyed.status, 405, `${method}: ${unkeyed.status} ${unkeyed.body}`);
       // With a key, twice: the same answer from the origin, never a replay.
       for (let i = 0; i < 2; i++) {

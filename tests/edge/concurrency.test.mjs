@@ -5,7 +5,9 @@ import { after, before, test } from "node:test";
 import { newKey, order, ordersOf, start, uniqueItem } from "./harness.mjs";
 
 let worker;
-before(async () => { worker = await start(); });
+before(async () => {
+  worker = await start();
+});
 after(() => worker?.dispose());
 
 test("200 keys × 10 concurrent duplicates → exactly 200 orders; every duplicate waits and gets the stored answer", async () => {
@@ -22,7 +24,11 @@ test("200 keys × 10 concurrent duplicates → exactly 200 orders; every duplica
   const byKey = new Map();
   for (const a of answers) {
     assert.ok(a.status < 500, `no 5xx: got ${a.status} ${JSON.stringify(a.body)}`);
-    assert.equal(a.status, 201, `a duplicate waits out a 50 ms attempt (10 s allowed): got ${a.status} ${JSON.stringify(a.body)}`);
+    assert.equal(
+      a.status,
+      201,
+      `a duplicate waits out a 50 ms attempt (10 s allowed): got ${a.status} ${JSON.stringify(a.body)}`,
+    );
     const seen = byKey.get(a.key);
     if (seen) assert.equal(a.body.orderId, seen, "every success for a key is the same stored answer");
     else byKey.set(a.key, a.body.orderId);

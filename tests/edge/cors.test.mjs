@@ -20,10 +20,16 @@ after(() => worker?.dispose());
 
 /** A preflight for POST /api/orders whose Access-Control-Request-Headers is `requested` (bytes as given). */
 async function preflight(requested) {
-  const res = await rawRequest(worker.url, [
-    `OPTIONS /api/orders HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${ALLOWED}\r\nAccess-Control-Request-Method: POST\r\n`,
-    "Access-Control-Request-Headers: ", requested, "\r\nConnection: close\r\n\r\n",
-  ], { end: "half" });
+  const res = await rawRequest(
+    worker.url,
+    [
+      `OPTIONS /api/orders HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${ALLOWED}\r\nAccess-Control-Request-Method: POST\r\n`,
+      "Access-Control-Request-Headers: ",
+      requested,
+      "\r\nConnection: close\r\n\r\n",
+    ],
+    { end: "half" },
+  );
   assert.equal(res.status, 204, `${res.status} ${res.body}`);
   assert.equal(res.headers["access-control-allow-origin"], ALLOWED);
   // rawhttp reads the head as latin1: one character per byte.
@@ -33,8 +39,16 @@ async function preflight(requested) {
 describe("a preflight's Access-Control-Allow-Headers", () => {
   const cases = [
     ["valid names, as sent", "idempotency-key, content-type,X-Trace-Id", "idempotency-key, content-type, X-Trace-Id"],
-    ["a UTF-8 name beside valid ones", Buffer.from("idempotency-key, x-clé, content-type", "utf8"), "idempotency-key, content-type"],
-    ["bytes that are not UTF-8", Buffer.concat([Buffer.from("x-"), Buffer.from([0xe9, 0xff]), Buffer.from(", idempotency-key")]), "idempotency-key"],
+    [
+      "a UTF-8 name beside valid ones",
+      Buffer.from("idempotency-key, x-clé, content-type", "utf8"),
+      "idempotency-key, content-type",
+    ],
+    [
+      "bytes that are not UTF-8",
+      Buffer.concat([Buffer.from("x-"), Buffer.from([0xe9, 0xff]), Buffer.from(", idempotency-key")]),
+      "idempotency-key",
+    ],
     ["a 4-byte UTF-8 character", Buffer.from("x-😀, content-type", "utf8"), "content-type"],
     ["names with spaces and separators", "a b, c(d), e/f, g=h, idempotency-key", "idempotency-key"],
     ["every token character", "x-a!#$%&'*+.^_`|~1", "x-a!#$%&'*+.^_`|~1"],
@@ -62,10 +76,15 @@ describe("with IDEMPOTENCY_CORS_ORIGINS=*", () => {
 
   /** The Access-Control-Allow-Origin a preflight from `origin` (bytes as given) gets. */
   async function allowOrigin(origin) {
-    const res = await rawRequest(any.url, [
-      `OPTIONS /api/orders HTTP/1.1\r\nHost: ${anyHost}\r\nOrigin: `, origin,
-      "\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n",
-    ], { end: "half" });
+    const res = await rawRequest(
+      any.url,
+      [
+        `OPTIONS /api/orders HTTP/1.1\r\nHost: ${anyHost}\r\nOrigin: `,
+        origin,
+        "\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n",
+      ],
+      { end: "half" },
+    );
     assert.ok(res.status < 500, `${res.status} ${res.body}`);
     return res.headers["access-control-allow-origin"];
   }
@@ -75,7 +94,10 @@ describe("with IDEMPOTENCY_CORS_ORIGINS=*", () => {
   });
   const refused = [
     ["null (a sandboxed or opaque caller)", "null"],
-    ["bytes that are not UTF-8", Buffer.concat([Buffer.from("https://h"), Buffer.from([0xe9, 0xff]), Buffer.from(".example")])],
+    [
+      "bytes that are not UTF-8",
+      Buffer.concat([Buffer.from("https://h"), Buffer.from([0xe9, 0xff]), Buffer.from(".example")]),
+    ],
     ["a list of origins", "https://a.example, https://b.example"],
     ["a path", "https://a.example/app"],
   ];
@@ -95,26 +117,28 @@ describe("CORS headers of an origin that does its own (the production proxy)", (
       worker: "proxy",
       vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_CORS_ORIGINS: `${A},${B}` },
       // The origin answers for the caller it saw, and exposes Location.
-      outboundService: (request) => new Response('{"orderId":"o1"}', {
-        status: 201,
-        headers: {
-          "content-type": "application/json",
-          location: "/orders/1",
-          "access-control-allow-origin": request.headers.get("origin") ?? "*",
-          "access-control-expose-headers": "Location",
-        },
-      }),
+      outboundService: (request) =>
+        new Response('{"orderId":"o1"}', {
+          status: 201,
+          headers: {
+            "content-type": "application/json",
+            location: "/orders/1",
+            "access-control-allow-origin": request.headers.get("origin") ?? "*",
+            "access-control-expose-headers": "Location",
+          },
+        }),
     });
   });
   after(() => proxy?.dispose());
 
   test("the origin's exposed headers are merged with the layer's; a replay to another origin is allowed for it", async () => {
     const key = crypto.randomUUID();
-    const send = (origin) => proxy.fetch("/v1/orders", {
-      method: "POST",
-      headers: { origin, "content-type": "application/json", "idempotency-key": key },
-      body: "{}",
-    });
+    const send = (origin) =>
+      proxy.fetch("/v1/orders", {
+        method: "POST",
+        headers: { origin, "content-type": "application/json", "idempotency-key": key },
+        body: "{}",
+      });
     const first = await send(A);
     assert.equal(first.status, 201);
     const exposed = first.headers.get("access-control-expose-headers").split(", ");
@@ -123,7 +147,11 @@ describe("CORS headers of an origin that does its own (the production proxy)", (
     assert.equal(first.headers.get("access-control-allow-origin"), A);
     const replay = await send(B);
     assert.equal(replay.headers.get("idempotent-replayed"), "true");
-    assert.equal(replay.headers.get("access-control-allow-origin"), B, "allowed for the caller at hand, not the first one");
+    assert.equal(
+      replay.headers.get("access-control-allow-origin"),
+      B,
+      "allowed for the caller at hand, not the first one",
+    );
     assert.equal(replay.headers.get("location"), "/orders/1");
   });
 });

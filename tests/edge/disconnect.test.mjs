@@ -80,16 +80,21 @@ test("a finish that lands just after its lease ended still stores the answer whe
   const worker = await start({
     store: "late-first-finish",
     metrics: true,
-    vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+    vars: {
+      IDEMPOTENCY_LEASE_SECONDS: "2",
+      IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1",
+      IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+    },
   });
   try {
     const key = newKey();
     const item = uniqueItem("late-finish");
     const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
-    const send = () => worker.raw("/api/orders?delay_ms=900", {
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body,
-    });
+    const send = () =>
+      worker.raw("/api/orders?delay_ms=900", {
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body,
+      });
     const first = await send();
     assert.equal(first.status, 201, first.text);
     // This worker's one execution.
@@ -100,7 +105,10 @@ test("a finish that lands just after its lease ended still stores the answer whe
     );
     assert.equal(line.finish, "stored");
     // Answered at ~0.9 s into the 2 s lease; the repeat ~1.6 s after that.
-    assert.ok(line.origin_ms + line.after_answer_ms > 2000, `the repeat landed after the lease (${JSON.stringify(line)})`);
+    assert.ok(
+      line.origin_ms + line.after_answer_ms > 2000,
+      `the repeat landed after the lease (${JSON.stringify(line)})`,
+    );
     const retry = await send();
     assert.equal(retry.status, 201, `retry got ${retry.status}: ${retry.text}`);
     assert.equal(retry.headers["idempotent-replayed"], "true", "the late finish was stored");
@@ -118,7 +126,10 @@ test("a finish that lands just after its lease ended still stores the answer whe
 // 120 s lease.
 for (const [store, what] of [
   ["lose-first-begin", "a begin whose reply was lost is abandoned: the 503 does not hold the key for a lease"],
-  ["reset-after-first-begin", "a begin whose object was reset after it reserved the key is abandoned through a fresh stub"],
+  [
+    "reset-after-first-begin",
+    "a begin whose object was reset after it reserved the key is abandoned through a fresh stub",
+  ],
 ]) {
   test(what, async () => {
     const worker = await start({ store, vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } });
@@ -126,7 +137,8 @@ for (const [store, what] of [
       const key = newKey();
       const item = uniqueItem(store);
       const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
-      const send = () => worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
+      const send = () =>
+        worker.raw("/api/orders", { headers: { "content-type": "application/json", "idempotency-key": key }, body });
       const first = await send();
       assert.equal(first.status, 503, first.text);
       assert.equal((await ordersOf(worker, item)).count, 0, "the origin was not called");
@@ -156,7 +168,8 @@ test("a finish whose coordinator object was reset is repeated through a fresh st
     const first = await send();
     assert.equal(first.status, 201, first.text);
     let retry;
-    for (let i = 0; i < 10; i++) { // the repeats run after the answer, under waitUntil
+    for (let i = 0; i < 10; i++) {
+      // the repeats run after the answer, under waitUntil
       retry = await send();
       if (retry.status !== 409) break;
       await sleep(200);
@@ -212,19 +225,32 @@ test("a caller that disconnects during a long origin call: within the platform's
     worker: "proxy",
     quiet: true,
     vars: { ORIGIN_URL: `http://127.0.0.1:${origin.address().port}`, IDEMPOTENCY_STORE_TIMEOUT_MS: "1000" },
-    extraWorkers: [{ name: "client", modules: true, script: client, routes: ["client.test/*"], serviceBindings: { LAYER: "oncekey" } }],
+    extraWorkers: [
+      {
+        name: "client",
+        modules: true,
+        script: client,
+        routes: ["client.test/*"],
+        serviceBindings: { LAYER: "oncekey" },
+      },
+    ],
   });
   try {
     const key = newKey();
-    const send = () => worker.mf.dispatchFetch("http://client.test/", {
-      method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: '{"item":"slow"}',
-    });
+    const send = () =>
+      worker.mf.dispatchFetch("http://client.test/", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: '{"item":"slow"}',
+      });
     assert.equal(await (await send()).text(), "hung up: AbortError");
     // 30 s after the disconnect less a whole finish (3 x 1 s + 0.5 s): the call is cut at 26.5 s.
     await sleep(28_500);
     assert.ok(originCutAt >= 25_000 && originCutAt < 29_000, `the layer ended the origin call at ${originCutAt} ms`);
     const dup = await worker.fetch("/v1/orders", {
-      method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: '{"item":"slow"}',
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: '{"item":"slow"}',
     });
     assert.equal(dup.status, 409);
     const problem = await dup.json();

@@ -5,7 +5,15 @@ import { newKey, order, ordersOf, problemOf, sleep, start, tempDir, uniqueItem }
 
 describe("unknown outcome with a short lease", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } }); });
+  before(async () => {
+    worker = await start({
+      vars: {
+        IDEMPOTENCY_LEASE_SECONDS: "2",
+        IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1",
+        IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+      },
+    });
+  });
   after(() => worker?.dispose());
 
   test("Demo-Fault: drop → 502, 409 while the lease lives, then the retry reclaims as attempt 2", async () => {
@@ -25,13 +33,24 @@ describe("unknown outcome with a short lease", () => {
     assert.equal((await retry.json()).attempt, 2);
     const { count, orders } = await ordersOf(worker, item);
     assert.equal(count, 2);
-    assert.deepEqual(orders.map((o) => o.attempt), [1, 2]);
+    assert.deepEqual(
+      orders.map((o) => o.attempt),
+      [1, 2],
+    );
   });
 });
 
 describe("an unknown outcome's 409 is honest", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_LEASE_SECONDS: "30", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } }); });
+  before(async () => {
+    worker = await start({
+      vars: {
+        IDEMPOTENCY_LEASE_SECONDS: "30",
+        IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1",
+        IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+      },
+    });
+  });
   after(() => worker?.dispose());
 
   test("after Demo-Fault: drop, a duplicate is told the outcome is unknown and to come back when the lease ends", async () => {
@@ -63,7 +82,11 @@ describe("a real crash", () => {
   test("stop the runtime mid-attempt, restart on the same state, the retry reclaims after the lease", async () => {
     const persist = tempDir();
     // No waiting: the duplicate must see the persisted lease as a 409.
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" };
+    const vars = {
+      IDEMPOTENCY_LEASE_SECONDS: "3",
+      IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2",
+      IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+    };
     const item = uniqueItem("crash");
     const key = newKey();
     let worker = await start({ vars, persist });
@@ -138,7 +161,12 @@ describe("an origin whose body is still arriving when the time limit passes", ()
   before(async () => {
     worker = await start({
       worker: "proxy",
-      vars: { ORIGIN_URL: "http://origin.test", IDEMPOTENCY_LEASE_SECONDS: "2", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+      vars: {
+        ORIGIN_URL: "http://origin.test",
+        IDEMPOTENCY_LEASE_SECONDS: "2",
+        IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1",
+        IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+      },
       outboundService: (request) => {
         attempts.push(request.headers.get("idempotency-attempt"));
         const text = new TextEncoder();
@@ -158,11 +186,12 @@ describe("an origin whose body is still arriving when the time limit passes", ()
 
   test("→ 502 at the limit, not when the body ends; the lease is kept, then a retry reclaims as attempt 2", async () => {
     const key = newKey();
-    const send = () => worker.fetch("/api/orders", {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify({ item: "slow-body" }),
-    });
+    const send = () =>
+      worker.fetch("/api/orders", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ item: "slow-body" }),
+      });
     const started = Date.now();
     const first = await send();
     const took = Date.now() - started;

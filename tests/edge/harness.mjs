@@ -223,10 +223,20 @@ export default function () {
  * so far and `dataPoints()` every data point written.
  */
 export async function start({
-  worker = "demo", vars = {}, store = "real", persist, extraWorkers = [], storeFailRate = 0, quiet = false,
-  outboundService, serviceBindings, metrics = false, host = HOST, storeDelayMs,
+  worker = "demo",
+  vars = {},
+  store = "real",
+  persist,
+  extraWorkers = [],
+  storeFailRate = 0,
+  quiet = false,
+  outboundService,
+  serviceBindings,
+  metrics = false,
+  host = HOST,
+  storeDelayMs,
 } = {}) {
-  const name = host === "js" ? ON_JS_HOST[worker] ?? worker : worker;
+  const name = host === "js" ? (ON_JS_HOST[worker] ?? worker) : worker;
   const { build, config } = WORKERS[name];
   // The order book is either demo's; the queue only the Rust demo's.
   const demo = name === "demo" || name === "demo-js";
@@ -260,9 +270,9 @@ export async function start({
       // wrangler.toml binds the same names), delivered quickly.
       ...(queue
         ? {
-          queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
-          queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },
-        }
+            queueProducers: { ORDER_EVENTS: { queueName: QUEUE } },
+            queueConsumers: { [QUEUE]: { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10 } },
+          }
         : {}),
     },
   ];
@@ -298,7 +308,14 @@ export async function start({
     ...(persist ? { durableObjectsPersist: persist, kvPersist: persist } : {}),
     // Load runs: drop the runtime's stdout (a log line per decision), keep
     // its stderr (where workerd reports its own failures, e.g. SQLITE_NOMEM).
-    ...(quiet ? { handleRuntimeStdio: (out, err) => { out.resume(); err.pipe(process.stderr); } } : {}),
+    ...(quiet
+      ? {
+          handleRuntimeStdio: (out, err) => {
+            out.resume();
+            err.pipe(process.stderr);
+          },
+        }
+      : {}),
     ...(metrics ? { handleRuntimeStdio: collect } : {}),
   });
   const url = await mf.ready;
@@ -316,7 +333,9 @@ export async function start({
         const req = http.request(new URL(path, url), { method, headers, agent: false }, (res) => {
           let text = "";
           res.setEncoding("utf8");
-          res.on("data", (chunk) => { text += chunk; });
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
           res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text }));
         });
         req.on("error", reject);
@@ -330,7 +349,10 @@ export async function start({
     },
     /** Sends an encoded store call to the record's object, as the worker does: the reply's bytes. */
     async storeCall(recordHex, bytes) {
-      const res = await (await coordinatorOf(recordHex)).fetch("https://coordinator/call", { method: "POST", body: bytes });
+      const res = await (await coordinatorOf(recordHex)).fetch("https://coordinator/call", {
+        method: "POST",
+        body: bytes,
+      });
       if (res.status !== 200) throw new Error(`store call answered ${res.status}`);
       return [...new Uint8Array(await res.arrayBuffer())];
     },
@@ -356,7 +378,9 @@ export async function start({
     lines: () => [...stdout],
     /** Every data point written to IDEMPOTENCY_METRICS so far (with `metrics`). */
     dataPoints: () =>
-      stdout.filter((line) => line.includes(DATA_POINT_MARK)).map((line) => JSON.parse(line.slice(line.indexOf(DATA_POINT_MARK) + DATA_POINT_MARK.length))),
+      stdout
+        .filter((line) => line.includes(DATA_POINT_MARK))
+        .map((line) => JSON.parse(line.slice(line.indexOf(DATA_POINT_MARK) + DATA_POINT_MARK.length))),
     /** Every decision log line so far (with `metrics`), parsed. */
     decisions: () =>
       stdout.flatMap((line) => {
@@ -379,9 +403,7 @@ export const QUEUE = "oncekey-order-events";
 export function defaultVars(config = WORKERS.demo.config) {
   const toml = readFileSync(config, "utf8");
   const section = toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0];
-  return Object.fromEntries(
-    [...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
-  );
+  return Object.fromEntries([...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
 }
 
 /**

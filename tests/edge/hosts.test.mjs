@@ -8,7 +8,9 @@ import { newKey, ordersOf, recordName, start, uniqueItem } from "./harness.mjs";
 
 describe("keyed requests to internationalised hosts", () => {
   let worker;
-  before(async () => { worker = await start(); });
+  before(async () => {
+    worker = await start();
+  });
   after(() => worker?.dispose());
 
   for (const host of ["bücher.example", "xn--bcher-kva.example", "SHOP.Example"]) {
@@ -29,7 +31,10 @@ describe("keyed requests to internationalised hosts", () => {
       assert.equal(await second.text(), await first.text());
       assert.equal((await ordersOf(worker, item)).count, 1);
       const punycode = new URL(`http://${host}/`).host;
-      assert.ok((await worker.calls(recordName(punycode, undefined, key))) >= 1, "the record is named by the punycode host");
+      assert.ok(
+        (await worker.calls(recordName(punycode, undefined, key))) >= 1,
+        "the record is named by the punycode host",
+      );
     });
   }
 });

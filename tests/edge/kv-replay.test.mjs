@@ -4,7 +4,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  newKey, order, ordersOf, problemOf, recordName, sleep, start, tempDir, tiers, uniqueItem, until,
+  newKey,
+  order,
+  ordersOf,
+  problemOf,
+  recordName,
+  sleep,
+  start,
+  tempDir,
+  tiers,
+  uniqueItem,
+  until,
 } from "./harness.mjs";
 
 const HOST = "oncekey.test";
@@ -17,12 +27,18 @@ async function copyOf(worker, key) {
 
 /** Waits for the copy written after the answer (off the critical path). */
 function copyWritten(worker, key) {
-  return until(() => copyOf(worker, key), (copy) => copy !== null, { what: "the KV copy" });
+  return until(
+    () => copyOf(worker, key),
+    (copy) => copy !== null,
+    { what: "the KV copy" },
+  );
 }
 
 describe("fallback (the default), coordinator up", () => {
   let worker;
-  before(async () => { worker = await start(); });
+  before(async () => {
+    worker = await start();
+  });
   after(() => worker?.dispose());
 
   test("a first execution reads no KV; a replay comes from the object; the copy is written after", async () => {
@@ -115,7 +131,9 @@ describe("fallback, coordinator down", () => {
 
 describe("read-first", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_KV_REPLAY: "read-first" } }); });
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_KV_REPLAY: "read-first" } });
+  });
   after(() => worker?.dispose());
 
   test("after completion a replay is served from KV without touching the Durable Object", async () => {
@@ -128,7 +146,8 @@ describe("read-first", () => {
     const callsAfterFirst = await worker.calls(name);
     assert.equal(callsAfterFirst, 2, "begin and finish");
     let replay;
-    for (let i = 0; i < 50; i++) { // the KV copy is written just after the answer
+    for (let i = 0; i < 50; i++) {
+      // the KV copy is written just after the answer
       replay = await order(worker, { key, item });
       if (tiers(replay).join() === "kv") break;
       await sleep(50);
@@ -136,7 +155,7 @@ describe("read-first", () => {
     assert.equal(replay.headers.get("idempotent-replayed"), "true");
     assert.deepEqual(tiers(replay), ["kv"]);
     const callsNow = await worker.calls(name);
-    const viaObject = await worker.calls(name) - callsNow; // reading the count is not a store call
+    const viaObject = (await worker.calls(name)) - callsNow; // reading the count is not a store call
     assert.equal(viaObject, 0);
     const again = await order(worker, { key, item });
     assert.deepEqual(tiers(again), ["kv"]);
@@ -146,7 +165,9 @@ describe("read-first", () => {
 
 describe("off", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_KV_REPLAY: "off" } }); });
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_KV_REPLAY: "off" } });
+  });
   after(() => worker?.dispose());
 
   test("nothing is read from or written to KV", async () => {

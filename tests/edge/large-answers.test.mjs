@@ -15,7 +15,7 @@ const CHUNK = 64 * 1024;
 /** Byte i of the export: a pattern a truncated or reordered body would break. */
 function chunkAt(offset, length) {
   const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (offset + i) * 31 % 251;
+  for (let i = 0; i < length; i++) bytes[i] = ((offset + i) * 31) % 251;
   return bytes;
 }
 
@@ -55,11 +55,12 @@ describe("a 20 MB origin answer through the production proxy", () => {
     test(`${declared ? "with" : "without"} Content-Length: delivered whole, stored without its body, run once`, async () => {
       const before = executions;
       const key = newKey();
-      const send = () => worker.fetch(`/v1/exports${declared ? "?declared" : ""}`, {
-        method: "POST",
-        headers: { "idempotency-key": key, "content-type": "application/json" },
-        body: "{}",
-      });
+      const send = () =>
+        worker.fetch(`/v1/exports${declared ? "?declared" : ""}`, {
+          method: "POST",
+          headers: { "idempotency-key": key, "content-type": "application/json" },
+          body: "{}",
+        });
       const first = await send();
       assert.equal(first.status, 200);
       const bytes = new Uint8Array(await first.arrayBuffer());
@@ -90,11 +91,20 @@ describe("a gzip'd origin answer that is small on the wire and large decoded", (
     server = http.createServer((req, res) => {
       executions++;
       req.resume();
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-encoding": "gzip", "content-length": gz.length, etag: '"v1"' });
+      res.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-encoding": "gzip",
+        "content-length": gz.length,
+        etag: '"v1"',
+      });
       res.end(gz);
     });
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    worker = await start({ worker: "proxy", quiet: true, vars: { ORIGIN_URL: `http://127.0.0.1:${server.address().port}` } });
+    worker = await start({
+      worker: "proxy",
+      quiet: true,
+      vars: { ORIGIN_URL: `http://127.0.0.1:${server.address().port}` },
+    });
   });
   after(async () => {
     await worker?.dispose();

@@ -13,7 +13,11 @@ test("300 keys × 5 under faults: one order per known outcome, extra orders only
     faults: { unavailable: 0.05, error: 0.05, drop: 0.03 },
     storeFailRate: 0.05,
     kills: 1,
-    vars: { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+    vars: {
+      IDEMPOTENCY_LEASE_SECONDS: "3",
+      IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2",
+      IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+    },
     deadlineMs: 60_000,
   });
   const summary = { ...r, problems: r.problems.slice(0, 10) };
@@ -24,5 +28,8 @@ test("300 keys × 5 under faults: one order per known outcome, extra orders only
   assert.ok(r.orders >= 300 && r.orders === 300 + r.extraOrders, JSON.stringify(summary));
   // Only the outcomes that are really unknown may run twice.
   if (r.unknownKeys === 0) assert.equal(r.extraOrders, 0);
-  assert.deepEqual(Object.keys(r.otherFailures).filter((k) => !/origin-unreachable|store-unavailable|demo:unavailable/.test(k)), []);
+  assert.deepEqual(
+    Object.keys(r.otherFailures).filter((k) => !/origin-unreachable|store-unavailable|demo:unavailable/.test(k)),
+    [],
+  );
 });

@@ -138,7 +138,9 @@ async function runWave({
       latencies.push(performance.now() - t0);
       counts.byStatus[res.status] = (counts.byStatus[res.status] ?? 0) + 1;
       let body = null;
-      try { body = JSON.parse(text); } catch {}
+      try {
+        body = JSON.parse(text);
+      } catch {}
       const replayed = res.headers.get("idempotent-replayed") === "true";
       if (res.status >= 500 && !(res.status === 500 && body?.type === "urn:oncekey:demo:charge-failed")) {
         const kind = `${res.status} ${body?.type ?? text.slice(0, 40)}`;
@@ -216,7 +218,10 @@ async function runWave({
   );
   // Store faults, read from the flaky store: a finish whose every try
   // failed before reaching the coordinator left its outcome unrecorded.
-  const storeFaults = { begin: { "failed-before": 0, "failed-after": 0 }, finish: { "failed-before": 0, "failed-after": 0 } };
+  const storeFaults = {
+    begin: { "failed-before": 0, "failed-after": 0 },
+    finish: { "failed-before": 0, "failed-after": 0 },
+  };
   if (storeFailRate > 0) {
     const faultsWorker = await worker.mf.getWorker("faults");
     const notes = await retrying(async () => (await faultsWorker.fetch("http://faults/?notes")).json(), log);
@@ -266,7 +271,7 @@ function report({ items, results, latencies, counts, loadMs, keys, duplicates, c
   let unsettled = 0;
   let lost2xx = 0;
   let unreadable = 0;
-  let finalByStatus = {};
+  const finalByStatus = {};
   for (const entry of items) {
     // An unreadable count is its own failed check; the checks on orders skip it.
     const readable = entry.unreadable === undefined;
@@ -297,7 +302,8 @@ function report({ items, results, latencies, counts, loadMs, keys, duplicates, c
     if (!rising) problems.push(`${entry.item}: attempts not rising: ${attempts.join(",")}`);
     if (entry.unknownBy.size === 0) {
       knownKeys++;
-      if (readable && list.length !== 1) problems.push(`${entry.item}: outcome known but ${list.length} orders (attempts ${attempts.join(",")})`);
+      if (readable && list.length !== 1)
+        problems.push(`${entry.item}: outcome known but ${list.length} orders (attempts ${attempts.join(",")})`);
       // One execution answered fresh; every other final answer is its replay.
       const fresh = entry.sends.filter((s) => s.final && !s.final.replayed).length;
       if (fresh !== 1) problems.push(`${entry.item}: ${fresh} fresh final answers for one execution`);

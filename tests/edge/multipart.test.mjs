@@ -21,13 +21,16 @@ function createUploads() {
     const file = form.get("file");
     runs.set(title, (runs.get(title) ?? 0) + 1);
     const bytes = new Uint8Array(await file.arrayBuffer());
-    return Response.json({
-      uploadId: `u${++seq}`,
-      title,
-      fileName: file.name,
-      type: file.type,
-      sha256: createHash("sha256").update(bytes).digest("hex"),
-    }, { status: 201 });
+    return Response.json(
+      {
+        uploadId: `u${++seq}`,
+        title,
+        fileName: file.name,
+        type: file.type,
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+      },
+      { status: 201 },
+    );
   };
   return { handle, runs: (title) => runs.get(title) ?? 0 };
 }
@@ -53,7 +56,9 @@ function handEncoded(title, bytes = FILE_BYTES) {
   const head = (text) => Buffer.from(text, "latin1");
   const body = Buffer.concat([
     head(`--${boundary}\r\ncontent-disposition: form-data;name="title"\r\n\r\n${title}\r\n`),
-    head(`--${boundary}\r\nCONTENT-TYPE: Application/PDF\r\ncontent-disposition: form-data; filename="scan.pdf"; name="file"\r\n\r\n`),
+    head(
+      `--${boundary}\r\nCONTENT-TYPE: Application/PDF\r\ncontent-disposition: form-data; filename="scan.pdf"; name="file"\r\n\r\n`,
+    ),
     Buffer.from(bytes),
     head(`\r\n--${boundary}--\r\n`),
   ]);
@@ -77,7 +82,11 @@ describe("multipart uploads through the proxy (a Node HTTP origin)", () => {
   // Node's own fetch over a real socket: undici encodes the FormData anew on
   // every send, with a fresh random boundary.
   const upload = (key, body, headers = {}) =>
-    fetch(new URL("/v1/uploads", worker.url), { method: "POST", headers: { "idempotency-key": key, ...headers }, body });
+    fetch(new URL("/v1/uploads", worker.url), {
+      method: "POST",
+      headers: { "idempotency-key": key, ...headers },
+      body,
+    });
 
   test("each encoding of a FormData picks a new boundary (the premise)", async () => {
     const form = formOf("premise");
@@ -121,9 +130,10 @@ describe("multipart uploads through the proxy (a Node HTTP origin)", () => {
     assert.equal((await upload(key, formOf(title))).status, 201);
     const changed = FILE_BYTES.with(-1, 0x2e);
     for (const body of [formOf(title, changed), handEncoded(title, changed)]) {
-      const res = body instanceof FormData
-        ? await upload(key, body)
-        : await upload(key, body.body, { "content-type": body.contentType });
+      const res =
+        body instanceof FormData
+          ? await upload(key, body)
+          : await upload(key, body.body, { "content-type": body.contentType });
       assert.equal(res.status, 422);
       assert.equal((await problemOf(res)).code, "key-reused");
     }

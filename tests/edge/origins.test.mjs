@@ -32,13 +32,15 @@ const MODES = {
         // The binding wins over ORIGIN_URL, here a port nothing listens on.
         vars: { ORIGIN_URL: "http://127.0.0.1:9", ...NO_WAIT },
         serviceBindings: { ORIGIN: "api" },
-        extraWorkers: [{
-          name: "api",
-          modules: true,
-          modulesRoot: ORIGIN_DIR,
-          scriptPath: join(ORIGIN_DIR, "worker.mjs"),
-          compatibilityDate: COMPATIBILITY_DATE,
-        }],
+        extraWorkers: [
+          {
+            name: "api",
+            modules: true,
+            modulesRoot: ORIGIN_DIR,
+            scriptPath: join(ORIGIN_DIR, "worker.mjs"),
+            compatibilityDate: COMPATIBILITY_DATE,
+          },
+        ],
       },
       count: async (item, worker) => {
         const api = await worker.mf.getWorker("api");
@@ -80,7 +82,14 @@ for (const [mode, setUp] of Object.entries(MODES)) {
       });
 
     test("GET / and static-looking paths reach the origin, never a demo page", async () => {
-      for (const path of ["/", "/index.html", "/app.js", "/style.css", "/favicon.ico", "/vendor/oncekey/oncekey.js?v=1"]) {
+      for (const path of [
+        "/",
+        "/index.html",
+        "/app.js",
+        "/style.css",
+        "/favicon.ico",
+        "/vendor/oncekey/oncekey.js?v=1",
+      ]) {
         const res = await worker.fetch(path);
         assert.equal(res.status, 200, path);
         const body = await res.json();

@@ -7,7 +7,9 @@ import { newKey, order, ordersOf, problemOf, start, tiers, uniqueItem } from "./
 /** Starts the demo with `vars`, for the tests of one describe block. */
 function withWorker(vars) {
   const ref = {};
-  before(async () => { ref.worker = await start({ vars }); });
+  before(async () => {
+    ref.worker = await start({ vars });
+  });
   after(() => ref.worker?.dispose());
   return ref;
 }

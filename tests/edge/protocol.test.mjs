@@ -3,12 +3,25 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  beginCall, defaultVars, newKey, order, ordersOf, problemOf, recordName, sleep, start, tiers, uniqueItem, until,
+  beginCall,
+  defaultVars,
+  newKey,
+  order,
+  ordersOf,
+  problemOf,
+  recordName,
+  sleep,
+  start,
+  tiers,
+  uniqueItem,
+  until,
 } from "./harness.mjs";
 
 describe("with the default configuration", () => {
   let worker;
-  before(async () => { worker = await start(); });
+  before(async () => {
+    worker = await start();
+  });
   after(() => worker?.dispose());
 
   test("replay: same key and body twice → same answer, the second marked, the origin ran once", async () => {
@@ -69,7 +82,8 @@ describe("with the default configuration", () => {
       "junk after the quoted string": '"abc"x',
     };
     const body = JSON.stringify({ item, quantity: 1, amountCents: 1 });
-    const send = (headers) => worker.raw("/api/orders", { headers: { "content-type": "application/json", ...headers }, body });
+    const send = (headers) =>
+      worker.raw("/api/orders", { headers: { "content-type": "application/json", ...headers }, body });
     for (const [why, key] of Object.entries(cases)) {
       const res = await send({ "idempotency-key": Buffer.from(key, "latin1").toString("latin1") });
       assert.equal(res.status, 400, why);
@@ -83,7 +97,7 @@ describe("with the default configuration", () => {
     assert.equal(JSON.parse(twice.text).type, "urn:oncekey:problem:invalid-key");
     // 255 characters is fine, quoted or bare.
     assert.equal((await order(worker, { key: "k".repeat(255), item })).status, 201);
-    assert.equal((await order(worker, { key: '"k' + "q".repeat(200) + '"', item })).status, 201);
+    assert.equal((await order(worker, { key: `"k${"q".repeat(200)}"`, item })).status, 201);
     assert.equal((await ordersOf(worker, item)).count, 2);
   });
 
@@ -110,7 +124,11 @@ describe("with the default configuration", () => {
     assert.notEqual(res.headers.get("content-type"), "application/problem+json", "not the layer's answer");
     // workerd reports a JavaScript throw with its message; workers-rs answers
     // its own 500 for an Err from the fetch event.
-    assert.match(text, /Demo-Fault: drop|^INTERNAL SERVER ERROR$/, "the handler's own error, as the runtime reports it");
+    assert.match(
+      text,
+      /Demo-Fault: drop|^INTERNAL SERVER ERROR$/,
+      "the handler's own error, as the runtime reports it",
+    );
     assert.equal((await ordersOf(worker, item)).count, 1, "the handler ran, once, as it would have");
   });
 
@@ -173,8 +191,10 @@ describe("with the default configuration", () => {
     assert.equal(res.status, 201);
     const object = await worker.coordinator(recordName("oncekey.test", undefined, key));
     assert.equal(object.stored, true);
-    assert.ok(object.alarm >= before + lives && object.alarm <= after + lives,
-      `alarm at ${object.alarm}, expected within [${before + lives}, ${after + lives}]`);
+    assert.ok(
+      object.alarm >= before + lives && object.alarm <= after + lives,
+      `alarm at ${object.alarm}, expected within [${before + lives}, ${after + lives}]`,
+    );
   });
 
   test("the expiry alarm fires in workerd: it re-arms for a record that lives longer, then deletes it", async () => {
@@ -188,8 +208,10 @@ describe("with the default configuration", () => {
       return { reply, sent, answered: Date.now() };
     };
     const within = (at, call, lives, what) =>
-      assert.ok(at >= call.sent + lives && at <= call.answered + lives,
-        `${what} at ${at - call.sent} ms after the call, expected ${lives} ms`);
+      assert.ok(
+        at >= call.sent + lives && at <= call.answered + lives,
+        `${what} at ${at - call.sent} ms after the call, expected ${lives} ms`,
+      );
     const first = await begin({ leaseMs: 400, ttlMs: 600 });
     assert.deepEqual(first.reply, [1, 0, 0, 0, 1, 0], "attempt 1, fresh");
     const armed = await worker.coordinator(name);
@@ -199,15 +221,25 @@ describe("with the default configuration", () => {
     const second = await begin({ leaseMs: 400, ttlMs: 2000 });
     assert.deepEqual(second.reply, [1, 0, 0, 0, 2, 1], "attempt 2, reclaimed: the record lives on");
     const object = () => worker.coordinator(name);
-    const rearmed = await until(object, (o) => o.alarm !== armed.alarm && (o.alarm !== null || !o.stored), // not mid-alarm
-      { what: "the first alarm to run", timeoutMs: 10_000, everyMs: 50 });
+    const rearmed = await until(
+      object,
+      (o) => o.alarm !== armed.alarm && (o.alarm !== null || !o.stored), // not mid-alarm
+      { what: "the first alarm to run", timeoutMs: 10_000, everyMs: 50 },
+    );
     assert.equal(rearmed.stored, true, "the alarm kept a record that is still live");
     within(rearmed.alarm, second, 2400, "re-armed");
-    const gone = await until(object, (o) => !o.stored, { what: "the record's deletion", timeoutMs: 10_000, everyMs: 50 });
+    const gone = await until(object, (o) => !o.stored, {
+      what: "the record's deletion",
+      timeoutMs: 10_000,
+      everyMs: 50,
+    });
     assert.equal(gone.alarm, null, "no alarm left");
     assert.ok(Date.now() >= second.sent + 2400, "deleted no earlier than its expiry");
-    assert.deepEqual((await begin({ leaseMs: 400, ttlMs: 600 })).reply, [1, 0, 0, 0, 1, 0],
-      "forgotten: numbering starts over");
+    assert.deepEqual(
+      (await begin({ leaseMs: 400, ttlMs: 600 })).reply,
+      [1, 0, 0, 0, 1, 0],
+      "forgotten: numbering starts over",
+    );
   });
 
   test("methods that are not covered pass through untouched, key or not", async () => {
@@ -250,7 +282,9 @@ describe("with IDEMPOTENCY_REQUIRED=true and a small body limit", () => {
   });
 
   test("a body over the limit → 413, counted on bytes read (no Content-Length)", async () => {
-    const big = new TextEncoder().encode(JSON.stringify({ item: "x", quantity: 1, amountCents: 1, pad: "p".repeat(2000) }));
+    const big = new TextEncoder().encode(
+      JSON.stringify({ item: "x", quantity: 1, amountCents: 1, pad: "p".repeat(2000) }),
+    );
     const stream = new ReadableStream({
       start(controller) {
         for (let i = 0; i < big.length; i += 256) controller.enqueue(big.slice(i, i + 256));
@@ -272,7 +306,15 @@ describe("with IDEMPOTENCY_REQUIRED=true and a small body limit", () => {
 
 describe("waiting for the first attempt (IDEMPOTENCY_IN_FLIGHT_WAIT_MS)", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "500", IDEMPOTENCY_LEASE_SECONDS: "5", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "4" } }); });
+  before(async () => {
+    worker = await start({
+      vars: {
+        IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "500",
+        IDEMPOTENCY_LEASE_SECONDS: "5",
+        IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "4",
+      },
+    });
+  });
   after(() => worker?.dispose());
 
   test("a wait that ends before the first attempt → 409 key-in-flight with Retry-After: 1", async () => {
@@ -311,7 +353,9 @@ describe("waiting for the first attempt (IDEMPOTENCY_IN_FLIGHT_WAIT_MS)", () => 
 
 describe("with a small IDEMPOTENCY_MAX_RESPONSE_BYTES", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_MAX_RESPONSE_BYTES: "100" } }); });
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_MAX_RESPONSE_BYTES: "100" } });
+  });
   after(() => worker?.dispose());
 
   test("a large response is answered in full, then replayed with Idempotent-Body-Omitted", async () => {
@@ -333,7 +377,9 @@ describe("with a small IDEMPOTENCY_MAX_RESPONSE_BYTES", () => {
 describe("with CORS origins configured", () => {
   const allowed = "https://shop.example";
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: allowed } }); });
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: allowed } });
+  });
   after(() => worker?.dispose());
 
   test("a preflight with Idempotency-Key is allowed for an allowed origin", async () => {
@@ -375,7 +421,9 @@ describe("with CORS origins configured", () => {
 
 describe("with a bad configuration value", () => {
   let worker;
-  before(async () => { worker = await start({ vars: { IDEMPOTENCY_TTL_SECONDS: "ten" } }); });
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_TTL_SECONDS: "ten" } });
+  });
   after(() => worker?.dispose());
 
   test("every request → 500 misconfigured naming the variable, origin not called", async () => {
@@ -391,14 +439,23 @@ describe("with a bad configuration value", () => {
 
 describe("with a typo'd variable (IDEMPOTENCY_TTL for IDEMPOTENCY_TTL_SECONDS)", () => {
   let worker;
-  before(async () => { worker = await start({ worker: "proxy", vars: { IDEMPOTENCY_TTL: "60", ORIGIN_URL: "http://127.0.0.1:9" } }); });
+  before(async () => {
+    worker = await start({ worker: "proxy", vars: { IDEMPOTENCY_TTL: "60", ORIGIN_URL: "http://127.0.0.1:9" } });
+  });
   after(() => worker?.dispose());
 
   test("every request → 500 misconfigured naming it and the variable it may mean, never silently ignored", async () => {
-    const res = await worker.fetch("/v1/orders", { method: "POST", headers: { "idempotency-key": newKey() }, body: "{}" });
+    const res = await worker.fetch("/v1/orders", {
+      method: "POST",
+      headers: { "idempotency-key": newKey() },
+      body: "{}",
+    });
     assert.equal(res.status, 500);
     const problem = await problemOf(res);
     assert.equal(problem.code, "misconfigured");
-    assert.match(problem.detail, /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/);
+    assert.match(
+      problem.detail,
+      /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/,
+    );
   });
 });

@@ -9,7 +9,9 @@ import { rustOnly, sleep, start, tempDir, until } from "./harness.mjs";
 
 // The consumer wrapper and the loyalty flow exist only in the Rust demo:
 // under ONCEKEY_HOST=js every block here is skipped, with this reason.
-const RUST_ONLY = { skip: rustOnly("queue consumer (no Consumer wrapper, no queue handler, no loyalty flow in the npm package)") };
+const RUST_ONLY = {
+  skip: rustOnly("queue consumer (no Consumer wrapper, no queue handler, no loyalty flow in the npm package)"),
+};
 
 const customer = (name) => `${name}-${randomUUID().slice(0, 8)}`;
 
@@ -41,7 +43,11 @@ async function stats(worker) {
 
 /** Counter changes since `before`. */
 function delta(now, then) {
-  return Object.fromEntries(Object.keys(now).filter((k) => typeof now[k] === "number").map((k) => [k, now[k] - then[k]]));
+  return Object.fromEntries(
+    Object.keys(now)
+      .filter((k) => typeof now[k] === "number")
+      .map((k) => [k, now[k] - then[k]]),
+  );
 }
 
 /** POST /api/orders for a customer. */
@@ -122,9 +128,13 @@ describe("the wrapper alone (handler-side check off)", RUST_ONLY, () => {
     const before = await stats(hashed);
     const res = await placeOrder(hashed, { key: randomUUID(), customerId: c, amountCents: 4250, fault: "redeliver" });
     assert.equal(res.status, 201);
-    await until(() => stats(hashed), (s) => s.firstRuns + s.duplicatesSkipped - before.firstRuns - before.duplicatesSkipped >= 2, {
-      what: "both copies consumed",
-    });
+    await until(
+      () => stats(hashed),
+      (s) => s.firstRuns + s.duplicatesSkipped - before.firstRuns - before.duplicatesSkipped >= 2,
+      {
+        what: "both copies consumed",
+      },
+    );
     const account = await loyalty(hashed, c);
     assert.equal(account.points, 42);
     assert.equal(account.orders.length, 1);
@@ -143,54 +153,59 @@ describe("the wrapper alone (handler-side check off)", RUST_ONLY, () => {
   });
 });
 
-describe("a key function (DEMO_EVENT_KEY=order-id: \"OrderPlaced:\" + orderId), handler-side check off", RUST_ONLY, () => {
-  let worker;
-  before(async () => {
-    worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" } });
-  });
-  after(() => worker?.dispose());
+describe(
+  'a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), handler-side check off',
+  RUST_ONLY,
+  () => {
+    let worker;
+    before(async () => {
+      worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" } });
+    });
+    after(() => worker?.dispose());
 
-  test("different message ids and content, same order id → the handler runs once, under the function's key", async () => {
-    const c = customer("key-fn-same");
-    const body = orderPlaced(c, 800);
-    // Another publish of the same business event: a new message id, and
-    // content the content hash would not call a copy (a new eventId).
-    const republished = { ...body, eventId: randomUUID(), publishedAt: new Date(Date.now() + 1000).toISOString() };
-    const [m1, m2] = [randomUUID(), randomUUID()];
-    const before = await stats(worker);
-    const first = await worker.deliver([{ id: m1, body }]);
-    const second = await worker.deliver([{ id: m2, body: republished }]);
-    assert.ok(first.acked.has(m1), "the first is acknowledged");
-    assert.ok(second.acked.has(m2), "the second is acknowledged unrun");
-    assert.equal(second.retried.size, 0);
-    const account = await loyalty(worker, c);
-    assert.equal(account.points, 8, "without the handler's own check a second run would show 16");
-    assert.equal(account.orders.length, 1);
-    const d = delta(await stats(worker), before);
-    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [1, 1]);
-    // Both deliveries went to the record the function's key names: begin,
-    // finish, then the duplicate's begin; none to a message id's record.
-    assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${body.orderId}`)), 3);
-    for (const id of [m1, m2]) assert.equal(await worker.calls(eventRecord("loyalty", id)), 0);
-  });
+    test("different message ids and content, same order id → the handler runs once, under the function's key", async () => {
+      const c = customer("key-fn-same");
+      const body = orderPlaced(c, 800);
+      // Another publish of the same business event: a new message id, and
+      // content the content hash would not call a copy (a new eventId).
+      const republished = { ...body, eventId: randomUUID(), publishedAt: new Date(Date.now() + 1000).toISOString() };
+      const [m1, m2] = [randomUUID(), randomUUID()];
+      const before = await stats(worker);
+      const first = await worker.deliver([{ id: m1, body }]);
+      const second = await worker.deliver([{ id: m2, body: republished }]);
+      assert.ok(first.acked.has(m1), "the first is acknowledged");
+      assert.ok(second.acked.has(m2), "the second is acknowledged unrun");
+      assert.equal(second.retried.size, 0);
+      const account = await loyalty(worker, c);
+      assert.equal(account.points, 8, "without the handler's own check a second run would show 16");
+      assert.equal(account.orders.length, 1);
+      const d = delta(await stats(worker), before);
+      assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [1, 1]);
+      // Both deliveries went to the record the function's key names: begin,
+      // finish, then the duplicate's begin; none to a message id's record.
+      assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${body.orderId}`)), 3);
+      for (const id of [m1, m2]) assert.equal(await worker.calls(eventRecord("loyalty", id)), 0);
+    });
 
-  test("different order ids → the handler runs twice, once under each key", async () => {
-    const c = customer("key-fn-different");
-    const a = orderPlaced(c, 800);
-    const b = { ...a, orderId: randomUUID() }; // same eventId and publishedAt: only the business key differs
-    const [m1, m2] = [randomUUID(), randomUUID()];
-    const before = await stats(worker);
-    const first = await worker.deliver([{ id: m1, body: a }]);
-    const second = await worker.deliver([{ id: m2, body: b }]);
-    assert.ok(first.acked.has(m1) && second.acked.has(m2), "both acknowledged");
-    const account = await loyalty(worker, c);
-    assert.equal(account.points, 16);
-    assert.deepEqual(account.orders.map((o) => o.orderId).sort(), [a.orderId, b.orderId].sort());
-    const d = delta(await stats(worker), before);
-    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [2, 0]);
-    for (const order of [a, b]) assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${order.orderId}`)), 2);
-  });
-});
+    test("different order ids → the handler runs twice, once under each key", async () => {
+      const c = customer("key-fn-different");
+      const a = orderPlaced(c, 800);
+      const b = { ...a, orderId: randomUUID() }; // same eventId and publishedAt: only the business key differs
+      const [m1, m2] = [randomUUID(), randomUUID()];
+      const before = await stats(worker);
+      const first = await worker.deliver([{ id: m1, body: a }]);
+      const second = await worker.deliver([{ id: m2, body: b }]);
+      assert.ok(first.acked.has(m1) && second.acked.has(m2), "both acknowledged");
+      const account = await loyalty(worker, c);
+      assert.equal(account.points, 16);
+      assert.deepEqual(account.orders.map((o) => o.orderId).sort(), [a.orderId, b.orderId].sort());
+      const d = delta(await stats(worker), before);
+      assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [2, 0]);
+      for (const order of [a, b])
+        assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${order.orderId}`)), 2);
+    });
+  },
+);
 
 describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
   let worker;
@@ -207,11 +222,20 @@ describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
   test("the handler fails after writing the points → released, retried by the queue, points once", async () => {
     const c = customer("fail");
     const before = await stats(worker);
-    const res = await placeOrder(worker, { key: randomUUID(), customerId: c, amountCents: 1999, fault: "consumer-fail" });
-    assert.equal(res.status, 201);
-    const after = await until(() => stats(worker), (s) => s.firstRuns - before.firstRuns >= 2, {
-      what: "the retry to run",
+    const res = await placeOrder(worker, {
+      key: randomUUID(),
+      customerId: c,
+      amountCents: 1999,
+      fault: "consumer-fail",
     });
+    assert.equal(res.status, 201);
+    const after = await until(
+      () => stats(worker),
+      (s) => s.firstRuns - before.firstRuns >= 2,
+      {
+        what: "the retry to run",
+      },
+    );
     const d = delta(after, before);
     assert.equal(d.releases, 1, "the failed run released its key");
     assert.equal(d.firstRuns, 2, "the queue's retry ran the handler again");
@@ -228,7 +252,11 @@ describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
     const before = await stats(byId);
     const holder = byId.deliver([{ id, body }]);
     const record = eventRecord("loyalty", id);
-    await until(() => byId.calls(record), (n) => n >= 1, { what: "the first consumer's begin" });
+    await until(
+      () => byId.calls(record),
+      (n) => n >= 1,
+      { what: "the first consumer's begin" },
+    );
 
     const other = await byId.deliver([{ id, body }]);
     assert.equal(other.outcome, "ok");
@@ -258,7 +286,9 @@ describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
         const first = await placeOrder(worker, { ...o, customerId: c });
         assert.equal(first.status, 201);
         // The client retries twice at once, and later once more.
-        const retries = await Promise.all([0, 1].map(() => placeOrder(worker, { ...o, customerId: c, fault: undefined })));
+        const retries = await Promise.all(
+          [0, 1].map(() => placeOrder(worker, { ...o, customerId: c, fault: undefined })),
+        );
         const last = await placeOrder(worker, { ...o, customerId: c });
         for (const r of [...retries, last]) {
           assert.equal(r.status, 201);
@@ -286,14 +316,23 @@ describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
 describe("a consumer that crashes mid-handler", RUST_ONLY, () => {
   test("lease held, never finished → the redelivery waits for the lease, then runs once", async () => {
     const persist = tempDir();
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0", DEMO_EVENT_KEY: "message-id" };
+    const vars = {
+      IDEMPOTENCY_LEASE_SECONDS: "3",
+      IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "2",
+      IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+      DEMO_EVENT_KEY: "message-id",
+    };
     const c = customer("crash");
     const id = randomUUID();
     const body = orderPlaced(c, 2500, { demoFault: "consumer-crash" });
 
     let worker = await start({ vars, persist });
     const lost = worker.deliver([{ id, body }]).catch((e) => e);
-    await until(() => loyalty(worker, c), (a) => a.points === 25, { what: "the crashing run's write" });
+    await until(
+      () => loyalty(worker, c),
+      (a) => a.points === 25,
+      { what: "the crashing run's write" },
+    );
     await worker.dispose(); // the runtime dies with the handler mid-flight
     await lost;
 
@@ -325,7 +364,12 @@ describe("a consumer that crashes mid-handler", RUST_ONLY, () => {
 
 describe("a handler that outlives its time limit", RUST_ONLY, () => {
   test("no longer waited for at the limit: the key stays leased, the message retried, then reclaimed once", async () => {
-    const vars = { IDEMPOTENCY_LEASE_SECONDS: "3", IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0", DEMO_EVENT_KEY: "message-id" };
+    const vars = {
+      IDEMPOTENCY_LEASE_SECONDS: "3",
+      IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS: "1",
+      IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0",
+      DEMO_EVENT_KEY: "message-id",
+    };
     const worker = await start({ vars });
     try {
       const c = customer("stuck");
@@ -357,7 +401,10 @@ describe("a handler that outlives its time limit", RUST_ONLY, () => {
       const account = await loyalty(worker, c);
       assert.equal(account.points, 25, "the reclaimed run did not award again (the handler's own check)");
       const d = delta(await stats(worker), before);
-      assert.deepEqual({ firstRuns: d.firstRuns, reclaims: d.reclaims, releases: d.releases }, { firstRuns: 2, reclaims: 1, releases: 0 });
+      assert.deepEqual(
+        { firstRuns: d.firstRuns, reclaims: d.reclaims, releases: d.releases },
+        { firstRuns: 2, reclaims: 1, releases: 0 },
+      );
     } finally {
       await worker.dispose();
     }

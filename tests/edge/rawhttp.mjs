@@ -21,7 +21,7 @@ export function rawRequest(url, parts, { end = "open", timeoutMs = 10_000, destr
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ ...parseResponse(Buffer.concat(received)) ?? { status: 0, headers: {}, body: "" }, ...extra });
+      resolve({ ...(parseResponse(Buffer.concat(received)) ?? { status: 0, headers: {}, body: "" }), ...extra });
     };
     const timer = setTimeout(() => settle({ timedOut: true }), timeoutMs);
     socket.on("data", (data) => {
@@ -62,7 +62,10 @@ function parseResponse(bytes) {
       const nl = rest.indexOf("\r\n");
       if (nl < 0) break;
       const size = parseInt(rest.subarray(0, nl).toString("latin1"), 16);
-      if (size === 0) { complete = true; break; }
+      if (size === 0) {
+        complete = true;
+        break;
+      }
       if (rest.length < nl + 2 + size + 2) break;
       chunks.push(rest.subarray(nl + 2, nl + 2 + size));
       rest = rest.subarray(nl + 4 + size);

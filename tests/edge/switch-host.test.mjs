@@ -11,7 +11,9 @@ import { newKey, problemOf, sleep, start, tempDir, tiers, uniqueItem } from "./h
 
 let api;
 const handle = createOrigin("api");
-before(async () => { api = await serve(handle); });
+before(async () => {
+  api = await serve(handle);
+});
 after(() => api?.close());
 
 /** A proxy on `host` over the state in `persist`. */
@@ -25,7 +27,10 @@ const post = (worker, key, item, query = "") =>
     body: JSON.stringify({ item }),
   });
 
-for (const [from, to] of [["rust", "js"], ["js", "rust"]]) {
+for (const [from, to] of [
+  ["rust", "js"],
+  ["js", "rust"],
+]) {
   test(`records written by the ${from} host: the ${to} host replays the completed one and holds the one in flight`, async () => {
     const persist = tempDir();
     const done = { key: newKey(), item: uniqueItem(`${from}-done`) };

@@ -6,7 +6,7 @@
 // the origin's own count of executions agrees. Each case runs several
 // rounds in one test: the race it guards against hides from a single try.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BASE, newKey, recordName, sleep, uniqueItem } from "./harness.mjs";
 import { post, proxyBefore } from "./proxy-fixture.mjs";
 
@@ -25,13 +25,16 @@ async function firstAndWaiters(worker, key, item, { afterParked } = {}) {
 }
 
 describe(`${WAITERS} duplicates waiting on one key`, () => {
-  const live = proxyBefore((item, attempt) => {
-    if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
-    if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
-    if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
-    if (item.startsWith("reset") && attempt === 1) return { reset: true, delayMs: 1500 };
-    return { status: 201 };
-  }, { vars: { IDEMPOTENCY_ADMIN_TOKEN: TOKEN } });
+  const live = proxyBefore(
+    (item, attempt) => {
+      if (item.startsWith("release") && attempt === 1) return { status: 503, delayMs: 1500 };
+      if (item.startsWith("forced") && attempt === 1) return { status: 201, delayMs: 2500 };
+      if (item.startsWith("complete") && attempt === 1) return { status: 201, delayMs: 1500 };
+      if (item.startsWith("reset") && attempt === 1) return { reset: true, delayMs: 1500 };
+      return { status: 201 };
+    },
+    { vars: { IDEMPOTENCY_ADMIN_TOKEN: TOKEN } },
+  );
 
   test("the first attempt stores its answer: every waiter replays it, the origin ran once", async () => {
     for (let round = 0; round < ROUNDS; round++) {
@@ -86,7 +89,11 @@ describe(`${WAITERS} duplicates waiting on one key`, () => {
           assert.equal(res.status, 200, await res.clone().text());
         },
       });
-      assert.deepEqual(live.origin.runs(item), [1, 2], `round ${round}: attempt 1 and one attempt 2 — the risk force takes`);
+      assert.deepEqual(
+        live.origin.runs(item),
+        [1, 2],
+        `round ${round}: attempt 1 and one attempt 2 — the risk force takes`,
+      );
       const ran = waiters.filter((w) => !w.replayed);
       assert.equal(ran.length, 1, `round ${round}: one waiter ran attempt 2`);
       for (const w of waiters) assert.deepEqual([w.status, w.text], [201, ran[0].text], `round ${round}`);
@@ -114,7 +121,10 @@ describe("more duplicates than an object parks", () => {
     assert.equal(JSON.parse(over.text).type, "urn:oncekey:problem:key-in-flight");
     const answers = await Promise.all(parked);
     assert.equal((await first).status, 201);
-    assert.ok(answers.every((a) => a.status === 201 && a.replayed), "every parked duplicate replayed");
+    assert.ok(
+      answers.every((a) => a.status === 201 && a.replayed),
+      "every parked duplicate replayed",
+    );
     assert.deepEqual(live.origin.runs(item), [1]);
   });
 });
@@ -156,7 +166,8 @@ describe("a finish that lands in the last second of the lease, with duplicates w
       const item = uniqueItem("last-second");
       const { first, waiters } = await firstAndWaiters(live.worker, newKey(), item);
       assert.equal(first.status, 201);
-      for (const w of waiters) assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
+      for (const w of waiters)
+        assert.deepEqual([w.status, w.replayed, w.text], [201, true, first.text], `round ${round}`);
       assert.deepEqual(live.origin.runs(item), [1], `round ${round}: one execution`);
     }
   });

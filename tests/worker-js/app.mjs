@@ -24,7 +24,13 @@ export const BASE = "http://shop.test";
 const DEFAULT_BINDINGS = { kv: "IDEMPOTENCY_KV", coordinator: "IDEMPOTENCY_DO", vars: {} };
 export const ENTRIES = {
   index: { config: "wrangler.toml", dir: "dist", ...DEFAULT_BINDINGS },
-  variants: { config: "wrangler.variants.toml", dir: "dist-variants", kv: "ANSWERS", coordinator: "LOCKS", vars: { IDEMPOTENCY_PATHS: "/vars/*", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" } },
+  variants: {
+    config: "wrangler.variants.toml",
+    dir: "dist-variants",
+    kv: "ANSWERS",
+    coordinator: "LOCKS",
+    vars: { IDEMPOTENCY_PATHS: "/vars/*", IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+  },
   hono: { config: "wrangler.hono.toml", dir: "dist-hono", ...DEFAULT_BINDINGS },
 };
 
@@ -48,7 +54,10 @@ function run(command, args, cwd) {
 export function buildApp() {
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
-  const tarball = run("npm", ["pack", "--silent", "--pack-destination", WORK], join(ROOT, "pkg")).trim().split("\n").pop();
+  const tarball = run("npm", ["pack", "--silent", "--pack-destination", WORK], join(ROOT, "pkg"))
+    .trim()
+    .split("\n")
+    .pop();
   cpSync(join(ROOT, "tests", "worker-js", "app"), APP, { recursive: true });
   // The app's own dependency (hono) comes from the registry, or npm's cache.
   run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", join(WORK, tarball)], APP);
@@ -60,7 +69,9 @@ export function buildApp() {
   return tarball;
 }
 
-const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(readFileSync(join(ROOT, "tests", "worker-js", "app", "wrangler.toml"), "utf8"))[1];
+const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
+  readFileSync(join(ROOT, "tests", "worker-js", "app", "wrangler.toml"), "utf8"),
+)[1];
 
 /** How the metrics double marks a data point on stdout. */
 export const DATA_POINT_MARK = "oncekey-test-data-point ";
@@ -107,18 +118,21 @@ export async function startApp(entry = "index", { logs, vars: extraVars = {}, me
     ],
     ...(logs
       ? {
-        handleRuntimeStdio(stdout, stderr) {
-          for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]]) {
-            stream.setEncoding("utf8");
-            stream.on("data", (text) => {
-              // Whole lines only: a chunk may end mid-line.
-              const lines = (partial[name] + text).split("\n");
-              partial[name] = lines.pop();
-              logs.push(...lines.filter(Boolean));
-            });
-          }
-        },
-      }
+          handleRuntimeStdio(stdout, stderr) {
+            for (const [name, stream] of [
+              ["stdout", stdout],
+              ["stderr", stderr],
+            ]) {
+              stream.setEncoding("utf8");
+              stream.on("data", (text) => {
+                // Whole lines only: a chunk may end mid-line.
+                const lines = (partial[name] + text).split("\n");
+                partial[name] = lines.pop();
+                logs.push(...lines.filter(Boolean));
+              });
+            }
+          },
+        }
       : {}),
   });
   const url = await mf.ready;
@@ -141,7 +155,11 @@ export function order(item, key, { headers = {}, query = "", prefix = "", body }
     `${prefix}/orders${query}`,
     {
       method: "POST",
-      headers: { "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }), ...headers },
+      headers: {
+        "content-type": "application/json",
+        ...(key === undefined ? {} : { "idempotency-key": key }),
+        ...headers,
+      },
       body: body ?? JSON.stringify({ item }),
     },
   ];

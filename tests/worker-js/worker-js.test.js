@@ -46,7 +46,13 @@ async function problem(res, status, code) {
 
 test("the packed package ships the worker entry, and wrangler bundles it with no config: the wasm a module of its own", () => {
   const files = execFileSync("tar", ["tzf", join(ROOT, "build", "worker-js", tarball)], { encoding: "utf8" });
-  for (const file of ["dist/worker.js", "dist/worker.d.ts", "dist/oncekey_worker_bg.wasm", "dist/hono.js", "dist/hono.d.ts"]) {
+  for (const file of [
+    "dist/worker.js",
+    "dist/worker.d.ts",
+    "dist/oncekey_worker_bg.wasm",
+    "dist/hono.js",
+    "dist/hono.d.ts",
+  ]) {
     assert.ok(files.includes(`package/${file}`), `${file} is in the tarball`);
   }
   const dist = readdirSync(join(APP, "dist"));
@@ -89,7 +95,11 @@ test("20 concurrent duplicates → exactly one execution; every other answer is 
   const created = answers.filter((a) => a.status === 201);
   assert.ok(created.length >= 1, "the execution's own answer came back");
   assert.equal(new Set(created.map((a) => a.body.orderId)).size, 1, "every 201 is the same order");
-  assert.equal(created.filter((a) => a.replayed !== "true").length, 1, "one answer is the execution's, the rest replays");
+  assert.equal(
+    created.filter((a) => a.replayed !== "true").length,
+    1,
+    "one answer is the execution's, the rest replays",
+  );
   for (const a of answers.filter((a) => a.status !== 201)) {
     assert.equal(a.status, 409);
     assert.equal(a.body.type, "urn:oncekey:problem:key-in-flight");
@@ -160,10 +170,18 @@ test("a request oncekey does not cover fails as without it: an uncovered GET's a
     const res = await send();
     const text = await res.text();
     assert.equal(res.status, 500, `${what}: the runtime's own answer to a throw`);
-    assert.notEqual(res.headers.get("content-type"), "application/problem+json", `${what}: not the layer's problem: ${text}`);
+    assert.notEqual(
+      res.headers.get("content-type"),
+      "application/problem+json",
+      `${what}: not the layer's problem: ${text}`,
+    );
     assert.doesNotMatch(text, /retry with the same key/i, `${what}: no advice about a key it never sent`);
     // Miniflare answers an uncaught throw with its message and stack.
-    assert.match(text, /^Error: (the listing failed|the connection to the database dropped)/, `${what}: the runtime has the throw itself`);
+    assert.match(
+      text,
+      /^Error: (the listing failed|the connection to the database dropped)/,
+      `${what}: the runtime has the throw itself`,
+    );
     assert.doesNotMatch(logs.slice(before).join("\n"), /"oncekey":"pass-through"/, `${what}: nothing of oncekey's`);
   }
   assert.equal((await app.orders(it)).count, 1, "the keyless POST ran, as it would have");
@@ -182,16 +200,26 @@ test("a handler that throws → 502, the outcome unknown: the key is held (409) 
   const wait = Number(retry.headers.get("retry-after"));
   assert.ok(wait > 1 && wait <= 30, `Retry-After is the rest of the lease: ${wait}`);
   assert.equal((await app.orders(it)).count, 1, "the retry did not run it again");
-  assert.ok(logs.some((line) => line.includes("the connection to the database dropped")), "the error is logged");
+  assert.ok(
+    logs.some((line) => line.includes("the connection to the database dropped")),
+    "the error is logged",
+  );
   const at = logs.findIndex((line) => line.includes("oncekey: the handler threw; the outcome is unknown"));
   assert.ok(at >= 0, "console.error says what the layer made of it");
-  assert.ok(logs.slice(at, at + 8).some((line) => /^\s+at /.test(line)), "with the handler's stack");
+  assert.ok(
+    logs.slice(at, at + 8).some((line) => /^\s+at /.test(line)),
+    "with the handler's stack",
+  );
 });
 
 test("a handler that throws NotSentError → 502, the key released: the retry runs as attempt 2", async () => {
   const it = item();
   const key = randomUUID();
-  const notSent = await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  const notSent = await problem(
+    await app.fetch(...order(it, key, { headers: { "test-fault": "not-sent" } })),
+    502,
+    "origin-unreachable",
+  );
   assert.match(notSent.detail, /not carried out/, "the answer says what the layer knows");
   assert.doesNotMatch(notSent.detail, /unknown/);
   assert.equal((await app.orders(it)).count, 0);
@@ -251,10 +279,21 @@ test("admin paths (SPEC §12): an unknown outcome inspected, released by the ope
   const retry = await app.fetch(...order(it, key));
   assert.equal(retry.status, 201, "no wait for the lease");
   assert.equal((await retry.json()).attempt, "2");
-  const refused = await problem(await app.fetch(`${path}/release`, { method: "POST", headers: operator }), 409, "not-in-flight");
+  const refused = await problem(
+    await app.fetch(`${path}/release`, { method: "POST", headers: operator }),
+    409,
+    "not-in-flight",
+  );
   assert.match(refused.detail, /completed/);
-  await problem(await app.fetch(`/.well-known/oncekey/records/${"0".repeat(64)}`, { headers: operator }), 404, "record-not-found");
-  assert.ok(logs.some((line) => line.includes('"oncekey":"release"') && line.includes(record)), "logged with the full record name");
+  await problem(
+    await app.fetch(`/.well-known/oncekey/records/${"0".repeat(64)}`, { headers: operator }),
+    404,
+    "record-not-found",
+  );
+  assert.ok(
+    logs.some((line) => line.includes('"oncekey":"release"') && line.includes(record)),
+    "logged with the full record name",
+  );
 });
 
 test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, the log line's fields", async () => {
@@ -263,7 +302,8 @@ test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, t
   assert.equal((await app.fetch(...order(it, key))).status, 201);
   assert.equal((await app.fetch(...order(it, key))).status, 201);
   const record = recordName(new URL(BASE).hostname, undefined, key);
-  const points = () => logs.filter((l) => l.startsWith(DATA_POINT_MARK)).map((l) => JSON.parse(l.slice(DATA_POINT_MARK.length)));
+  const points = () =>
+    logs.filter((l) => l.startsWith(DATA_POINT_MARK)).map((l) => JSON.parse(l.slice(DATA_POINT_MARK.length)));
   const decisions = () =>
     logs.filter((l) => l.startsWith("{") && l.includes(`"record":"${record}"`)).map((l) => JSON.parse(l));
   for (let i = 0; i < 50 && points().filter((p) => p.blobs[3] === record).length < 2; i++) await sleep(100);
@@ -272,11 +312,22 @@ test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, t
   // The execution logs once its finish has landed, which the replay waited
   // for: the two lines may come in either order.
   for (const line of decisions()) {
-    assert.deepEqual(mine.find((p) => p.blobs[0] === line.oncekey), {
-      blobs: [line.oncekey, line.tier, line.finish ?? "", record],
-      doubles: [line.attempt ?? 0, line.status, line.kv_ms ?? 0, line.do_ms ?? 0, line.origin_ms ?? 0, line.waited_ms ?? 0, line.after_answer_ms ?? 0],
-      indexes: [line.oncekey],
-    });
+    assert.deepEqual(
+      mine.find((p) => p.blobs[0] === line.oncekey),
+      {
+        blobs: [line.oncekey, line.tier, line.finish ?? "", record],
+        doubles: [
+          line.attempt ?? 0,
+          line.status,
+          line.kv_ms ?? 0,
+          line.do_ms ?? 0,
+          line.origin_ms ?? 0,
+          line.waited_ms ?? 0,
+          line.after_answer_ms ?? 0,
+        ],
+        indexes: [line.oncekey],
+      },
+    );
   }
   assert.deepEqual(mine.map((p) => p.blobs[0]).sort(), ["execute", "replay"]);
 });
@@ -284,12 +335,29 @@ test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, t
 test("npx oncekey-record (the packed package's command): the record name the layer uses, from host, identity and key", () => {
   const run = (args) => execFileSync("npx", ["oncekey-record", ...args], { cwd: APP, encoding: "utf8", stdio: "pipe" });
   const cli = (...args) => run(args).trim();
-  assert.equal(cli("--host", "shop.example", "--authorization", "Bearer alice", "--key", "k1"), recordName("shop.example", "Bearer alice", "k1"));
-  assert.equal(cli("--host", "https://Shop.Example:8443/api/orders", "--key", "order-7"), recordName("shop.example", undefined, "order-7"), "a URL, any case, no identity");
+  assert.equal(
+    cli("--host", "shop.example", "--authorization", "Bearer alice", "--key", "k1"),
+    recordName("shop.example", "Bearer alice", "k1"),
+  );
+  assert.equal(
+    cli("--host", "https://Shop.Example:8443/api/orders", "--key", "order-7"),
+    recordName("shop.example", undefined, "order-7"),
+    "a URL, any case, no identity",
+  );
   const key = randomUUID();
-  assert.equal(cli("--host", "shop.test", "--key", `"${key}"`), recordName("shop.test", undefined, key), "a quoted key is the same key");
-  assert.equal(cli("--host", "a.example", "--header", "Authorization: Bearer x", "--key", "k"), recordName("a.example", "Bearer x", "k"));
-  assert.notEqual(cli("--host", "a.example", "--key", "k", "--scope", "cookie:session", "--cookie", "session=1"), recordName("a.example", undefined, "k"));
+  assert.equal(
+    cli("--host", "shop.test", "--key", `"${key}"`),
+    recordName("shop.test", undefined, key),
+    "a quoted key is the same key",
+  );
+  assert.equal(
+    cli("--host", "a.example", "--header", "Authorization: Bearer x", "--key", "k"),
+    recordName("a.example", "Bearer x", "k"),
+  );
+  assert.notEqual(
+    cli("--host", "a.example", "--key", "k", "--scope", "cookie:session", "--cookie", "session=1"),
+    recordName("a.example", undefined, "k"),
+  );
   assert.throws(() => run(["--host", "a.example", "--key", "a,b"]), /not a valid Idempotency-Key/);
   assert.throws(() => run(["--key", "k"]), /--host is required/);
 });
@@ -300,7 +368,11 @@ test("options are validated by the core: a bad or unknown one answers 500 miscon
   assert.match(body.detail, /ttlSeconds/);
   assert.match(body.detail, /IDEMPOTENCY_TTL_SECONDS/);
   assert.equal(res.headers.get("cache-control"), "no-store");
-  const unknown = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/unknown-option" })), 500, "misconfigured");
+  const unknown = await problem(
+    await variants.fetch(...order(item(), randomUUID(), { prefix: "/unknown-option" })),
+    500,
+    "misconfigured",
+  );
   assert.match(unknown.detail, /ttlSecond\b/);
   assert.ok(
     variantLogs.some((line) => line.includes('"oncekey":"misconfigured"') && line.includes("IDEMPOTENCY_TTL_SECONDS")),
@@ -312,7 +384,11 @@ test("env vars fill what the options leave out, and the bindings can be renamed"
   const it = item();
   // IDEMPOTENCY_PATHS from [vars] with `required: true` from the options.
   await problem(await variants.fetch(...order(it, undefined, { prefix: "/vars" })), 400, "missing-key");
-  assert.equal((await variants.fetch(...order(it, undefined, { prefix: "/elsewhere" }))).status, 201, "uncovered: passes through");
+  assert.equal(
+    (await variants.fetch(...order(it, undefined, { prefix: "/elsewhere" }))).status,
+    201,
+    "uncovered: passes through",
+  );
   // Reservations in LOCKS, copies in ANSWERS.
   const key = randomUUID();
   const first = await variants.fetch(...order(it, key, { prefix: "/vars" }));
@@ -324,7 +400,11 @@ test("env vars fill what the options leave out, and the bindings can be renamed"
   const key2 = randomUUID();
   const running = variants.fetch(...order(it, key2, { prefix: "/vars", query: "?delay_ms=500" }));
   await sleep(150);
-  await problem(await variants.fetch(...order(it, key2, { prefix: "/vars", query: "?delay_ms=500" })), 409, "key-in-flight");
+  await problem(
+    await variants.fetch(...order(it, key2, { prefix: "/vars", query: "?delay_ms=500" })),
+    409,
+    "key-in-flight",
+  );
   assert.equal((await running).status, 201);
   const kv = await variants.mf.getKVNamespace("ANSWERS");
   const { keys } = await kv.list();
@@ -346,7 +426,10 @@ test("the Hono middleware: replay, one run of 10 concurrent duplicates, 422, bad
   const statuses = await Promise.all(
     Array.from({ length: 10 }, async () => (await hono.fetch(...order(it2, key2, { prefix: "/api" }))).status),
   );
-  assert.ok(statuses.every((s) => s === 201 || s === 409), `${statuses}`);
+  assert.ok(
+    statuses.every((s) => s === 201 || s === 409),
+    `${statuses}`,
+  );
   assert.equal((await hono.orders(it, "/api")).count, 1);
   assert.equal((await hono.orders(it2, "/api")).count, 1);
   await problem(await hono.fetch(...order(`${it}-other`, key, { prefix: "/api" })), 422, "key-reused");
@@ -358,11 +441,19 @@ test("the Hono middleware: replay, one run of 10 concurrent duplicates, 422, bad
 test("the Hono middleware: a route's throw is an unknown outcome even through onError; NotSentError releases", async () => {
   const it = item();
   const key = randomUUID();
-  await problem(await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
+  await problem(
+    await hono.fetch(...order(it, key, { prefix: "/api", headers: { "test-fault": "throw" } })),
+    502,
+    "origin-unreachable",
+  );
   await problem(await hono.fetch(...order(it, key, { prefix: "/api" })), 409, "outcome-unknown");
   assert.equal((await hono.orders(it, "/api")).count, 1);
   const key2 = randomUUID();
-  await problem(await hono.fetch(...order(it, key2, { prefix: "/api", headers: { "test-fault": "not-sent" } })), 502, "origin-unreachable");
+  await problem(
+    await hono.fetch(...order(it, key2, { prefix: "/api", headers: { "test-fault": "not-sent" } })),
+    502,
+    "origin-unreachable",
+  );
   const retry = await hono.fetch(...order(it, key2, { prefix: "/api" }));
   assert.equal(retry.status, 201);
   assert.equal((await retry.json()).attempt, "2");
@@ -372,7 +463,11 @@ test("the Hono middleware: a route's throw is an unknown outcome even through on
 test("the Hono middleware fails as Hono does where oncekey is not involved: an uncovered HTTPException(404) and a keyless throw reach app.onError", async () => {
   const covered = await hono.fetch("/api/items/x");
   const open = await hono.fetch("/open/items/x");
-  assert.deepEqual([covered.status, await covered.text()], [open.status, await open.text()], "as the same route without the middleware");
+  assert.deepEqual(
+    [covered.status, await covered.text()],
+    [open.status, await open.text()],
+    "as the same route without the middleware",
+  );
   assert.equal(open.status, 404);
   const keyless = await hono.fetch(...order(item(), undefined, { prefix: "/api", headers: { "test-fault": "throw" } }));
   assert.equal(keyless.status, 500);
@@ -393,7 +488,11 @@ test("the Hono middleware: HTTPException(402) on a keyed POST is the answer — 
 
 test("a missing or mistyped binding, and a typo'd IDEMPOTENCY_ variable: 500 misconfigured naming it, never a retryable 503", async () => {
   const cases = [
-    ["a typo'd variable", { IDEMPOTENCY_TTL: "60" }, /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/],
+    [
+      "a typo'd variable",
+      { IDEMPOTENCY_TTL: "60" },
+      /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/,
+    ],
   ];
   for (const [what, vars, named] of cases) {
     const misconfigured = await startApp("index", { vars });
@@ -404,11 +503,29 @@ test("a missing or mistyped binding, and a typo'd IDEMPOTENCY_ variable: 500 mis
       await misconfigured.dispose();
     }
   }
-  const renamed = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/missing-binding" })), 500, "misconfigured");
-  assert.match(renamed.detail, /NOPE: no Durable Object namespace \(class IdempotencyCoordinator\) is bound under this name/);
-  const wrong = await problem(await variants.fetch(...order(item(), randomUUID(), { prefix: "/wrong-binding" })), 500, "misconfigured");
-  assert.match(wrong.detail, /IDEMPOTENCY_PATHS: the binding is not a Durable Object namespace/, "a variable where the namespace should be");
-  assert.ok(variantLogs.some((line) => line.includes("NOPE")), "and logged with console.error");
+  const renamed = await problem(
+    await variants.fetch(...order(item(), randomUUID(), { prefix: "/missing-binding" })),
+    500,
+    "misconfigured",
+  );
+  assert.match(
+    renamed.detail,
+    /NOPE: no Durable Object namespace \(class IdempotencyCoordinator\) is bound under this name/,
+  );
+  const wrong = await problem(
+    await variants.fetch(...order(item(), randomUUID(), { prefix: "/wrong-binding" })),
+    500,
+    "misconfigured",
+  );
+  assert.match(
+    wrong.detail,
+    /IDEMPOTENCY_PATHS: the binding is not a Durable Object namespace/,
+    "a variable where the namespace should be",
+  );
+  assert.ok(
+    variantLogs.some((line) => line.includes("NOPE")),
+    "and logged with console.error",
+  );
 });
 
 test("tsc --noEmit: the app type-checks against the package's .d.ts, and a misuse does not", () => {
@@ -430,7 +547,8 @@ export const d = withIdempotency(async () => new Response("ok"), { releaseOn: 50
   } catch (error) {
     output = error.stdout;
   }
-  for (const line of [2, 3, 4]) assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
+  for (const line of [2, 3, 4])
+    assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
   assert.doesNotMatch(output, /misuse\.ts\(5,/, "releaseOn takes a number, as the runtime does");
   assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
 });
@@ -438,7 +556,7 @@ export const d = withIdempotency(async () => new Response("ok"), { releaseOn: 50
 /** The README's fenced block of `lang` whose first line is `firstLine`. */
 function readmeBlock(lang, firstLine) {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const block = [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))]
+  const block = [...readme.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, "g"))]
     .map((m) => m[1])
     .find((text) => text.startsWith(firstLine));
   assert.ok(block, `the README has a ${lang} block starting "${firstLine}"`);
@@ -464,7 +582,14 @@ function readmeProject(name, files, steps = []) {
       throw new Error(`${command} ${args.join(" ")} failed in ${dir}:\n${error.stdout}${error.stderr}`);
     }
   };
-  run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(ROOT, "build", "worker-js", tarball)]);
+  run("npm", [
+    "install",
+    "--offline",
+    "--no-audit",
+    "--no-fund",
+    "--silent",
+    join(ROOT, "build", "worker-js", tarball),
+  ]);
   for (const [command, args] of steps) run(command, args);
   run(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"]);
   return dir;
@@ -492,8 +617,14 @@ test("the README's oncekey/worker example: its two files as written, with the pa
   // What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types.
   const tsconfig = JSON.stringify({
     compilerOptions: {
-      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
-      types: ["./worker-configuration.d.ts"], strict: true, noEmit: true, skipLibCheck: false,
+      target: "es2022",
+      module: "es2022",
+      moduleResolution: "bundler",
+      lib: ["es2022"],
+      types: ["./worker-configuration.d.ts"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
     },
     include: ["src/**/*.ts"],
   });
@@ -501,39 +632,57 @@ test("the README's oncekey/worker example: its two files as written, with the pa
   const dir = readmeProject(
     "my-worker",
     { "src/index.ts": readmeBlock("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": tsconfig },
-    [[bin("wrangler"), ["types"]], [bin("tsc"), ["-p", "tsconfig.json"]]],
+    [
+      [bin("wrangler"), ["types"]],
+      [bin("tsc"), ["-p", "tsconfig.json"]],
+    ],
   );
   const mf = startBundle(dir, config);
   try {
     const key = randomUUID();
-    const send = () => mf.dispatchFetch(`${BASE}/orders`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify({ item: "tea" }),
-    });
+    const send = () =>
+      mf.dispatchFetch(`${BASE}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ item: "tea" }),
+      });
     const first = await send();
     assert.equal(first.status, 201);
     const created = await first.json();
     const retry = await send();
-    assert.deepEqual([retry.status, retry.headers.get("idempotent-replayed"), await retry.json()], [201, "true", created]);
+    assert.deepEqual(
+      [retry.status, retry.headers.get("idempotent-replayed"), await retry.json()],
+      [201, "true", created],
+    );
   } finally {
     await mf.dispose();
   }
 });
 
 test("the README's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
-  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's").replace('main = "src/index.ts"', 'main = "src/app.ts"');
+  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's").replace(
+    'main = "src/index.ts"',
+    'main = "src/app.ts"',
+  );
   const install = readmeBlock("sh", "npm install -D vitest@");
   // The pair the README pins is the pair make test runs.
   const dev = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;
-  for (const name of ["vitest", "@cloudflare/vitest-pool-workers"]) assert.ok(install.includes(`${name}@${dev[name]} `), `the README pins ${name}@${dev[name]}`);
-  const hono = JSON.parse(readFileSync(join(ROOT, "tests", "worker-js", "app", "package.json"), "utf8")).dependencies.hono;
+  for (const name of ["vitest", "@cloudflare/vitest-pool-workers"])
+    assert.ok(install.includes(`${name}@${dev[name]} `), `the README pins ${name}@${dev[name]}`);
+  const hono = JSON.parse(readFileSync(join(ROOT, "tests", "worker-js", "app", "package.json"), "utf8")).dependencies
+    .hono;
   const tsconfig = JSON.stringify({
     compilerOptions: {
-      target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022"],
+      target: "es2022",
+      module: "es2022",
+      moduleResolution: "bundler",
+      lib: ["es2022"],
       // The pool's own declarations do not pass a library check against
       // wrangler's generated runtime types; the app's code is still checked.
-      types: ["./worker-configuration.d.ts", "@cloudflare/vitest-pool-workers/types"], strict: true, noEmit: true, skipLibCheck: true,
+      types: ["./worker-configuration.d.ts", "@cloudflare/vitest-pool-workers/types"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
     },
     include: ["src/**/*.ts", "test/**/*.ts"],
   });
@@ -560,33 +709,53 @@ test("the README's Hono app and its tests: app.request() in workerd with the Wor
   const { numTotalTests, numPassedTests, numFailedTests } = JSON.parse(readFileSync(report, "utf8"));
   const its = readFileSync(join(dir, "test", "app.test.ts"), "utf8").match(/^it\(/gm).length;
   assert.ok(its >= 3, "the README shows several tests");
-  assert.deepEqual({ numTotalTests, numPassedTests, numFailedTests }, { numTotalTests: its, numPassedTests: its, numFailedTests: 0 });
+  assert.deepEqual(
+    { numTotalTests, numPassedTests, numFailedTests },
+    { numTotalTests: its, numPassedTests: its, numFailedTests: 0 },
+  );
 });
 
 test("every TypeScript block in the README is one the tests above compile and run", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const firstLines = [...readme.matchAll(/```ts\n(.*)\n/g)].map((m) => m[1].split(" — ")[0]);
-  assert.deepEqual(firstLines.sort(), ["// src/app.ts", "// src/index.ts", "// test/app.test.ts", "// vitest.config.ts"]);
+  assert.deepEqual(firstLines.sort(), [
+    "// src/app.ts",
+    "// src/index.ts",
+    "// test/app.test.ts",
+    "// vitest.config.ts",
+  ]);
 });
 
 test("every TOML block in the README parses, and wrangler takes each fragment where its comment puts it (dry run, no warning)", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const blocks = [...readme.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
   assert.ok(blocks.length >= 7, `${blocks.length} TOML blocks`);
-  const parse = (text) => JSON.parse(execFileSync("python3", ["-c", "import json, sys, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))"], { input: text, encoding: "utf8" }));
+  const parse = (text) =>
+    JSON.parse(
+      execFileSync("python3", ["-c", "import json, sys, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))"], {
+        input: text,
+        encoding: "utf8",
+      }),
+    );
   // Each fragment goes into the README's own proxy-from-npm config.
   const base = parse(readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm"));
   const dir = join(ROOT, "build", "worker-js", "readme-toml");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, "src"), { recursive: true });
-  writeFileSync(join(dir, "src", "index.js"), "export class IdempotencyCoordinator {}\nexport default { fetch: () => new Response('ok') };");
+  writeFileSync(
+    join(dir, "src", "index.js"),
+    "export class IdempotencyCoordinator {}\nexport default { fetch: () => new Response('ok') };",
+  );
   const cargo = readFileSync(join(ROOT, "Cargo.toml"), "utf8");
   let checked = 0;
   for (const block of blocks) {
     if (/^\[dependencies\]/m.test(block)) {
       // A Cargo.toml fragment: the worker crate it names is the one oncekey builds with.
       const { worker } = parse(block).dependencies;
-      assert.ok(cargo.includes(`worker = { version = "${worker}"`) || cargo.includes(`worker = "${worker}"`), `worker ${worker} is the crate's`);
+      assert.ok(
+        cargo.includes(`worker = { version = "${worker}"`) || cargo.includes(`worker = "${worker}"`),
+        `worker ${worker} is the crate's`,
+      );
       continue;
     }
     // Lines after "# in [vars]" belong in [vars]; the rest at the top level.
@@ -600,8 +769,17 @@ test("every TOML block in the README parses, and wrangler takes each fragment wh
     config.vars = { ...config.vars, ...parse(vars) };
     config.main = "src/index.js";
     writeFileSync(join(dir, "wrangler.json"), JSON.stringify(config));
-    const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", FORCE_COLOR: "0" };
-    const output = execFileSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--config", "wrangler.json", "--outdir", "dist"], { cwd: dir, env: quiet, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const quiet = {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      WRANGLER_SEND_ERROR_REPORTS: "false",
+      FORCE_COLOR: "0",
+    };
+    const output = execFileSync(
+      join(ROOT, "node_modules", ".bin", "wrangler"),
+      ["deploy", "--dry-run", "--config", "wrangler.json", "--outdir", "dist"],
+      { cwd: dir, env: quiet, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
     assert.doesNotMatch(output, /WARNING|Unexpected fields/, `wrangler takes\n${block}\n${output}`);
     checked++;
   }
@@ -610,12 +788,17 @@ test("every TOML block in the README parses, and wrangler takes each fragment wh
 
 test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
   const config = readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm");
-  const dir = readmeProject("my-proxy", { "src/index.js": readmeBlock("js", "// src/index.js"), "wrangler.toml": config });
+  const dir = readmeProject("my-proxy", {
+    "src/index.js": readmeBlock("js", "// src/index.js"),
+    "wrangler.toml": config,
+  });
   // The API: counts executions per item, answers every other path itself.
   const executions = new Map();
   const api = http.createServer((req, res) => {
     let body = "";
-    req.on("data", (chunk) => { body += chunk; });
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
     req.on("end", () => {
       if (req.method === "POST" && req.url === "/v1/export") {
         // 3 MB, over the 1 MB default IDEMPOTENCY_MAX_RESPONSE_BYTES.
@@ -635,7 +818,9 @@ test("the README's proxy from npm: its three files with the packed package, bund
     });
   });
   await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
-  const vars = Object.fromEntries([...config.split("[vars]")[1].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
+  const vars = Object.fromEntries(
+    [...config.split("[vars]")[1].matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]),
+  );
   const start = (bindings) => startBundle(dir, config, bindings);
   const mf = start({ ...vars, ORIGIN_URL: `http://127.0.0.1:${api.address().port}` });
   const bare = start({});
@@ -644,11 +829,12 @@ test("the README's proxy from npm: its three files with the packed package, bund
     assert.deepEqual(await page.json(), { api: true, path: "/index.html?x=1" }, "every path reaches the API");
     const tea = item();
     const key = randomUUID();
-    const send = () => mf.dispatchFetch(`${BASE}/v1/orders`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify({ item: tea }),
-    });
+    const send = () =>
+      mf.dispatchFetch(`${BASE}/v1/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ item: tea }),
+      });
     const first = await send();
     assert.equal(first.status, 201);
     const retry = await send();
@@ -657,10 +843,14 @@ test("the README's proxy from npm: its three files with the packed package, bund
     assert.equal(executions.get(tea), 1);
     // An answer over the limit streams to the caller whole and is stored without its body.
     const exportKey = randomUUID();
-    const exporting = () => mf.dispatchFetch(`${BASE}/v1/export`, { method: "POST", headers: { "idempotency-key": exportKey } });
+    const exporting = () =>
+      mf.dispatchFetch(`${BASE}/v1/export`, { method: "POST", headers: { "idempotency-key": exportKey } });
     const big = new Uint8Array(await (await exporting()).arrayBuffer());
     assert.equal(big.length, 48 * 64 * 1024, "every byte reached the caller");
-    assert.ok(big.subarray(47 * 64 * 1024).every((b) => b === 47), "in order");
+    assert.ok(
+      big.subarray(47 * 64 * 1024).every((b) => b === 47),
+      "in order",
+    );
     const again = await exporting();
     assert.equal(again.headers.get("idempotent-body-omitted"), "true");
     assert.equal((await again.arrayBuffer()).byteLength, 0);

@@ -11,10 +11,10 @@
 // two calls can never decide on one reading (the Rust host's class does the
 // same). A duplicate parked here awaits no storage, so the input gate stays
 // open for other calls and the first attempt's `finish`.
-import { DurableObject } from 'cloudflare:workers';
-import { CoordinatorCore } from 'oncekey-worker-wasm';
+import { DurableObject } from "cloudflare:workers";
+import { CoordinatorCore } from "oncekey-worker-wasm";
 
-const RECORD = 'record';
+const RECORD = "record";
 
 export class IdempotencyCoordinator extends DurableObject {
   /** The core's state for this object: the record, the parked calls. */
@@ -48,8 +48,16 @@ export class IdempotencyCoordinator extends DurableObject {
     // write answers it first; then let the core look again.
     for (let at = this.#core.deadlineOf(id); at !== undefined; at = this.#core.deadlineOf(id)) {
       let timer;
-      const fired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, at - Date.now()), true); });
-      const woken = await Promise.race([reply.then(() => false, () => false), fired]);
+      const fired = new Promise((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, at - Date.now()), true);
+      });
+      const woken = await Promise.race([
+        reply.then(
+          () => false,
+          () => false,
+        ),
+        fired,
+      ]);
       clearTimeout(timer);
       if (!woken) break;
       await this.#loaded();
@@ -74,7 +82,7 @@ export class IdempotencyCoordinator extends DurableObject {
    * `{calls, stored, alarm}`.
    */
   async fetch(request) {
-    if (request.method === 'POST') {
+    if (request.method === "POST") {
       return new Response(await this.call(new Uint8Array(await request.arrayBuffer())));
     }
     const storage = this.ctx.storage;
@@ -103,12 +111,13 @@ export class IdempotencyCoordinator extends DurableObject {
       this.#core.forget();
       throw error;
     });
-    const alarm = alarmAt === undefined
-      ? undefined
-      : storage.setAlarm(alarmAt).catch((error) => {
-        this.#core.alarmFailed();
-        console.error('oncekey: setting the expiry alarm failed; the next write sets it again', error);
-      });
+    const alarm =
+      alarmAt === undefined
+        ? undefined
+        : storage.setAlarm(alarmAt).catch((error) => {
+            this.#core.alarmFailed();
+            console.error("oncekey: setting the expiry alarm failed; the next write sets it again", error);
+          });
     for (const [to, bytes] of replies) {
       const answer = written ? written.then(() => bytes) : bytes;
       for (const id of to) {

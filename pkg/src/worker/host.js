@@ -3,8 +3,8 @@
 // exchange); this file does the I/O each action names — the body, the
 // handler, the coordinator over RPC, KV, timers — and reports each result
 // back, as src/edge/layer.rs does for Rust workers.
-import { readsWhole } from 'oncekey-worker-wasm';
-import { isNotSent } from './not-sent.js';
+import { readsWhole } from "oncekey-worker-wasm";
+import { isNotSent } from "./not-sent.js";
 
 const EMPTY = new Uint8Array(0);
 
@@ -35,8 +35,8 @@ const WRITE_COPY = 16;
  */
 export function queryOf(url) {
   const href = url.href;
-  const hash = href.indexOf('#');
-  const question = href.indexOf('?');
+  const hash = href.indexOf("#");
+  const question = href.indexOf("?");
   return question < 0 || (hash >= 0 && hash < question)
     ? undefined
     : href.slice(question + 1, hash < 0 ? undefined : hash);
@@ -55,13 +55,13 @@ export function start(layer, request, headersRead, metrics) {
   // optional ones are present (bits 0–4), then the attempt header and the
   // dataset (bits 5, 6).
   let head = `${request.method}\n${url.hostname}\n${url.pathname}\n`;
-  let flags = (headers.has('idempotency-attempt') ? 32 : 0) | (metrics ? 64 : 0);
+  let flags = (headers.has("idempotency-attempt") ? 32 : 0) | (metrics ? 64 : 0);
   const optional = [
     query,
-    headers.get('idempotency-key'),
-    headers.get('origin'),
-    headers.get('access-control-request-method'),
-    headers.get('access-control-request-headers'),
+    headers.get("idempotency-key"),
+    headers.get("origin"),
+    headers.get("access-control-request-method"),
+    headers.get("access-control-request-headers"),
   ];
   for (let bit = 0; bit < 5; bit++) {
     const field = optional[bit];
@@ -69,7 +69,7 @@ export function start(layer, request, headersRead, metrics) {
       flags |= 1 << bit;
       head += field;
     }
-    head += '\n';
+    head += "\n";
   }
   for (const name of headersRead) {
     const value = headers.get(name);
@@ -114,7 +114,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
           case DONE:
             exchange.free();
             // Only if no answer was given (the error is not made for nothing).
-            if (!host.answered) failed(new Error('oncekey: the exchange ended without an answer'));
+            if (!host.answered) failed(new Error("oncekey: the exchange ended without an answer"));
             return;
           default:
             kind = await host.perform(kind, exchange);
@@ -220,7 +220,7 @@ class Host {
   /** The user's handler, called once: its Response, or a rejection. */
   async callHandler(request) {
     const response = await this.handler(request, this.env, this.ctx);
-    if (!(response instanceof Response)) throw new TypeError('the handler did not return a Response');
+    if (!(response instanceof Response)) throw new TypeError("the handler did not return a Response");
     return response;
   }
 
@@ -232,7 +232,7 @@ class Host {
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits === '' && body === undefined ? this.request : this.outgoing(edits, body);
+      const request = edits === "" && body === undefined ? this.request : this.outgoing(edits, body);
       // The user's handler on a request the layer does not cover: as if
       // oncekey were not there — what it throws reaches the runtime, or
       // the framework's error handler, untouched (SPEC §11).
@@ -240,7 +240,7 @@ class Host {
       else response = await within(this.callHandler(request), timeoutMs);
     } catch (error) {
       if (this.userHandler) throw error;
-      return exchange.forwarded(undefined, '', messageOf(error), Date.now());
+      return exchange.forwarded(undefined, "", messageOf(error), Date.now());
     }
     this.kept = response;
     return exchange.forwarded(response.status, joined(response.headers), undefined, Date.now());
@@ -261,36 +261,45 @@ class Host {
     try {
       request = this.outgoing(exchange.text, exchange.bytes, cut.signal);
     } catch (error) {
-      return exchange.originFailed('not-sent', messageOf(error), Date.now());
+      return exchange.originFailed("not-sent", messageOf(error), Date.now());
     }
     const callerSignal = this.request.signal;
     let cutTimer;
     const callerGone = () => {
       const ms = exchange.callerGone(Date.now());
       if (ms === undefined) return;
-      const why = new Error(`the caller went away; no answer within the ${ms} ms left of what Workers allows after a disconnect`);
+      const why = new Error(
+        `the caller went away; no answer within the ${ms} ms left of what Workers allows after a disconnect`,
+      );
       cutTimer = setTimeout(() => cut.abort(why), ms);
     };
-    callerSignal?.addEventListener('abort', callerGone, { once: true });
+    callerSignal?.addEventListener("abort", callerGone, { once: true });
     let answer;
     try {
       // The limit covers the body too: a finish must come while the attempt
       // can still own the key.
-      const call = this.callHandler(request).then(async (response) => [response, await readAtMost(response, keepAtMost)]);
+      const call = this.callHandler(request).then(async (response) => [
+        response,
+        await readAtMost(response, keepAtMost),
+      ]);
       answer = await within(untilAborted(call, cut.signal), timeoutMs);
     } catch (error) {
       const notSent = isNotSent(error);
       // A covered request's throw is an unknown outcome: its stack goes to
       // the log (`wrangler dev`, `wrangler tail`), not only its message.
-      if (this.userHandler && !notSent) console.error('oncekey: the handler threw; the outcome is unknown', error);
-      return exchange.originFailed(notSent ? 'not-sent' : 'no-answer', messageOf(error), Date.now());
+      if (this.userHandler && !notSent) console.error("oncekey: the handler threw; the outcome is unknown", error);
+      return exchange.originFailed(notSent ? "not-sent" : "no-answer", messageOf(error), Date.now());
     } finally {
-      callerSignal?.removeEventListener('abort', callerGone);
+      callerSignal?.removeEventListener("abort", callerGone);
       clearTimeout(cutTimer);
     }
     const [response, read] = answer;
     if (read.streaming) {
-      this.kept = new Response(read.streaming, { status: response.status, statusText: response.statusText, headers: response.headers });
+      this.kept = new Response(read.streaming, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
       return exchange.originStreaming(response.status, joined(response.headers), Date.now());
     }
     return exchange.originAnswered(response.status, joined(response.headers), read.bytes, Date.now());
@@ -303,9 +312,9 @@ class Host {
   outgoing(joinedEdits, body, signal) {
     const request = this.request;
     const headers = new Headers(request.headers);
-    const edits = joinedEdits.split('\n');
+    const edits = joinedEdits.split("\n");
     for (let i = 0; i + 2 < edits.length; i += 3) {
-      if (edits[i] === 'set') headers.set(edits[i + 1], edits[i + 2]);
+      if (edits[i] === "set") headers.set(edits[i + 1], edits[i + 2]);
       else headers.delete(edits[i + 1]);
     }
     // An attempt's request carries the layer's own signal, never the
@@ -356,7 +365,7 @@ class Host {
     const kv = this.env[name];
     if (!kv) return [undefined, `no KV namespace bound as ${name}`];
     try {
-      const found = await within(kv.get(key, 'arrayBuffer'), timeoutMs);
+      const found = await within(kv.get(key, "arrayBuffer"), timeoutMs);
       return [found === null ? undefined : new Uint8Array(found), undefined];
     } catch (error) {
       return [undefined, messageOf(error)];
@@ -377,7 +386,7 @@ class Host {
 
 /** Headers as one string, `name\nvalue\n...`, for the exchange. */
 function joined(headers) {
-  let out = '';
+  let out = "";
   for (const [name, value] of headers) out += `${name}\n${value}\n`;
   return out;
 }
@@ -385,7 +394,7 @@ function joined(headers) {
 /** The exchange's `name\nvalue\n...` as Headers. */
 function headersOf(joinedHeaders) {
   const headers = new Headers();
-  const parts = joinedHeaders.split('\n');
+  const parts = joinedHeaders.split("\n");
   for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
   return headers;
 }
@@ -398,16 +407,16 @@ function headersOf(joinedHeaders) {
  */
 async function readBody(request, limit, drainUntil) {
   const stream = request.body;
-  if (stream === null) return ['complete', EMPTY];
+  if (stream === null) return ["complete", EMPTY];
   // A declared length within the limit: the runtime frames the body to it,
   // so read it whole; the count is still checked on the bytes read.
-  const declared = request.headers.get('content-length');
+  const declared = request.headers.get("content-length");
   if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) <= limit) {
     try {
       const bytes = new Uint8Array(await request.arrayBuffer());
-      return bytes.length <= limit ? ['complete', bytes] : ['too-large', undefined];
+      return bytes.length <= limit ? ["complete", bytes] : ["too-large", undefined];
     } catch {
-      return ['incomplete', undefined];
+      return ["incomplete", undefined];
     }
   }
   const reader = stream.getReader();
@@ -425,16 +434,16 @@ async function readBody(request, limit, drainUntil) {
       }
     }
   } catch {
-    return ['incomplete', undefined];
+    return ["incomplete", undefined];
   }
-  if (read > limit) return ['too-large', undefined];
+  if (read > limit) return ["too-large", undefined];
   const bytes = new Uint8Array(read);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
     at += chunk.byteLength;
   }
-  return ['complete', bytes];
+  return ["complete", bytes];
 }
 
 /** `promise`, or a rejection once `ms` have passed. */
@@ -442,8 +451,8 @@ async function readBody(request, limit, drainUntil) {
 function untilAborted(promise, signal) {
   return new Promise((resolve, reject) => {
     const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
   });
 }
 
@@ -475,7 +484,7 @@ function messageOf(error) {
 async function readAtMost(response, limit) {
   if (response.body === null) return { bytes: EMPTY };
   const headers = response.headers;
-  if (readsWhole(headers.get('content-length') ?? undefined, headers.get('content-encoding') ?? undefined, limit)) {
+  if (readsWhole(headers.get("content-length") ?? undefined, headers.get("content-encoding") ?? undefined, limit)) {
     return { bytes: new Uint8Array(await response.arrayBuffer()) };
   }
   const reader = response.body.getReader();
@@ -490,7 +499,9 @@ async function readAtMost(response, limit) {
         streaming: new ReadableStream({
           pull(controller) {
             if (first.length > 0) return controller.enqueue(first.shift());
-            return reader.read().then(({ done: end, value: chunk }) => (end ? controller.close() : controller.enqueue(chunk)));
+            return reader
+              .read()
+              .then(({ done: end, value: chunk }) => (end ? controller.close() : controller.enqueue(chunk)));
           },
           cancel(reason) {
             return reader.cancel(reason);

@@ -9,7 +9,7 @@ use super::head::RequestHead;
 use super::log::{DecisionLog, Timing};
 use super::reply::{Reply, ReplyBody};
 use crate::core::{
-    AdminRequest, Completed, Config, Consistency, Decision, Finished, Fingerprint, IdempotencyKey, KeyRule, Outcome,
+    AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
     Problem, Record, RecordName, RecordState, ReleaseAnswer, StoredResponse, inspect, replay_from_copy,
 };
 
@@ -132,7 +132,13 @@ impl Exchange {
     fn first_action(&mut self, head: RequestHead) -> Action {
         let config = Rc::clone(&self.config);
         let authorization = head.header("authorization");
-        if let Some(admin) = AdminRequest::of(config.admin_token.as_ref(), &head.method, &head.path, head.query.as_deref(), authorization) {
+        if let Some(admin) = AdminRequest::of(
+            config.admin_token.as_ref(),
+            &head.method,
+            &head.path,
+            head.query.as_deref(),
+            authorization,
+        ) {
             // An operator's call, never a browser's: no CORS.
             self.cors = None;
             return match admin {
@@ -218,8 +224,12 @@ impl Exchange {
             return Action::Done;
         };
         self.since = now_ms;
-        let action =
-            Action::Begin { name: keyed.name, fingerprint: keyed.fingerprint, wait_ms: 0, reservation: keyed.reservation };
+        let action = Action::Begin {
+            name: keyed.name,
+            fingerprint: keyed.fingerprint,
+            wait_ms: 0,
+            reservation: keyed.reservation,
+        };
         self.stage = Stage::Beginning(keyed);
         action
     }
@@ -460,7 +470,8 @@ impl Exchange {
     /// The store's answer to an admin path's `release` (`Err`: it failed
     /// or timed out; whether it released is unknown, and a repeat is safe).
     pub fn released(&mut self, answer: Result<ReleaseAnswer, String>, now_ms: u64) -> Action {
-        let Stage::Admin(AdminRequest::Release { name, .. }) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+        let Stage::Admin(AdminRequest::Release { name, .. }) = std::mem::replace(&mut self.stage, Stage::Answered)
+        else {
             return Action::Done;
         };
         self.log.tier = "do";
@@ -628,11 +639,8 @@ impl Exchange {
     /// [`Exchange::respond`], with the log line and data point only when
     /// `logged`.
     fn answer(&mut self, reply: Reply, logged: bool) -> Action {
-        let reply = if self.log.outcome == "preflight" {
-            reply
-        } else {
-            reply.decorated(&self.timing, self.cors.as_deref())
-        };
+        let reply =
+            if self.log.outcome == "preflight" { reply } else { reply.decorated(&self.timing, self.cors.as_deref()) };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
         if logged {

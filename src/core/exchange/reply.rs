@@ -188,6 +188,9 @@ mod tests {
             ["content-type", "location", "idempotent-replayed", "cache-control", "idempotent-body-omitted"]
         );
         let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())));
-        assert!(["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())), "kept with the body");
+        assert!(
+            ["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())),
+            "kept with the body"
+        );
     }
 }

@@ -147,12 +147,20 @@ impl World {
                 }
                 Action::Inspect { name } => {
                     steps.push("inspect");
-                    let state = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.inspect(&name, now)) };
+                    let state = if self.fail_store() {
+                        Err("store exploded".to_owned())
+                    } else {
+                        Ok(self.store.inspect(&name, now))
+                    };
                     exchange.inspected(state, now)
                 }
                 Action::Release { name, force } => {
                     steps.push("release");
-                    let answer = if self.fail_store() { Err("store exploded".to_owned()) } else { Ok(self.store.release(&name, now, force)) };
+                    let answer = if self.fail_store() {
+                        Err("store exploded".to_owned())
+                    } else {
+                        Ok(self.store.release(&name, now, force))
+                    };
                     exchange.released(answer, now)
                 }
                 Action::Abandon { reservation, .. } => {
@@ -216,7 +224,11 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_
     assert!(timing.ends_with(r#"finish;desc="after-answer""#), "{timing}");
     assert_eq!((run.log["oncekey"].as_str(), run.log["finish"].as_str()), (Some("execute"), Some("stored")));
     assert_eq!(run.log["after_answer_ms"].as_u64(), Some(1), "finish, one tick of the world's clock");
-    assert_eq!(run.log["record"].as_str().map(str::len), Some(64), "the record's whole name, as the admin paths take it");
+    assert_eq!(
+        run.log["record"].as_str().map(str::len),
+        Some(64),
+        "the record's whole name, as the admin paths take it"
+    );
     assert_eq!(world.calls, [1]);
 }
 
@@ -239,7 +251,10 @@ fn read_first_answers_from_a_copy_and_puts_a_missing_one_back() {
     assert_eq!(first.steps[..3], ["read-body", "read-copy", "detach"], "a miss goes on to the object");
     let from_kv = world.run(keyed("k1"), order());
     assert_eq!(from_kv.steps, ["read-body", "read-copy", "respond", "log"]);
-    assert_eq!((from_kv.log["tier"].as_str(), header(&from_kv.reply, "idempotent-replayed")), (Some("kv"), Some("true")));
+    assert_eq!(
+        (from_kv.log["tier"].as_str(), header(&from_kv.reply, "idempotent-replayed")),
+        (Some("kv"), Some("true"))
+    );
     world.kv.clear();
     let put_back = world.run(keyed("k1"), order());
     assert_eq!(put_back.steps, ["read-body", "read-copy", "detach", "begin", "respond", "log", "write-copy"]);
@@ -276,7 +291,11 @@ fn when_the_object_fails_a_copy_is_replayed_else_503() {
     assert_eq!((none.reply.status, code(&none.reply).as_str()), (503, "store-unavailable"));
     assert_eq!(header(&none.reply, "retry-after"), Some("1"));
     assert_eq!(world.calls, [1], "fail closed: the origin is not called");
-    assert_eq!(none.steps[none.steps.len() - 1], "abandon", "a lost begin reply's reservation is given back after the 503");
+    assert_eq!(
+        none.steps[none.steps.len() - 1],
+        "abandon",
+        "a lost begin reply's reservation is given back after the 503"
+    );
     assert_eq!(world.abandoned, [77, 77]);
     let mut off = World::new(&[("IDEMPOTENCY_KV_REPLAY", "off")]);
     let run = off.run(keyed("k1"), order());
@@ -314,7 +333,9 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     let (mut unknown, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
     unknown.body_read(order(), 1);
     unknown.detached(2);
-    let Action::Respond(reply) = unknown.begun(Ok(Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }), 3) else {
+    let Action::Respond(reply) =
+        unknown.begun(Ok(Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }), 3)
+    else {
         panic!("no wait for an unknown outcome")
     };
     assert_eq!(header(&reply, "retry-after"), Some("90"));
@@ -331,10 +352,9 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
 
 #[test]
 fn an_origin_failure_is_an_outcome_and_a_502() {
-    for (result, finish) in [
-        (OriginResult::NotSent("refused".into()), "released"),
-        (OriginResult::NoAnswer("reset".into()), "lease-kept"),
-    ] {
+    for (result, finish) in
+        [(OriginResult::NotSent("refused".into()), "released"), (OriginResult::NoAnswer("reset".into()), "lease-kept")]
+    {
         let mut world = World::new(&[]);
         world.origin = Box::new(move |_| result.clone());
         let run = world.run(keyed("k1"), order());
@@ -361,7 +381,9 @@ fn a_caller_that_goes_away_bounds_the_rest_of_the_origin_call_to_what_workers_al
     assert_eq!(exchange.caller_gone(5_000), Some(AFTER_DISCONNECT_MS - 15_500));
     assert_eq!(exchange.caller_gone(95_000), Some(5_010), "never past the origin's own limit");
     // The host ends the call as no answer: the outcome is recorded as unknown.
-    let Action::Respond(reply) = exchange.origin_answered(OriginResult::NoAnswer("the caller went away".into()), 19_500) else {
+    let Action::Respond(reply) =
+        exchange.origin_answered(OriginResult::NoAnswer("the caller went away".into()), 19_500)
+    else {
         panic!("the answer goes first")
     };
     assert_eq!(reply.status, 502);
@@ -386,7 +408,9 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     assert!(matches!(exchange.paused(105), Action::Finish { attempt: 1, .. }));
     assert_eq!(exchange.finished(fail(), 106), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[1] });
     assert!(matches!(exchange.paused(506), Action::Finish { attempt: 1, .. }));
-    let Action::Log(line) = exchange.finished(fail(), 507) else { panic!("given up after two repeats: the log line says so") };
+    let Action::Log(line) = exchange.finished(fail(), 507) else {
+        panic!("given up after two repeats: the log line says so")
+    };
     let line: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!((line["finish"].as_str(), line["error"].as_str()), (Some("store-failed"), Some("store exploded")));
     assert_eq!((line["status"].as_u64(), line["after_answer_ms"].as_u64()), (Some(201), Some(503)), "pauses included");
@@ -433,7 +457,11 @@ fn which_requests_are_covered_and_when_a_key_is_required() {
     let other = RequestHead { key: None, path: "/api/other".into(), has_attempt_header: true, ..keyed("") };
     let passed = world.run(other, order());
     assert_eq!(passed.steps, ["forward", "respond"], "the baseline path logs nothing");
-    assert_eq!(passed.edits, [HeaderEdit::Remove("Idempotency-Attempt")], "a client's attempt number never reaches the origin");
+    assert_eq!(
+        passed.edits,
+        [HeaderEdit::Remove("Idempotency-Attempt")],
+        "a client's attempt number never reaches the origin"
+    );
     assert_eq!(passed.forwarded_body, Some(None), "the request's own body, unread");
     let get = world.run(RequestHead { method: "GET".into(), ..keyed("k1") }, order());
     assert_eq!((get.steps.as_slice(), get.edits.len()), (&["forward", "respond"][..], 0));
@@ -603,7 +631,10 @@ fn an_operator_reads_an_unknown_outcome_releases_it_and_the_retry_runs_as_the_ne
     assert_eq!((seen.reply.status, header(&seen.reply, "content-type")), (200, Some("application/json")));
     assert_eq!(header(&seen.reply, "cache-control"), Some("no-store"));
     let state = json_body(&seen.reply);
-    assert_eq!((state["kind"].as_str(), state["attempt"].as_u64(), state["outcomeUnknown"].as_bool()), (Some("in-flight"), Some(1), Some(true)));
+    assert_eq!(
+        (state["kind"].as_str(), state["attempt"].as_u64(), state["outcomeUnknown"].as_bool()),
+        (Some("in-flight"), Some(1), Some(true))
+    );
     assert_eq!(state["record"].as_str(), Some(record.as_str()));
     assert!(state["leaseExpiresAt"].as_str().is_some_and(|t| t.ends_with('Z')));
     assert_eq!((seen.log["oncekey"].as_str(), seen.log["record"].as_str()), (Some("inspect"), Some(record.as_str())));
@@ -613,8 +644,14 @@ fn an_operator_reads_an_unknown_outcome_releases_it_and_the_retry_runs_as_the_ne
     let released = world.run(admin("POST", &release, bearer), BodyRead::Incomplete);
     assert_eq!(released.steps, ["release", "respond", "log"]);
     let state = json_body(&released.reply);
-    assert_eq!((released.reply.status, state["kind"].as_str(), state["attempt"].as_u64()), (200, Some("released"), Some(1)));
-    assert_eq!((released.log["oncekey"].as_str(), released.log["finish"].as_str()), (Some("release"), Some("released")));
+    assert_eq!(
+        (released.reply.status, state["kind"].as_str(), state["attempt"].as_u64()),
+        (200, Some("released"), Some(1))
+    );
+    assert_eq!(
+        (released.log["oncekey"].as_str(), released.log["finish"].as_str()),
+        (Some("release"), Some("released"))
+    );
 
     let retry = world.run(keyed("k1"), order());
     assert_eq!((retry.reply.status, world.calls.as_slice()), (201, &[1, 2][..]), "the next retry runs as attempt 2");
@@ -624,7 +661,10 @@ fn an_operator_reads_an_unknown_outcome_releases_it_and_the_retry_runs_as_the_ne
     assert!(String::from_utf8_lossy(problem).contains("completed"), "the detail says why");
     let done = world.run(admin("GET", &path, bearer), BodyRead::Incomplete);
     let state = json_body(&done.reply);
-    assert_eq!((state["kind"].as_str(), state["status"].as_u64(), state["attempt"].as_u64()), (Some("completed"), Some(201), Some(2)));
+    assert_eq!(
+        (state["kind"].as_str(), state["status"].as_u64(), state["attempt"].as_u64()),
+        (Some("completed"), Some(201), Some(2))
+    );
     let ReplyBody::Bytes(bytes) = &done.reply.body else { panic!() };
     assert!(!String::from_utf8_lossy(bytes).contains("orderId"), "never the stored body");
 }
@@ -642,14 +682,18 @@ fn admin_paths_need_the_token_name_a_record_and_pass_through_when_off() {
         assert!(!serde_json::to_string(&run.log).unwrap().contains("s3cret"), "the token is never logged");
     }
     let none = world.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
-    assert_eq!((none.reply.status, code(&none.reply).as_str(), none.steps.as_slice()), (404, "record-not-found", &["inspect", "respond", "log"][..]));
+    assert_eq!(
+        (none.reply.status, code(&none.reply).as_str(), none.steps.as_slice()),
+        (404, "record-not-found", &["inspect", "respond", "log"][..])
+    );
     let absent = world.run(admin("POST", &format!("{path}/release"), Some("Bearer s3cret")), BodyRead::Incomplete);
     assert_eq!((absent.reply.status, code(&absent.reply).as_str()), (404, "record-not-found"));
     let bad = world.run(admin("GET", "/.well-known/oncekey/records/ABC", Some("Bearer s3cret")), BodyRead::Incomplete);
     assert_eq!((bad.reply.status, bad.steps.as_slice()), (404, &["respond", "log"][..]));
     let wrong_method = world.run(admin("DELETE", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
     assert_eq!((wrong_method.reply.status, header(&wrong_method.reply, "allow")), (405, Some("GET")));
-    let from_a_page = RequestHead { origin: Some("https://app.example".into()), ..admin("GET", &path, Some("Bearer s3cret")) };
+    let from_a_page =
+        RequestHead { origin: Some("https://app.example".into()), ..admin("GET", &path, Some("Bearer s3cret")) };
     assert_eq!(header(&world.run(from_a_page, BodyRead::Incomplete).reply, "access-control-allow-origin"), None);
     // Without the token, the same paths are the origin's.
     let mut off = World::new(&[]);
@@ -664,12 +708,16 @@ fn admin_paths_with_the_store_down_or_kv_as_the_store() {
     let path = format!("/.well-known/oncekey/records/{}", "cd".repeat(32));
     let down = world.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
     assert_eq!((down.reply.status, code(&down.reply).as_str()), (503, "store-unavailable"));
-    assert!(!down.steps.contains(&"abandon") && !down.steps.contains(&"read-copy"), "no fallback, nothing to give back");
+    assert!(
+        !down.steps.contains(&"abandon") && !down.steps.contains(&"read-copy"),
+        "no fallback, nothing to give back"
+    );
 
     let mut kv = World::new(&[TOKEN, ("IDEMPOTENCY_CONSISTENCY", "kv")]);
     let first = kv.run(keyed("k1"), order());
     let record = first.log["record"].as_str().unwrap();
-    let name = RecordName::new("shop.example", &kv.config.scope, |_| None, &crate::core::IdempotencyKey::parse("k1").unwrap());
+    let name =
+        RecordName::new("shop.example", &kv.config.scope, |_| None, &crate::core::IdempotencyKey::parse("k1").unwrap());
     kv.kv.insert(name, kv.store.get(&name).unwrap());
     let path = format!("/.well-known/oncekey/records/{record}");
     let seen = kv.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
@@ -684,7 +732,10 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     let mut world = World::new(&[]);
     let with_metrics = |head: RequestHead| RequestHead { metrics: true, ..head };
     let run = world.run(with_metrics(keyed("k1")), order());
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "metric", "write-copy"]);
+    assert_eq!(
+        run.steps,
+        ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "metric", "write-copy"]
+    );
     let point = world.points.pop().unwrap();
     let record = run.log["record"].as_str().unwrap();
     assert_eq!(point.blobs, ["execute", "do", "stored", record]);

@@ -34,7 +34,11 @@ export class Orders extends DurableObject {
       const order = await request.json();
       // Check-then-act on the aggregate's own ids, with no await between.
       const field = request.headers.get("unique-by");
-      if (field !== null && order?.[field] !== undefined && this.#orders.some((o) => deepEqual(o?.[field], order[field]))) {
+      if (
+        field !== null &&
+        order?.[field] !== undefined &&
+        this.#orders.some((o) => deepEqual(o?.[field], order[field]))
+      ) {
         return Response.json(order);
       }
       this.#orders.push(order);

@@ -14,7 +14,10 @@ export function createOrigin(name) {
   return async function handle(request) {
     const url = new URL(request.url);
     const json = (status, body) =>
-      new Response(JSON.stringify({ origin: name, ...body }), { status, headers: { "content-type": "application/json" } });
+      new Response(JSON.stringify({ origin: name, ...body }), {
+        status,
+        headers: { "content-type": "application/json" },
+      });
     if (url.pathname === "/__count") return json(200, { count: orders.get(url.searchParams.get("item")) ?? 0 });
     if (url.pathname === "/moved") return new Response(null, { status: 302, headers: { location: "/elsewhere" } });
     if (request.method === "POST" && url.pathname === "/v1/orders") {
@@ -33,4 +36,7 @@ export function createOrigin(name) {
   };
 }
 
-export const count = (handle, item) => handle(new Request(`http://origin/__count?item=${encodeURIComponent(item)}`)).then((r) => r.json()).then((b) => b.count);
+export const count = (handle, item) =>
+  handle(new Request(`http://origin/__count?item=${encodeURIComponent(item)}`))
+    .then((r) => r.json())
+    .then((b) => b.count);

@@ -26,7 +26,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use worker::wasm_bindgen::JsValue;
-use worker::{Delay, Env, MessageBatch, Method, QueueContentType, RawMessageBuilder, Request, RequestInit, Response, Result, js_sys};
+use worker::{
+    Delay, Env, MessageBatch, Method, QueueContentType, RawMessageBuilder, Request, RequestInit, Response, Result,
+    js_sys,
+};
 
 use oncekey::edge::{Consumer, Event};
 
@@ -49,7 +52,8 @@ pub async fn publish(env: &Env, order: &Value, fault: Option<&str>) {
     else {
         return;
     };
-    let carried = fault.filter(|f| CONSUMER_FAULTS.contains(f)).map_or_else(String::new, |f| format!(r#","demoFault":"{f}""#));
+    let carried =
+        fault.filter(|f| CONSUMER_FAULTS.contains(f)).map_or_else(String::new, |f| format!(r#","demoFault":"{f}""#));
     let copies = if fault == Some("redeliver") { 2 } else { 1 };
     for _ in 0..copies {
         // Every copy is the same event, stamped when it is published. Written
@@ -88,10 +92,12 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> Result<()> {
     };
     let consumer = match env.var("DEMO_EVENT_KEY").map(|v| v.to_string()).ok().as_deref() {
         Some("message-id") => consumer.message_id(),
-        Some("order-id") => consumer.key_fn(|id, body| match parse(body).as_ref().and_then(|e| e["orderId"].as_str()) {
-            Some(order) => format!("OrderPlaced:{order}"),
-            None => id.to_owned(),
-        }),
+        Some("order-id") => {
+            consumer.key_fn(|id, body| match parse(body).as_ref().and_then(|e| e["orderId"].as_str()) {
+                Some(order) => format!("OrderPlaced:{order}"),
+                None => id.to_owned(),
+            })
+        }
         _ => consumer.content_hash(&["publishedAt"]),
     };
     let guard = env.var("DEMO_LOYALTY_GUARD").map(|v| v.to_string()).ok().as_deref() != Some("false");

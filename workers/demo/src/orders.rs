@@ -37,9 +37,12 @@ impl DurableObject for Orders {
         let cached = self.orders.borrow().clone();
         let mut orders = match cached {
             Some(orders) => orders,
-            None => self.state.storage().get::<String>(ORDERS).await?.map_or_else(Vec::new, |raw| {
-                serde_json::from_str(&raw).unwrap_or_default()
-            }),
+            None => self
+                .state
+                .storage()
+                .get::<String>(ORDERS)
+                .await?
+                .map_or_else(Vec::new, |raw| serde_json::from_str(&raw).unwrap_or_default()),
         };
         if let Some(order) = adding {
             // Check-then-act on the aggregate's own ids, with no await between.

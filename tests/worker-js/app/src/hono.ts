@@ -30,6 +30,8 @@ app.get("/api/items/:id", item);
 app.get("/open/items/:id", item);
 // The app's own error handling, as Hono apps write it: an HTTPException is
 // its own answer, anything else a 500. The layer still sees a covered throw.
-app.onError((error, c) => (error instanceof HTTPException ? error.getResponse() : c.json({ error: error.message }, 500)));
+app.onError((error, c) =>
+  error instanceof HTTPException ? error.getResponse() : c.json({ error: error.message }, 500),
+);
 
 export default app;

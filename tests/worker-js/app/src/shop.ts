@@ -25,7 +25,8 @@ export async function shop(request: Request): Promise<Response> {
   if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
   const fault = request.headers.get("test-fault");
   if (fault === "not-sent") throw new NotSentError("the payment provider was down before anything was charged");
-  if (fault === "unavailable") return Response.json({ error: "try later" }, { status: 503, headers: { "retry-after": "1" } });
+  if (fault === "unavailable")
+    return Response.json({ error: "try later" }, { status: 503, headers: { "retry-after": "1" } });
   const { item } = (await request.json()) as { item: string };
   const order = { orderId: crypto.randomUUID(), attempt: request.headers.get("idempotency-attempt") };
   orders.set(item, [...(orders.get(item) ?? []), order]);

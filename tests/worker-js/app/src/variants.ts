@@ -17,7 +17,10 @@ const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
   // A coordinator binding under a name nothing is bound to.
   ["/missing-binding/", withIdempotency<VariantEnv>(shop, { bindings: { coordinator: "NOPE", kv: "ANSWERS" } })],
   // A coordinator binding renamed to a plain variable.
-  ["/wrong-binding/", withIdempotency<VariantEnv>(shop, { bindings: { coordinator: "IDEMPOTENCY_PATHS", kv: "ANSWERS" } })],
+  [
+    "/wrong-binding/",
+    withIdempotency<VariantEnv>(shop, { bindings: { coordinator: "IDEMPOTENCY_PATHS", kv: "ANSWERS" } }),
+  ],
   // A typo in an option's name.
   ["/unknown-option/", withIdempotency<VariantEnv>(shop, { ttlSecond: 3600, bindings } as IdempotencyOptions)],
   // Covered paths from [vars] (IDEMPOTENCY_PATHS = "/vars/*"), bindings renamed.
@@ -27,7 +30,8 @@ const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
 export default {
   fetch(request, env, ctx) {
     const path = new URL(request.url).pathname;
-    const [, handler] = variants.find(([prefix]) => path.startsWith(prefix))!;
-    return handler(request, env, ctx);
+    const variant = variants.find(([prefix]) => path.startsWith(prefix));
+    if (!variant) return new Response("no such variant", { status: 404 });
+    return variant[1](request, env, ctx);
   },
 } satisfies ExportedHandler<VariantEnv>;
