@@ -12,15 +12,14 @@ use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
-    Action, BindingFound, Config, ConfigError, Consistency, DataPoint, Exchange, HeaderEdit, METRICS_BINDING,
-    OriginResult, Problem, RecordName, Reply, Store, unknown_variable,
+    Action, BindingFound, Config, ConfigError, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, Problem,
+    RecordName, Reply, Store, unknown_variable,
 };
 
 use super::deadline::within;
 use super::disconnect::CallerGone;
 use super::durable_store::{DurableStore, StoreError};
 use super::http::{self, now_ms};
-use super::kv_only_store::KvOnlyStore;
 use super::kv_replay::KvReplay;
 use super::origin::{OriginError, with_timeout};
 
@@ -207,7 +206,7 @@ struct Host<O> {
     /// The response of an unprotected forward, for a reply that streams it.
     kept: Option<Response>,
     /// The store, once the exchange asks for it.
-    store: Option<std::result::Result<EdgeStore, String>>,
+    store: Option<std::result::Result<DurableStore, String>>,
     /// Whether the origin is the proxy's own call ([`Idempotency::proxying`]).
     proxying: bool,
     /// The user handler's error on a pass-through, for the runtime.
@@ -228,10 +227,9 @@ impl<O: OriginCall> Host<O> {
             }
             Action::Begin { name, fingerprint, wait_ms, reservation } => {
                 let decision = match self.store() {
-                    Ok(EdgeStore::Durable(store)) => {
+                    Ok(store) => {
                         store.begin_call(&name, fingerprint, wait_ms, reservation).await.map_err(|e| e.to_string())
                     }
-                    Ok(store) => store.begin(&name, fingerprint, now_ms()).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
                 };
                 exchange.begun(decision, now_ms())
@@ -248,23 +246,21 @@ impl<O: OriginCall> Host<O> {
                 exchange.finished(finished, now_ms())
             }
             Action::Abandon { name, reservation } => {
-                if let Ok(EdgeStore::Durable(store)) = self.store() {
+                if let Ok(store) = self.store() {
                     let _ = store.abandon(&name, reservation).await;
                 }
                 exchange.abandoned(now_ms())
             }
             Action::Inspect { name } => {
                 let state = match self.store() {
-                    Ok(EdgeStore::Durable(store)) => store.inspect(&name).await.map_err(|e| e.to_string()),
-                    Ok(EdgeStore::KvOnly(_)) => Err("KV-only mode has no coordinator to ask".to_owned()),
+                    Ok(store) => store.inspect(&name).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
                 };
                 exchange.inspected(state, now_ms())
             }
             Action::Release { name, force } => {
                 let answer = match self.store() {
-                    Ok(EdgeStore::Durable(store)) => store.release(&name, force).await.map_err(|e| e.to_string()),
-                    Ok(EdgeStore::KvOnly(_)) => Err("KV-only mode has no coordinator to ask".to_owned()),
+                    Ok(store) => store.release(&name, force).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
                 };
                 exchange.released(answer, now_ms())
@@ -305,25 +301,15 @@ impl<O: OriginCall> Host<O> {
         self.env.kv(KV_BINDING).ok().map(KvReplay::new)
     }
 
-    /// The store the configuration names, made once.
-    fn store(&mut self) -> std::result::Result<&EdgeStore, String> {
+    /// The key's coordinator objects, reached once made (KV-only mode
+    /// makes no store call: the exchange decides on KV copies).
+    fn store(&mut self) -> std::result::Result<&DurableStore, String> {
         let config = &self.config;
         let env = &self.env;
-        let store = self.store.get_or_insert_with(|| match config.consistency {
-            Consistency::Durable => env
-                .durable_object(COORDINATOR_BINDING)
-                .map(|ns| EdgeStore::Durable(DurableStore::new(ns, config.records.clone(), config.store_timeout_ms)))
-                .map_err(|e| StoreError::Failed(e.to_string()).to_string()),
-            Consistency::Kv => env
-                .kv(KV_BINDING)
-                .map(|kv| {
-                    EdgeStore::KvOnly(KvOnlyStore::new(
-                        KvReplay::new(kv),
-                        config.records.clone(),
-                        config.store_timeout_ms,
-                    ))
-                })
-                .map_err(|_| StoreError::Failed(format!("no KV namespace bound as {KV_BINDING}")).to_string()),
+        let store = self.store.get_or_insert_with(|| {
+            env.durable_object(COORDINATOR_BINDING)
+                .map(|ns| DurableStore::new(ns, config.records.clone(), config.store_timeout_ms))
+                .map_err(|e| StoreError::Failed(e.to_string()).to_string())
         });
         store.as_ref().map_err(Clone::clone)
     }
@@ -482,40 +468,4 @@ pub(crate) fn write_data_point(env: &Env, point: DataPoint) -> Result<()> {
     let dataset = env.analytics_engine(METRICS_BINDING)?;
     let indexes: Vec<&str> = point.indexes.iter().map(String::as_str).collect();
     AnalyticsEngineDataPointBuilder::new().indexes(indexes).blobs(point.blobs).doubles(point.doubles).write_to(&dataset)
-}
-
-/// The store the configuration names: the coordinator objects, or KV alone.
-#[derive(Debug)]
-enum EdgeStore {
-    Durable(DurableStore),
-    KvOnly(KvOnlyStore),
-}
-
-impl Store for EdgeStore {
-    type Error = StoreError;
-
-    async fn begin(
-        &self,
-        name: &RecordName,
-        fingerprint: crate::core::Fingerprint,
-        now_ms: u64,
-    ) -> std::result::Result<crate::core::Decision, StoreError> {
-        match self {
-            Self::Durable(store) => store.begin(name, fingerprint, now_ms).await,
-            Self::KvOnly(store) => store.begin(name, fingerprint, now_ms).await,
-        }
-    }
-
-    async fn finish(
-        &self,
-        name: &RecordName,
-        attempt: u32,
-        outcome: crate::core::Outcome,
-        now_ms: u64,
-    ) -> std::result::Result<crate::core::Finished, StoreError> {
-        match self {
-            Self::Durable(store) => store.finish(name, attempt, outcome, now_ms).await,
-            Self::KvOnly(store) => store.finish(name, attempt, outcome, now_ms).await,
-        }
-    }
 }

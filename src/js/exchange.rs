@@ -1,6 +1,6 @@
 //! `Exchange` for JavaScript: the core's exchange, its results taken back
-//! as JavaScript values. Each action crosses as a number (its kind, one of
-//! the `KIND_*` below); the host reads the fields it needs through a few
+//! as JavaScript values. Each action crosses as a number (its
+//! [`ActionKind`]); the host reads the fields it needs through a few
 //! getters (a number, a second number, a text, bytes), so nothing is built
 //! for a field it does not read and no object is built at all.
 
@@ -10,30 +10,33 @@ use wasm_bindgen::prelude::*;
 
 use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, BodyRead, Config, Consistency, DataPoint, Exchange, Fingerprint, Finished, HeaderEdit, OriginResult,
-    Record, RecordName, Reply, ReplyBody, StoreCall, Write, begin, copy_ttl_secs, decode_decision, decode_finished,
-    decode_inspected, decode_released, finish,
+    Action, BodyRead, Config, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
+    StoreCall, copy_ttl_secs, decode_decision, decode_finished, decode_inspected, decode_released,
 };
 
-/// The kinds of action, as `kind` and every result method give them (the
-/// same numbers as `pkg/src/worker/host.js`).
-const KIND_DONE: u32 = 0;
-const KIND_RESPOND: u32 = 1;
-const KIND_LOG: u32 = 2;
-const KIND_METRIC: u32 = 3;
-const KIND_DETACH: u32 = 4;
-const KIND_READ_BODY: u32 = 5;
-const KIND_FORWARD: u32 = 6;
-const KIND_READ_COPY: u32 = 7;
-const KIND_KV_BEGIN: u32 = 8;
-const KIND_BEGIN: u32 = 9;
-const KIND_FINISH: u32 = 10;
-const KIND_INSPECT: u32 = 11;
-const KIND_RELEASE: u32 = 12;
-const KIND_ABANDON: u32 = 13;
-const KIND_CALL_ORIGIN: u32 = 14;
-const KIND_PAUSE: u32 = 15;
-const KIND_WRITE_COPY: u32 = 16;
+/// The kind of the pending action, as `kind` and every result method give
+/// it: the host switches on these (`ActionKind.Respond`, ...), exported from
+/// this module, so no number is kept in sync by hand.
+#[wasm_bindgen]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    Done = 0,
+    Respond = 1,
+    Log = 2,
+    Metric = 3,
+    Detach = 4,
+    ReadBody = 5,
+    Forward = 6,
+    ReadCopy = 7,
+    Begin = 9,
+    Finish = 10,
+    Inspect = 11,
+    Release = 12,
+    Abandon = 13,
+    CallOrigin = 14,
+    Pause = 15,
+    WriteCopy = 16,
+}
 
 /// The pending action, as the host performs it; its fields reach the host
 /// through the getters `number`, `second`, `text`, `bytes` and `point`.
@@ -48,7 +51,7 @@ enum Pending {
     ReadBody(usize, usize),
     /// Edits, body (none: the request's own), time limit.
     Forward(Vec<HeaderEdit>, Option<Vec<u8>>, u64),
-    /// A KV read of the record (`read-copy`, `kv-begin`), its time limit.
+    /// A KV read of the record (`read-copy`), its time limit.
     Read(RecordName, f64),
     /// A call to the record's coordinator: its bytes, time limit (`begin`,
     /// `finish`, `inspect`, `release`, `abandon`).
@@ -70,21 +73,15 @@ enum Pending {
 pub struct JsExchange {
     inner: Exchange,
     config: Rc<Config>,
-    kind: u32,
+    kind: ActionKind,
     pending: Pending,
-    /// KV-only mode: the `begin` waiting for the record KV holds.
-    kv_begin: Option<(RecordName, Fingerprint)>,
-    /// KV-only mode: the reservation `begin` made, for `finish`.
-    reserved: Option<Record>,
-    /// KV-only mode: a finished attempt whose answer is being written to KV.
-    stored: Option<Finished>,
 }
 
 #[wasm_bindgen(js_class = Exchange)]
 impl JsExchange {
     /// The pending action's kind.
     #[wasm_bindgen(getter)]
-    pub fn kind(&self) -> u32 {
+    pub fn kind(&self) -> ActionKind {
         self.kind
     }
 
@@ -165,7 +162,7 @@ impl JsExchange {
     /// The body was read: `kind` is `complete` (with `bytes`), `too-large`
     /// or `incomplete`.
     #[wasm_bindgen(js_name = bodyRead)]
-    pub fn body_read(&mut self, kind: &str, bytes: Option<Vec<u8>>, now_ms: f64) -> u32 {
+    pub fn body_read(&mut self, kind: &str, bytes: Option<Vec<u8>>, now_ms: f64) -> ActionKind {
         let read = match kind {
             "complete" => BodyRead::Complete(bytes.unwrap_or_default()),
             "too-large" => BodyRead::TooLarge,
@@ -177,7 +174,7 @@ impl JsExchange {
 
     /// A KV copy was read: its bytes (undefined when absent), or the error.
     #[wasm_bindgen(js_name = copyRead)]
-    pub fn copy_read(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn copy_read(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
         let found = match error {
             Some(error) => Err(error),
             None => Ok(bytes.and_then(|b| Record::decode(&b).ok())),
@@ -187,43 +184,22 @@ impl JsExchange {
     }
 
     /// The rest now runs under `waitUntil`.
-    pub fn detached(&mut self, now_ms: f64) -> u32 {
+    pub fn detached(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.detached(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The coordinator's reply to `begin` (its bytes), or the error.
-    pub fn begun(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn begun(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
         let decision = reply_of(reply, error, |bytes| decode_decision(bytes).map_err(|e| e.to_string()));
         let action = self.inner.begun(decision, now_ms as u64);
-        self.present(action, now_ms)
-    }
-
-    /// KV-only mode: the record KV holds (its bytes, or undefined), or the
-    /// error, for `begin`.
-    #[wasm_bindgen(js_name = kvBegun)]
-    pub fn kv_begun(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
-        let now = now_ms as u64;
-        let decision = match (self.kv_begin.take(), error) {
-            (_, Some(error)) => Err(error),
-            (None, None) => Err("no begin was asked for".to_owned()),
-            (Some((_, fingerprint)), None) => {
-                let found = bytes.and_then(|b| Record::decode(&b).ok()).and_then(|r| r.live(now));
-                let step = begin(found, fingerprint, now, &self.config.records);
-                if let Write::Put(record) = step.write {
-                    self.reserved = Some(record);
-                }
-                Ok(step.answer)
-            }
-        };
-        let action = self.inner.begun(decision, now);
         self.present(action, now_ms)
     }
 
     /// The origin answered in full: status, headers (`name\nvalue\n...`),
     /// body.
     #[wasm_bindgen(js_name = originAnswered)]
-    pub fn origin_answered(&mut self, status: u16, headers: &str, body: Vec<u8>, now_ms: f64) -> u32 {
+    pub fn origin_answered(&mut self, status: u16, headers: &str, body: Vec<u8>, now_ms: f64) -> ActionKind {
         let result = OriginResult::Answered { status, headers: header_pairs(headers), body };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)
@@ -232,7 +208,7 @@ impl JsExchange {
     /// The origin answered with a body over `keepAtMost`: its status and
     /// headers, while the host streams the body to the caller.
     #[wasm_bindgen(js_name = originStreaming)]
-    pub fn origin_streaming(&mut self, status: u16, headers: &str, now_ms: f64) -> u32 {
+    pub fn origin_streaming(&mut self, status: u16, headers: &str, now_ms: f64) -> ActionKind {
         let result = OriginResult::Streaming { status, headers: header_pairs(headers) };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)
@@ -241,7 +217,7 @@ impl JsExchange {
     /// The origin gave no answer: `kind` is `not-sent` (it cannot have
     /// acted) or `no-answer` (it may have).
     #[wasm_bindgen(js_name = originFailed)]
-    pub fn origin_failed(&mut self, kind: &str, message: String, now_ms: f64) -> u32 {
+    pub fn origin_failed(&mut self, kind: &str, message: String, now_ms: f64) -> ActionKind {
         let result = match kind {
             "not-sent" => OriginResult::NotSent(message),
             _ => OriginResult::NoAnswer(message),
@@ -259,7 +235,7 @@ impl JsExchange {
     }
 
     /// The coordinator's reply to `finish` (its bytes), or the error.
-    pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
         let finished = reply_of(reply, error, |bytes| decode_finished(bytes).map_err(|e| e.to_string()));
         let action = self.inner.finished(finished, now_ms as u64);
         self.present(action, now_ms)
@@ -267,7 +243,7 @@ impl JsExchange {
 
     /// The coordinator's reply to an admin path's `inspect` (its bytes), or
     /// the error.
-    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
         let state = reply_of(reply, error, |bytes| decode_inspected(bytes).map_err(|e| e.to_string()));
         let action = self.inner.inspected(state, now_ms as u64);
         self.present(action, now_ms)
@@ -275,27 +251,27 @@ impl JsExchange {
 
     /// The coordinator's reply to an admin path's `release` (its bytes), or
     /// the error.
-    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
         let answer = reply_of(reply, error, |bytes| decode_released(bytes).map_err(|e| e.to_string()));
         let action = self.inner.released(answer, now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The abandon call ended (its result changes nothing).
-    pub fn abandoned(&mut self, now_ms: f64) -> u32 {
+    pub fn abandoned(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.abandoned(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The pause is over.
-    pub fn paused(&mut self, now_ms: f64) -> u32 {
+    pub fn paused(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.paused(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// An unprotected forward ended: its status and headers
     /// (`name\nvalue\n...`), or the error.
-    pub fn forwarded(&mut self, status: Option<u16>, headers: &str, error: Option<String>, now_ms: f64) -> u32 {
+    pub fn forwarded(&mut self, status: Option<u16>, headers: &str, error: Option<String>, now_ms: f64) -> ActionKind {
         let result = match (status, error) {
             (Some(status), None) => Ok((status, header_pairs(headers))),
             (_, error) => Err(error.unwrap_or_else(|| "no answer".to_owned())),
@@ -305,115 +281,82 @@ impl JsExchange {
     }
 
     /// The answer was handed to the caller.
-    pub fn responded(&mut self, now_ms: f64) -> u32 {
+    pub fn responded(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.responded(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The log line was written.
-    pub fn logged(&mut self, now_ms: f64) -> u32 {
+    pub fn logged(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.logged(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The data point was written (or not: nothing depends on it).
     #[wasm_bindgen(js_name = metricWritten)]
-    pub fn metric_written(&mut self, now_ms: f64) -> u32 {
+    pub fn metric_written(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.metric_written(now_ms as u64);
         self.present(action, now_ms)
     }
 
     /// The KV copy was written (or not: nothing depends on it).
     #[wasm_bindgen(js_name = copyWritten)]
-    pub fn copy_written(&mut self, now_ms: f64) -> u32 {
-        let action = match self.stored.take() {
-            Some(finished) => self.inner.finished(Ok(finished), now_ms as u64),
-            None => self.inner.copy_written(now_ms as u64),
-        };
+    pub fn copy_written(&mut self, now_ms: f64) -> ActionKind {
+        let action = self.inner.copy_written(now_ms as u64);
         self.present(action, now_ms)
     }
 }
 
 impl JsExchange {
     pub(crate) fn new(inner: Exchange, config: Rc<Config>, first: Action, now: u64) -> Self {
-        let mut exchange = Self {
-            inner,
-            config,
-            kind: KIND_DONE,
-            pending: Pending::Done,
-            kv_begin: None,
-            reserved: None,
-            stored: None,
-        };
+        let mut exchange = Self { inner, config, kind: ActionKind::Done, pending: Pending::Done };
         exchange.present(first, now as f64);
         exchange
     }
 
-    /// Makes `action` the pending one; its kind. In KV-only mode the
-    /// store's steps run here, on the reservation, and only their KV reads
-    /// and writes go out.
-    fn present(&mut self, mut action: Action, now_ms: f64) -> u32 {
+    /// Makes `action` the pending one; its kind.
+    fn present(&mut self, action: Action, now_ms: f64) -> ActionKind {
         let now = now_ms as u64;
-        let kv_only = self.config.consistency == Consistency::Kv;
         let timeout = self.config.store_timeout_ms as f64;
         let records = || self.config.records.clone();
-        let (kind, pending) = loop {
-            break match action {
-                Action::ReadBody { limit, drain_until } => (KIND_READ_BODY, Pending::ReadBody(limit, drain_until)),
-                Action::Forward { edits, body, timeout_ms } => {
-                    (KIND_FORWARD, Pending::Forward(edits, body, timeout_ms))
-                }
-                Action::ReadCopy { name, timeout_ms } => (KIND_READ_COPY, Pending::Read(name, timeout_ms as f64)),
-                Action::Detach => (KIND_DETACH, Pending::Detach),
-                Action::Begin { name, fingerprint, .. } if kv_only => {
-                    self.kv_begin = Some((name, fingerprint));
-                    (KIND_KV_BEGIN, Pending::Read(name, timeout))
-                }
-                Action::Begin { name, fingerprint, wait_ms, reservation } => {
-                    let call = StoreCall::Begin { policy: records(), fingerprint, wait_ms, reservation };
-                    (KIND_BEGIN, Pending::Store(name, call.encode(), timeout + wait_ms as f64))
-                }
-                Action::Abandon { name, reservation } => {
-                    let call = StoreCall::Abandon { policy: records(), reservation };
-                    (KIND_ABANDON, Pending::Store(name, call.encode(), timeout))
-                }
-                Action::Inspect { name } => (KIND_INSPECT, Pending::Store(name, StoreCall::Inspect.encode(), timeout)),
-                Action::Release { name, force } => (
-                    KIND_RELEASE,
-                    Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout),
-                ),
-                Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
-                    (KIND_CALL_ORIGIN, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
-                }
-                Action::Finish { name, attempt, outcome } if kv_only => {
-                    let step = finish(self.reserved.take(), attempt, outcome, now, &self.config.records);
-                    match step.answer {
-                        Finished::Stored(completed) => {
-                            let copy =
-                                write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now);
-                            self.stored = Some(Finished::Stored(completed));
-                            (KIND_WRITE_COPY, copy)
-                        }
-                        other => {
-                            action = self.inner.finished(Ok(other), now);
-                            continue;
-                        }
-                    }
-                }
-                Action::Finish { name, attempt, outcome } => {
-                    let call = StoreCall::Finish { policy: records(), attempt, outcome };
-                    (KIND_FINISH, Pending::Store(name, call.encode(), timeout))
-                }
-                Action::Pause { ms } => (KIND_PAUSE, Pending::Pause(ms)),
-                Action::Respond(reply) => (KIND_RESPOND, Pending::Respond(reply)),
-                Action::Log(line) => (KIND_LOG, Pending::Log(line)),
-                Action::Metric(point) => (KIND_METRIC, Pending::Metric(point)),
-                Action::WriteCopy { name, completed } => (
-                    KIND_WRITE_COPY,
-                    write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now),
-                ),
-                Action::Done => (KIND_DONE, Pending::Done),
-            };
+        let (kind, pending) = match action {
+            Action::ReadBody { limit, drain_until } => (ActionKind::ReadBody, Pending::ReadBody(limit, drain_until)),
+            Action::Forward { edits, body, timeout_ms } => {
+                (ActionKind::Forward, Pending::Forward(edits, body, timeout_ms))
+            }
+            Action::ReadCopy { name, timeout_ms } => (ActionKind::ReadCopy, Pending::Read(name, timeout_ms as f64)),
+            Action::Detach => (ActionKind::Detach, Pending::Detach),
+            Action::Begin { name, fingerprint, wait_ms, reservation } => {
+                let call = StoreCall::Begin { policy: records(), fingerprint, wait_ms, reservation };
+                (ActionKind::Begin, Pending::Store(name, call.encode(), timeout + wait_ms as f64))
+            }
+            Action::Abandon { name, reservation } => {
+                let call = StoreCall::Abandon { policy: records(), reservation };
+                (ActionKind::Abandon, Pending::Store(name, call.encode(), timeout))
+            }
+            Action::Inspect { name } => {
+                (ActionKind::Inspect, Pending::Store(name, StoreCall::Inspect.encode(), timeout))
+            }
+            Action::Release { name, force } => (
+                ActionKind::Release,
+                Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout),
+            ),
+            Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
+                (ActionKind::CallOrigin, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
+            }
+            Action::Finish { name, attempt, outcome } => {
+                let call = StoreCall::Finish { policy: records(), attempt, outcome };
+                (ActionKind::Finish, Pending::Store(name, call.encode(), timeout))
+            }
+            Action::Pause { ms } => (ActionKind::Pause, Pending::Pause(ms)),
+            Action::Respond(reply) => (ActionKind::Respond, Pending::Respond(reply)),
+            Action::Log(line) => (ActionKind::Log, Pending::Log(line)),
+            Action::Metric(point) => (ActionKind::Metric, Pending::Metric(point)),
+            Action::WriteCopy { name, completed } => (
+                ActionKind::WriteCopy,
+                write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now),
+            ),
+            Action::Done => (ActionKind::Done, Pending::Done),
         };
         self.kind = kind;
         self.pending = pending;

@@ -3,30 +3,31 @@
 // exchange); this file does the I/O each action names — the body, the
 // handler, the coordinator over RPC, KV, timers — and reports each result
 // back, as src/edge/layer.rs does for Rust workers.
-import { readsWhole } from "oncekey-worker-wasm";
+import { ActionKind, readsWhole } from "oncekey-worker-wasm";
 import { isNotSent } from "./not-sent.js";
 
 const EMPTY = new Uint8Array(0);
 
-// The action kinds, as the exchange gives them (src/js/exchange.rs); each
-// action's fields are its `number`, `second`, `text` and `bytes`.
-const DONE = 0;
-const RESPOND = 1;
-const LOG = 2;
-const METRIC = 3;
-const DETACH = 4;
-const READ_BODY = 5;
-const FORWARD = 6;
-const READ_COPY = 7;
-const KV_BEGIN = 8;
-const BEGIN = 9;
-const FINISH = 10;
-const INSPECT = 11;
-const RELEASE = 12;
-const ABANDON = 13;
-const CALL_ORIGIN = 14;
-const PAUSE = 15;
-const WRITE_COPY = 16;
+// Each action's fields are its exchange's `number`, `second`, `text` and
+// `bytes`; its kind is one of the core's ActionKind.
+const {
+  Done: DONE,
+  Respond: RESPOND,
+  Log: LOG,
+  Metric: METRIC,
+  Detach: DETACH,
+  ReadBody: READ_BODY,
+  Forward: FORWARD,
+  ReadCopy: READ_COPY,
+  Begin: BEGIN,
+  Finish: FINISH,
+  Inspect: INSPECT,
+  Release: RELEASE,
+  Abandon: ABANDON,
+  CallOrigin: CALL_ORIGIN,
+  Pause: PAUSE,
+  WriteCopy: WRITE_COPY,
+} = ActionKind;
 
 /**
  * The query of `url` as sent, without its `?`: `?` with nothing after it is
@@ -164,10 +165,6 @@ class Host {
       case READ_COPY: {
         const [bytes, error] = await this.readKv(exchange.text, exchange.number);
         return exchange.copyRead(bytes, error, Date.now());
-      }
-      case KV_BEGIN: {
-        const [bytes, error] = await this.readKv(exchange.text, exchange.number);
-        return exchange.kvBegun(bytes, error, Date.now());
       }
       case BEGIN: {
         const [reply, error] = await this.storeCall(exchange);

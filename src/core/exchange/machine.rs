@@ -10,7 +10,8 @@ use super::log::{DecisionLog, Timing};
 use super::reply::{Reply, ReplyBody};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
-    Problem, Record, RecordName, RecordState, ReleaseAnswer, StoredResponse, inspect, replay_from_copy,
+    Problem, Record, RecordName, RecordState, ReleaseAnswer, StoredResponse, Write, begin, finish, inspect,
+    replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -55,6 +56,11 @@ pub struct Exchange {
     waited: Option<u64>,
     /// Whether each decision's data point is written (`IDEMPOTENCY_METRICS`).
     metrics: bool,
+    /// KV-only mode: the reservation `begin` made, held in this request's
+    /// memory (KV cannot hold one), for `finish`.
+    reserved: Option<Record>,
+    /// KV-only mode: how the attempt finished, while its answer is written to KV.
+    kv_finished: Option<Finished>,
 }
 
 /// What the exchange waits for.
@@ -68,6 +74,8 @@ enum Stage {
     Detaching(Keyed),
     /// The store's `begin`.
     Beginning(Keyed),
+    /// KV-only mode: the copy `begin` decides on.
+    KvBeginning(Keyed),
     /// A KV copy read after the store failed (`fallback`).
     Fallback { keyed: Keyed, error: String },
     /// The origin's answer to attempt `attempt`.
@@ -124,6 +132,8 @@ impl Exchange {
             after: VecDeque::new(),
             waited: None,
             metrics: head.metrics,
+            reserved: None,
+            kv_finished: None,
         };
         let action = exchange.first_action(head);
         (exchange, action)
@@ -189,6 +199,9 @@ impl Exchange {
 
     /// A KV copy was read (`None`: no copy; `Err`: the read failed).
     pub fn copy_read(&mut self, found: Result<Option<Record>, String>, now_ms: u64) -> Action {
+        if let Stage::KvBeginning(_) = self.stage {
+            return self.kv_begun(found, now_ms);
+        }
         Timing::add(&mut self.timing.kv, now_ms.saturating_sub(self.since));
         let (keyed, store_error) = match std::mem::replace(&mut self.stage, Stage::Answered) {
             Stage::ReadFirst(keyed) => (keyed, None),
@@ -224,6 +237,12 @@ impl Exchange {
             return Action::Done;
         };
         self.since = now_ms;
+        if self.config.consistency == Consistency::Kv {
+            // KV is the store: `begin` decides here, on the copy it holds.
+            let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.config.store_timeout_ms };
+            self.stage = Stage::KvBeginning(keyed);
+            return action;
+        }
         let action = Action::Begin {
             name: keyed.name,
             fingerprint: keyed.fingerprint,
@@ -232,6 +251,25 @@ impl Exchange {
         };
         self.stage = Stage::Beginning(keyed);
         action
+    }
+
+    /// KV-only mode: `begin` on the copy KV returned (a failed read is a
+    /// failed store). The reservation stays in this exchange: KV has no
+    /// compare-and-set, so concurrent duplicates can both run (SPEC §4).
+    fn kv_begun(&mut self, found: Result<Option<Record>, String>, now_ms: u64) -> Action {
+        let Stage::KvBeginning(keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        let fingerprint = keyed.fingerprint;
+        let decision = found.map(|found| {
+            let step = begin(found.and_then(|r| r.live(now_ms)), fingerprint, now_ms, &self.config.records);
+            if let Write::Put(record) = step.write {
+                self.reserved = Some(record);
+            }
+            step.answer
+        });
+        self.stage = Stage::Beginning(keyed);
+        self.begun(decision.map_err(|e| format!("kv read: {e}")), now_ms)
     }
 
     /// The store's `begin` answered (`Err`: it failed or timed out).
@@ -349,14 +387,24 @@ impl Exchange {
             }
         };
         self.since = now_ms;
-        let mut finishing = Finishing { name: keyed.name, attempt, outcome, reply: None, started: now_ms, failures: 0 };
         if self.config.consistency == Consistency::Kv {
-            // The copy is the only record: a sequential retry must find it.
-            let action = Action::Finish { name: finishing.name, attempt, outcome: finishing.outcome.clone() };
-            finishing.reply = Some(reply);
+            // `finish` on the reservation; a stored answer is written to KV
+            // before the caller has it: the copy is the only record, and a
+            // sequential retry must find it. A failed write leaves later
+            // retries unprotected, as a missed KV propagation would.
+            let step = finish(self.reserved.take(), attempt, outcome.clone(), now_ms, &self.config.records);
+            let finishing =
+                Finishing { name: keyed.name, attempt, outcome, reply: Some(reply), started: now_ms, failures: 0 };
             self.stage = Stage::Finishing(finishing);
-            return action;
+            return match step.answer {
+                Finished::Stored(completed) => {
+                    self.kv_finished = Some(Finished::Stored(completed.clone()));
+                    Action::WriteCopy { name: keyed.name, completed }
+                }
+                other => self.finished(Ok(other), now_ms),
+            };
         }
+        let finishing = Finishing { name: keyed.name, attempt, outcome, reply: None, started: now_ms, failures: 0 };
         // SPEC §4: the answer goes first; `finish` runs after it (a
         // duplicate arriving in between waits in the object for it). The
         // log line and data point wait for `finish`, to say how it ended.
@@ -511,8 +559,15 @@ impl Exchange {
     }
 
     /// The KV copy was written (or failed to be: nothing depends on it).
-    pub fn copy_written(&mut self, _now_ms: u64) -> Action {
-        self.next_after()
+    pub fn copy_written(&mut self, now_ms: u64) -> Action {
+        match self.kv_finished.take() {
+            // KV-only mode: the answer was waiting for its copy.
+            Some(finished) => {
+                Timing::add(&mut self.timing.kv, now_ms.saturating_sub(self.since));
+                self.finished(Ok(finished), now_ms)
+            }
+            None => self.next_after(),
+        }
     }
 
     /// The decision so far (complete once the answer is out).

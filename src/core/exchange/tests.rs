@@ -500,17 +500,34 @@ fn cors_headers_for_an_allowed_caller_and_preflights_only_for_covered_requests()
 }
 
 #[test]
-fn kv_only_mode_decides_in_its_store_and_writes_no_separate_copy() {
+fn kv_only_mode_is_a_stage_of_the_exchange_begin_on_the_copy_and_the_answer_after_its_write() {
     let mut world = World::new(&[("IDEMPOTENCY_CONSISTENCY", "kv")]);
     let run = world.run(keyed("k1"), order());
-    // The copy is the only record: the answer waits for it, so a sequential retry finds it.
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "finish", "respond", "log"]);
-    assert_eq!(run.log["tier"].as_str(), Some("kv"));
+    // No store call: `begin` decides on the copy read, `finish` on the
+    // reservation held here; the copy is the only record, so the answer
+    // waits for its write and a sequential retry finds it.
+    assert_eq!(run.steps, ["read-body", "detach", "read-copy", "call-origin", "write-copy", "respond", "log"]);
+    assert_eq!((run.log["tier"].as_str(), run.log["finish"].as_str()), (Some("kv"), Some("stored")));
     assert!(header(&run.reply, "server-timing").is_some_and(|t| t.starts_with("kv;") && !t.contains("finish")));
     assert_eq!(run.log["after_answer_ms"], serde_json::Value::Null);
-    world.store_failures = 1;
+    let retry = world.run(keyed("k1"), order());
+    assert_eq!(retry.steps, ["read-body", "detach", "read-copy", "respond", "log"]);
+    assert_eq!((retry.reply.status, header(&retry.reply, "idempotent-replayed")), (201, Some("true")));
+    let reused = world.run(keyed("k1"), BodyRead::Complete(br#"{"item":"coffee"}"#.to_vec()));
+    assert_eq!(code(&reused.reply), "key-reused");
+    assert_eq!(world.calls, [1]);
+    // An expired copy is no copy: the key runs again.
+    world.now += 2 * 86_400_000;
+    assert_eq!(world.run(keyed("k1"), order()).log["oncekey"].as_str(), Some("execute"));
+    assert_eq!(world.calls, [1, 1]);
+    // A release status is not written: the next retry runs again.
+    world.origin = Box::new(|_| OriginResult::Answered { status: 503, headers: vec![], body: vec![] });
+    let released = world.run(keyed("k3"), order());
+    assert_eq!((released.log["finish"].as_str(), released.steps.contains(&"write-copy")), (Some("released"), false));
+    world.kv_fails = true;
     let failed = world.run(keyed("k2"), order());
     assert_eq!(failed.reply.status, 503, "no fallback: KV is the store");
+    assert!(failed.log["error"].as_str().is_some_and(|e| e.starts_with("kv read: ")), "{}", failed.log);
     assert!(!failed.steps.contains(&"abandon"), "KV holds no reservation to give back");
 }
 
@@ -718,7 +735,7 @@ fn admin_paths_with_the_store_down_or_kv_as_the_store() {
     let record = first.log["record"].as_str().unwrap();
     let name =
         RecordName::new("shop.example", &kv.config.scope, |_| None, &crate::core::IdempotencyKey::parse("k1").unwrap());
-    kv.kv.insert(name, kv.store.get(&name).unwrap());
+    assert!(kv.kv.contains_key(&name), "the first run wrote its copy");
     let path = format!("/.well-known/oncekey/records/{record}");
     let seen = kv.run(admin("GET", &path, Some("Bearer s3cret")), BodyRead::Incomplete);
     assert_eq!((seen.steps.as_slice(), seen.reply.status), (&["read-copy", "respond", "log"][..], 200));
