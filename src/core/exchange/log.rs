@@ -46,14 +46,121 @@ impl Timing {
     }
 }
 
+/// What the layer decided for one request: the log line's `oncekey` field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing decided yet.
+    #[default]
+    Undecided,
+    /// A CORS preflight the layer answered itself.
+    Preflight,
+    /// Not covered: forwarded as it came.
+    PassThrough,
+    /// The store failed and `IDEMPOTENCY_FAIL_OPEN` forwarded it unprotected.
+    FailOpen,
+    /// The origin ran an attempt.
+    Execute,
+    /// The origin ran an attempt that reclaimed a lease that had ended.
+    ExecuteReclaimed,
+    /// A stored answer, replayed.
+    Replay,
+    /// An attempt is running (`409 key-in-flight`).
+    InFlight,
+    /// The last attempt ended without an answer (`409 outcome-unknown`).
+    InFlightUnknown,
+    /// An operator read a record.
+    Inspect,
+    /// An operator released an attempt.
+    Release,
+    /// The layer could not be configured.
+    Misconfigured,
+    /// One of the layer's own problems, by its code.
+    Refused(&'static str),
+}
+
+impl Verdict {
+    /// The name in the log line and data point.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Undecided => "",
+            Self::Preflight => "preflight",
+            Self::PassThrough => "pass-through",
+            Self::FailOpen => "fail-open",
+            Self::Execute => "execute",
+            Self::ExecuteReclaimed => "execute-reclaimed",
+            Self::Replay => "replay",
+            Self::InFlight => "in-flight",
+            Self::InFlightUnknown => "in-flight-unknown",
+            Self::Inspect => "inspect",
+            Self::Release => "release",
+            Self::Misconfigured => "misconfigured",
+            Self::Refused(code) => code,
+        }
+    }
+}
+
+/// Where a decision came from: the log line's `tier` field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tier {
+    /// The layer itself (a bad request, its configuration).
+    #[default]
+    Layer,
+    /// Workers KV.
+    Kv,
+    /// The key's Durable Object.
+    Durable,
+    /// The origin (a forward).
+    Origin,
+}
+
+impl Tier {
+    /// The name in the log line and data point.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Layer => "layer",
+            Self::Kv => "kv",
+            Self::Durable => "do",
+            Self::Origin => "origin",
+        }
+    }
+}
+
+/// What became of an attempt once the origin answered: the log line's
+/// `finish` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishResult {
+    /// Its answer is stored.
+    Stored,
+    /// The key is released (a release status, or not sent).
+    Released,
+    /// No answer: the lease is kept, the outcome unknown.
+    LeaseKept,
+    /// The attempt had been reclaimed or expired: nothing written.
+    Stale,
+    /// The store failed every try.
+    StoreFailed,
+}
+
+impl FinishResult {
+    /// The name in the log line and data point.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stored => "stored",
+            Self::Released => "released",
+            Self::LeaseKept => "lease-kept",
+            Self::Stale => "stale",
+            Self::StoreFailed => "store-failed",
+        }
+    }
+}
+
 /// What the layer did with one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DecisionLog {
-    /// `pass-through`, `execute`, `replay`, `in-flight`, `key-reused`,
-    /// `store-unavailable`, `fail-open`, `invalid-key`, ...
-    pub outcome: &'static str,
-    /// Where the decision came from: `kv`, `do`, `origin` or `layer`.
-    pub tier: &'static str,
+    /// What was decided.
+    pub outcome: Verdict,
+    /// Where the decision came from.
+    pub tier: Tier,
     /// The attempt number, when one was reserved or replayed.
     pub attempt: Option<u32>,
     /// The status answered.
@@ -61,7 +168,7 @@ pub struct DecisionLog {
     /// The record's name in hex (64 digits).
     pub record: Option<String>,
     /// What became of the attempt after the origin answered, for executions.
-    pub finish: Option<&'static str>,
+    pub finish: Option<FinishResult>,
     /// A short error description (store or origin failure), never a header.
     pub error: Option<String>,
     /// How long this duplicate waited for a running attempt, in ms.
@@ -75,26 +182,26 @@ impl DecisionLog {
     /// The line for a request answered `500 misconfigured` (the layer could
     /// not be configured, so no exchange ran): `detail` says why.
     pub fn misconfigured(detail: String) -> String {
-        let log = Self { outcome: "misconfigured", tier: "layer", status: 500, error: Some(detail), ..Self::default() };
+        let log = Self { outcome: Verdict::Misconfigured, status: 500, error: Some(detail), ..Self::default() };
         log.to_json(&Timing::default())
     }
 
     /// The line, with the tier durations.
     ///
     /// ```
-    /// use oncekey::core::{DecisionLog, Timing};
-    /// let log = DecisionLog { outcome: "replay", tier: "do", status: 201, ..DecisionLog::default() };
+    /// use oncekey::core::{DecisionLog, Tier, Timing, Verdict};
+    /// let log = DecisionLog { outcome: Verdict::Replay, tier: Tier::Durable, status: 201, ..DecisionLog::default() };
     /// let line: serde_json::Value = serde_json::from_str(&log.to_json(&Timing::default())).unwrap();
     /// assert_eq!(line["oncekey"], "replay");
     /// ```
     pub fn to_json(&self, timing: &Timing) -> String {
         json!({
-            "oncekey": self.outcome,
-            "tier": self.tier,
+            "oncekey": self.outcome.as_str(),
+            "tier": self.tier.as_str(),
             "attempt": self.attempt,
             "status": self.status,
             "record": self.record,
-            "finish": self.finish,
+            "finish": self.finish.map(FinishResult::as_str),
             "error": self.error,
             "waited_ms": self.waited_ms,
             "after_answer_ms": self.after_answer_ms,
@@ -109,8 +216,9 @@ impl DecisionLog {
     /// [`DataPoint`] lists: a missing number as 0, a missing word as empty.
     ///
     /// ```
-    /// use oncekey::core::{DecisionLog, Timing};
-    /// let log = DecisionLog { outcome: "replay", tier: "do", attempt: Some(1), status: 201, ..DecisionLog::default() };
+    /// use oncekey::core::{DecisionLog, Tier, Timing, Verdict};
+    /// let log =
+    ///     DecisionLog { outcome: Verdict::Replay, tier: Tier::Durable, attempt: Some(1), status: 201, ..DecisionLog::default() };
     /// let point = log.data_point(&Timing { durable: Some(4), ..Timing::default() });
     /// assert_eq!(point.blobs, ["replay", "do", "", ""]);
     /// assert_eq!(point.doubles, [1.0, 201.0, 0.0, 4.0, 0.0, 0.0, 0.0]);
@@ -120,9 +228,9 @@ impl DecisionLog {
         let ms = |n: Option<u64>| n.unwrap_or(0) as f64;
         DataPoint {
             blobs: vec![
-                self.outcome.to_owned(),
-                self.tier.to_owned(),
-                self.finish.unwrap_or("").to_owned(),
+                self.outcome.as_str().to_owned(),
+                self.tier.as_str().to_owned(),
+                self.finish.map_or("", FinishResult::as_str).to_owned(),
                 self.record.clone().unwrap_or_default(),
             ],
             doubles: vec![
@@ -134,7 +242,7 @@ impl DecisionLog {
                 ms(self.waited_ms),
                 ms(self.after_answer_ms),
             ],
-            indexes: vec![self.outcome.to_owned()],
+            indexes: vec![self.outcome.as_str().to_owned()],
         }
     }
 }

@@ -4,14 +4,15 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+mod admin;
+
 use super::action::{Action, BodyRead, HeaderEdit, OriginResult};
 use super::head::RequestHead;
-use super::log::{DecisionLog, Timing};
+use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
-    Problem, Record, RecordName, RecordState, ReleaseAnswer, StoredResponse, Write, begin, finish, inspect,
-    replay_from_copy,
+    Problem, Record, RecordName, StoredResponse, Write, begin, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -32,10 +33,6 @@ pub const AFTER_DISCONNECT_MS: u64 = 30_000;
 /// least this far, before the 413 (`Action::ReadBody`'s `drain_until`).
 const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 
-/// Why an admin path found no record.
-const NO_RECORD: &str =
-    "No record is stored under this name: no request with this key reached this layer, or its record expired.";
-
 /// One request's exchange. Created by [`Exchange::start`]; each method
 /// takes the result of the action it names and returns the next one. A
 /// method called out of turn (a host bug) ends the exchange with
@@ -52,8 +49,9 @@ pub struct Exchange {
     stage: Stage,
     /// What follows an answer: its log line, a KV copy.
     after: VecDeque<Action>,
-    /// Set once this request waited for a running attempt: for how long.
-    waited: Option<u64>,
+    /// Whether this request's `begin` waits inside the store for a running
+    /// attempt (it does so once; how long it waited goes in the log).
+    waiting: bool,
     /// Whether each decision's data point is written (`IDEMPOTENCY_METRICS`).
     metrics: bool,
     /// KV-only mode: the reservation `begin` made, held in this request's
@@ -83,7 +81,7 @@ enum Stage {
     /// The store's `finish`, or the pause before repeating it.
     Finishing(Finishing),
     /// An unprotected forward's answer.
-    Forwarding { outcome: &'static str, error: Option<String> },
+    Forwarding { outcome: Verdict, error: Option<String> },
     /// The store's answer to an admin path's call (or, with KV as the
     /// store, the KV copy).
     Admin(AdminRequest),
@@ -125,12 +123,12 @@ impl Exchange {
         let mut exchange = Self {
             config,
             cors,
-            log: DecisionLog { tier: "layer", ..DecisionLog::default() },
+            log: DecisionLog::default(),
             timing: Timing::default(),
             since: now_ms,
             stage: Stage::Answered,
             after: VecDeque::new(),
-            waited: None,
+            waiting: false,
             metrics: head.metrics,
             reserved: None,
             kv_finished: None,
@@ -159,12 +157,12 @@ impl Exchange {
         let is_preflight = head.method.eq_ignore_ascii_case("OPTIONS")
             && head.preflight_method.as_deref().is_some_and(|m| config.key_rule(m, &head.path) != KeyRule::Uncovered);
         if let Some(origin) = self.cors.clone().filter(|_| is_preflight) {
-            self.log.outcome = "preflight";
+            self.log.outcome = Verdict::Preflight;
             return self.respond(Reply::preflight(&config, &origin, head.preflight_headers.as_deref()));
         }
         let rule = config.key_rule(&head.method, &head.path);
         match rule.key(head.key.as_deref()) {
-            Ok(None) => self.forward("pass-through", None, head.has_attempt_header, None),
+            Ok(None) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None),
             Err(problem) => self.refuse(problem),
             Ok(Some(key)) => {
                 self.stage = Stage::Body { key, head };
@@ -214,7 +212,7 @@ impl Exchange {
             Err(e) => (None, Some(format!("kv read: {e}"))),
         };
         if let Some(completed) = replay_from_copy(found, keyed.fingerprint, now_ms) {
-            self.log.tier = "kv";
+            self.log.tier = Tier::Kv;
             self.log.error = store_error.map(|e| format!("store: {e}"));
             return self.replay(&completed);
         }
@@ -279,15 +277,14 @@ impl Exchange {
         };
         let durable = self.config.consistency == Consistency::Durable;
         let spent = now_ms.saturating_sub(self.since);
-        if self.waited.is_some() {
-            self.waited = Some(spent);
+        if self.waiting {
             self.log.waited_ms = Some(spent);
         }
         if durable {
-            self.log.tier = "do";
+            self.log.tier = Tier::Durable;
             Timing::add(&mut self.timing.durable, spent);
         } else {
-            self.log.tier = "kv";
+            self.log.tier = Tier::Kv;
             Timing::add(&mut self.timing.kv, spent);
         }
         if decision.is_err() && durable {
@@ -307,9 +304,9 @@ impl Exchange {
             // A duplicate of a running attempt waits for it inside the store
             // (SPEC §3), once; the wait's outcome is the answer.
             Ok(Decision::InFlight { outcome_unknown: false, .. })
-                if durable && self.config.in_flight_wait_ms > 0 && self.waited.is_none() =>
+                if durable && self.config.in_flight_wait_ms > 0 && !self.waiting =>
             {
-                self.waited = Some(0);
+                self.waiting = true;
                 self.since = now_ms;
                 let action = Action::Begin {
                     name: keyed.name,
@@ -321,14 +318,11 @@ impl Exchange {
                 action
             }
             Ok(Decision::InFlight { retry_after_secs, outcome_unknown }) => {
-                self.log.outcome = if outcome_unknown { "in-flight-unknown" } else { "in-flight" };
+                self.log.outcome = if outcome_unknown { Verdict::InFlightUnknown } else { Verdict::InFlight };
                 self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })
             }
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
-            Ok(Decision::Unreadable) => {
-                self.log.outcome = "record-unreadable";
-                self.refuse(Problem::RecordUnreadable)
-            }
+            Ok(Decision::Unreadable) => self.refuse(Problem::RecordUnreadable),
             Ok(Decision::Replay(completed)) => {
                 let action = self.replay(&completed);
                 // Read first and still here: the KV copy is missing (written
@@ -340,7 +334,7 @@ impl Exchange {
                 action
             }
             Ok(Decision::Execute { attempt, reclaimed }) => {
-                self.log.outcome = if reclaimed && durable { "execute-reclaimed" } else { "execute" };
+                self.log.outcome = if reclaimed && durable { Verdict::ExecuteReclaimed } else { Verdict::Execute };
                 self.log.attempt = Some(attempt);
                 self.since = now_ms;
                 let action = Action::CallOrigin {
@@ -448,14 +442,14 @@ impl Exchange {
         self.log.finish = Some(match result {
             Ok(Finished::Stored(completed)) => {
                 copy = Some(completed);
-                "stored"
+                FinishResult::Stored
             }
-            Ok(Finished::Released) => "released",
-            Ok(Finished::LeaseKept) => "lease-kept",
-            Ok(Finished::Stale) => "stale",
+            Ok(Finished::Released) => FinishResult::Released,
+            Ok(Finished::LeaseKept) => FinishResult::LeaseKept,
+            Ok(Finished::Stale) => FinishResult::Stale,
             Err(e) => {
                 self.log.error = Some(e);
-                "store-failed"
+                FinishResult::StoreFailed
             }
         });
         let action = match finishing.reply {
@@ -487,7 +481,7 @@ impl Exchange {
             return Action::Done;
         };
         Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
-        self.log = DecisionLog { outcome, tier: "origin", error, ..DecisionLog::default() };
+        self.log = DecisionLog { outcome, tier: Tier::Origin, error, ..DecisionLog::default() };
         let reply = match result {
             Ok((status, headers)) => Reply { status, headers, body: ReplyBody::Origin },
             Err(e) => {
@@ -497,37 +491,8 @@ impl Exchange {
         };
         // The baseline path logs (and counts) only failures and fail-open
         // forwards.
-        let quiet = outcome == "pass-through" && self.log.error.is_none();
+        let quiet = outcome == Verdict::PassThrough && self.log.error.is_none();
         self.answer(reply, !quiet)
-    }
-
-    /// The store's answer to an admin path's `inspect` (`Err`: it failed
-    /// or timed out).
-    pub fn inspected(&mut self, state: Result<Option<RecordState>, String>, now_ms: u64) -> Action {
-        let Stage::Admin(AdminRequest::Inspect(name)) = std::mem::replace(&mut self.stage, Stage::Answered) else {
-            return Action::Done;
-        };
-        self.log.tier = "do";
-        Timing::add(&mut self.timing.durable, now_ms.saturating_sub(self.since));
-        match state {
-            Ok(state) => self.answer_inspect(&name, state),
-            Err(error) => self.admin_store_failed(error),
-        }
-    }
-
-    /// The store's answer to an admin path's `release` (`Err`: it failed
-    /// or timed out; whether it released is unknown, and a repeat is safe).
-    pub fn released(&mut self, answer: Result<ReleaseAnswer, String>, now_ms: u64) -> Action {
-        let Stage::Admin(AdminRequest::Release { name, .. }) = std::mem::replace(&mut self.stage, Stage::Answered)
-        else {
-            return Action::Done;
-        };
-        self.log.tier = "do";
-        Timing::add(&mut self.timing.durable, now_ms.saturating_sub(self.since));
-        match answer {
-            Ok(answer) => self.answer_release(&name, answer),
-            Err(error) => self.admin_store_failed(error),
-        }
     }
 
     /// The answer was handed to the caller: an attempt's outcome is
@@ -579,87 +544,17 @@ impl Exchange {
         self.after.pop_front().unwrap_or(Action::Done)
     }
 
-    /// An admitted admin request: the store call it makes — or, with KV as
-    /// the store, the KV copy it reads.
-    fn admin(&mut self, request: AdminRequest) -> Action {
-        let name = request.name();
-        self.log.outcome = match request {
-            AdminRequest::Inspect(_) => "inspect",
-            AdminRequest::Release { .. } => "release",
-        };
-        self.log.record = Some(name.to_hex());
-        self.stage = Stage::Admin(request);
-        if self.config.consistency == Consistency::Kv {
-            return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
-        }
-        match request {
-            AdminRequest::Inspect(name) => Action::Inspect { name },
-            AdminRequest::Release { name, force } => Action::Release { name, force },
-        }
-    }
-
-    /// An admin request answered from KV, the store of KV-only mode: it
-    /// holds stored answers only, so nothing there is ever in flight.
-    fn admin_from_copy(&mut self, request: AdminRequest, found: Result<Option<Record>, String>, now_ms: u64) -> Action {
-        self.log.tier = "kv";
-        let state = match found {
-            Ok(found) => inspect(found, now_ms).answer,
-            Err(error) => return self.admin_store_failed(error),
-        };
-        match request {
-            AdminRequest::Inspect(name) => self.answer_inspect(&name, state),
-            AdminRequest::Release { name, .. } => {
-                let answer = state.map_or(ReleaseAnswer::Absent, ReleaseAnswer::NotInFlight);
-                self.answer_release(&name, answer)
-            }
-        }
-    }
-
-    fn answer_inspect(&mut self, name: &RecordName, state: Option<RecordState>) -> Action {
-        match state {
-            Some(state) => {
-                self.log.attempt = Some(state.attempt());
-                self.respond(Reply::json(200, state.to_json(name)))
-            }
-            None => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
-        }
-    }
-
-    fn answer_release(&mut self, name: &RecordName, answer: ReleaseAnswer) -> Action {
-        match answer {
-            ReleaseAnswer::Released(state) => {
-                self.log.attempt = Some(state.attempt());
-                self.log.finish = Some("released");
-                self.respond(Reply::json(200, state.to_json(name)))
-            }
-            ReleaseAnswer::NotInFlight(state) => {
-                self.log.attempt = Some(state.attempt());
-                self.refuse(Problem::NotInFlight(state))
-            }
-            ReleaseAnswer::Running(state) => {
-                self.log.attempt = Some(state.attempt());
-                self.refuse(Problem::AttemptRunning(state))
-            }
-            ReleaseAnswer::Absent => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
-        }
-    }
-
-    fn admin_store_failed(&mut self, error: String) -> Action {
-        self.log.error = Some(error);
-        self.refuse(Problem::StoreUnavailable)
-    }
-
     /// A stored answer, replayed.
     fn replay(&mut self, completed: &Completed) -> Action {
-        self.log.outcome = "replay";
+        self.log.outcome = Verdict::Replay;
         self.log.attempt = Some(completed.attempt);
         self.respond(Reply::replay(completed))
     }
 
     /// One of the layer's own errors.
     fn refuse(&mut self, problem: Problem) -> Action {
-        if self.log.outcome.is_empty() {
-            self.log.outcome = problem.code();
+        if self.log.outcome == Verdict::Undecided {
+            self.log.outcome = Verdict::Refused(problem.code());
         }
         self.respond(Reply::problem(&problem))
     }
@@ -668,16 +563,15 @@ impl Exchange {
     /// failing open.
     fn store_failed(&mut self, error: String, keyed: Keyed) -> Action {
         if self.config.fail_open {
-            return self.forward("fail-open", Some(error), true, Some(keyed.body));
+            return self.forward(Verdict::FailOpen, Some(error), true, Some(keyed.body));
         }
-        self.log.outcome = "store-unavailable";
         self.log.error = Some(error);
         self.refuse(Problem::StoreUnavailable)
     }
 
     /// Forwards the request unprotected, without a client-sent
     /// `Idempotency-Attempt`.
-    fn forward(&mut self, outcome: &'static str, error: Option<String>, strip: bool, body: Option<Vec<u8>>) -> Action {
+    fn forward(&mut self, outcome: Verdict, error: Option<String>, strip: bool, body: Option<Vec<u8>>) -> Action {
         self.stage = Stage::Forwarding { outcome, error };
         let edits = if strip { vec![HeaderEdit::Remove("Idempotency-Attempt")] } else { Vec::new() };
         Action::Forward { edits, body, timeout_ms: self.config.origin_timeout_ms }
@@ -694,8 +588,11 @@ impl Exchange {
     /// [`Exchange::respond`], with the log line and data point only when
     /// `logged`.
     fn answer(&mut self, reply: Reply, logged: bool) -> Action {
-        let reply =
-            if self.log.outcome == "preflight" { reply } else { reply.decorated(&self.timing, self.cors.as_deref()) };
+        let reply = if self.log.outcome == Verdict::Preflight {
+            reply
+        } else {
+            reply.decorated(&self.timing, self.cors.as_deref())
+        };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
         if logged {

@@ -36,7 +36,7 @@ mod reply;
 
 pub use action::{Action, BodyRead, HeaderEdit, OriginResult};
 pub use head::RequestHead;
-pub use log::{DecisionLog, Timing};
+pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
 pub use reply::{Reply, ReplyBody};
 

@@ -588,7 +588,7 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let Action::Respond(reply) = duplicate.begun(Ok(Decision::Replay(stored)), 1_503) else { panic!() };
     assert_eq!((reply.status, header(&reply, "idempotent-replayed")), (201, Some("true")));
     let log = duplicate.log();
-    assert_eq!((log.outcome, log.waited_ms), ("replay", Some(1_500)));
+    assert_eq!((log.outcome.as_str(), log.waited_ms), ("replay", Some(1_500)));
     // A released key: the duplicate runs next, as attempt 2.
     let (mut next, _) = Exchange::start(Rc::clone(&world.config), keyed("k2"), 0);
     next.body_read(order(), 1);
