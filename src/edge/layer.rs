@@ -163,7 +163,7 @@ impl Idempotency {
                     exchange.responded(now_ms())
                 }
                 Action::Done => {
-                    return answer.unwrap_or_else(|| http::problem_response(&Problem::OriginUnreachable));
+                    return answer.unwrap_or_else(|| Err(unanswered()));
                 }
                 other => host.perform(other, &mut exchange).await,
             };
@@ -191,8 +191,15 @@ impl Idempotency {
                 };
             }
         });
-        answered.await.unwrap_or_else(|_| http::problem_response(&Problem::OriginUnreachable))
+        answered.await.unwrap_or_else(|_| Err(unanswered()))
     }
+}
+
+/// An exchange that ended without an answer: a host bug (a result reported
+/// out of turn), surfaced as an error as the JavaScript host rejects,
+/// never dressed as one of the layer's answers.
+fn unanswered() -> worker::Error {
+    worker::Error::RustError("oncekey: the exchange ended without an answer".to_owned())
 }
 
 /// What performs an exchange's actions for one request.
