@@ -15,8 +15,8 @@ use worker::{ObjectNamespace, js_sys, web_sys};
 use super::deadline::within;
 
 use crate::core::{
-    Decision, Fingerprint, Finished, Outcome, RecordName, RecordPolicy, RecordState, ReleaseAnswer, Store, StoreCall,
-    decode_decision, decode_finished, decode_inspected, decode_released,
+    Decision, Fingerprint, Finished, Outcome, RecordName, RecordPolicy, Store, StoreCall, decode_decision,
+    decode_finished,
 };
 
 /// Why the coordinator gave no decision. Answered as 503
@@ -49,69 +49,24 @@ impl DurableStore {
         Self { namespace, policy, timeout_ms }
     }
 
-    /// `begin` with what the layer adds: `wait_ms`, how long a duplicate of a
-    /// running attempt may wait inside the object for it to end (SPEC §3;
-    /// the call's time limit is the store's plus the wait), and the
-    /// request's `reservation` number, kept in the reservation it makes.
+    /// Sends one encoded store call to the object of `name` and reads the
+    /// reply's bytes, within `timeout_ms`: the whole transport. What to send
+    /// and how long to wait are the core's (`Action::Store`).
     ///
     /// # Errors
-    /// The object failed or did not answer in time.
-    pub async fn begin_call(
-        &self,
-        name: &RecordName,
-        fingerprint: Fingerprint,
-        wait_ms: u64,
-        reservation: u64,
-    ) -> Result<Decision, StoreError> {
-        let call = StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms, reservation };
-        let reply = self.call(name, call).await?;
-        decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
+    /// The object failed, answered with another status, or did not answer
+    /// in time.
+    pub async fn send(&self, name: &RecordName, call: &[u8], timeout_ms: u64) -> Result<Vec<u8>, StoreError> {
+        within(timeout_ms, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(timeout_ms)))
     }
 
-    /// Gives back the reservation `reservation` if a `begin` whose reply was
-    /// lost made it: whether it did.
-    ///
-    /// # Errors
-    /// The object failed or did not answer in time.
-    pub async fn abandon(&self, name: &RecordName, reservation: u64) -> Result<bool, StoreError> {
-        let reply = self.call(name, StoreCall::Abandon { policy: self.policy.clone(), reservation }).await?;
-        Ok(reply.first() == Some(&1))
-    }
-
-    /// The state of the record `name`, for an operator (SPEC §12): `None`
-    /// when there is none. Never its stored answer.
-    ///
-    /// # Errors
-    /// The object failed or did not answer in time.
-    pub async fn inspect(&self, name: &RecordName) -> Result<Option<RecordState>, StoreError> {
-        let reply = self.call(name, StoreCall::Inspect).await?;
-        decode_inspected(&reply).map_err(|e| StoreError::Failed(e.to_string()))
-    }
-
-    /// Releases the attempt in flight on `name`, whose outcome an operator
-    /// has settled (SPEC §12); a running one only when `force` is set.
-    ///
-    /// # Errors
-    /// The object failed or did not answer in time (whether it released is
-    /// then unknown; a repeat is safe).
-    pub async fn release(&self, name: &RecordName, force: bool) -> Result<ReleaseAnswer, StoreError> {
-        let reply = self.call(name, StoreCall::Release { policy: self.policy.clone(), force }).await?;
-        decode_released(&reply).map_err(|e| StoreError::Failed(e.to_string()))
-    }
-
-    /// One call within the store limit (plus the wait a `begin` may spend in
-    /// the object).
+    /// One call of the [`Store`] interface (the queue consumer's), within
+    /// the store's limit.
     async fn call(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
-        let limit = match call {
-            StoreCall::Begin { wait_ms, .. } => self.timeout_ms.saturating_add(wait_ms),
-            StoreCall::Finish { .. } | StoreCall::Abandon { .. } | StoreCall::Inspect | StoreCall::Release { .. } => {
-                self.timeout_ms
-            }
-        };
-        within(limit, self.round_trip(name, call)).await.unwrap_or(Err(StoreError::Timeout(limit)))
+        self.send(name, &call.encode(), self.timeout_ms).await
     }
 
-    async fn round_trip(&self, name: &RecordName, call: StoreCall) -> Result<Vec<u8>, StoreError> {
+    async fn round_trip(&self, name: &RecordName, call: &[u8]) -> Result<Vec<u8>, StoreError> {
         let failed = |e: JsValue| StoreError::Failed(worker::Error::from(e).to_string());
         let stub = self
             .namespace
@@ -120,7 +75,7 @@ impl DurableStore {
             .into_rpc::<RawStub>();
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
-        init.set_body(&js_sys::Uint8Array::from(call.encode().as_slice()));
+        init.set_body(&js_sys::Uint8Array::from(call));
         let res: web_sys::Response =
             JsFuture::from(stub.fetch(CALL_URL, &init).map_err(failed)?).await.map_err(failed)?.unchecked_into();
         if res.status() != 200 {

@@ -13,7 +13,7 @@ use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, R
 
 use crate::core::{
     Action, BindingFound, Config, ConfigError, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, Problem,
-    RecordName, Reply, Store, unknown_variable,
+    RecordName, Reply, unknown_variable,
 };
 
 use super::deadline::within;
@@ -232,45 +232,16 @@ impl<O: OriginCall> Host<O> {
                 let found = self.read_copy(&name, timeout_ms).await;
                 exchange.copy_read(found, now_ms())
             }
-            Action::Begin { name, fingerprint, wait_ms, reservation } => {
-                let decision = match self.store() {
-                    Ok(store) => {
-                        store.begin_call(&name, fingerprint, wait_ms, reservation).await.map_err(|e| e.to_string())
-                    }
+            Action::Store { name, call, timeout_ms } => {
+                let reply = match self.store() {
+                    Ok(store) => store.send(&name, &call.encode(), timeout_ms).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e),
                 };
-                exchange.begun(decision, now_ms())
+                exchange.store_answered(reply, now_ms())
             }
             Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
                 let result = self.call_origin(&edits, body, timeout_ms, keep_at_most, exchange).await;
                 exchange.origin_answered(result, now_ms())
-            }
-            Action::Finish { name, attempt, outcome } => {
-                let finished = match self.store() {
-                    Ok(store) => store.finish(&name, attempt, outcome, now_ms()).await.map_err(|e| e.to_string()),
-                    Err(e) => Err(e),
-                };
-                exchange.finished(finished, now_ms())
-            }
-            Action::Abandon { name, reservation } => {
-                if let Ok(store) = self.store() {
-                    let _ = store.abandon(&name, reservation).await;
-                }
-                exchange.abandoned(now_ms())
-            }
-            Action::Inspect { name } => {
-                let state = match self.store() {
-                    Ok(store) => store.inspect(&name).await.map_err(|e| e.to_string()),
-                    Err(e) => Err(e),
-                };
-                exchange.inspected(state, now_ms())
-            }
-            Action::Release { name, force } => {
-                let answer = match self.store() {
-                    Ok(store) => store.release(&name, force).await.map_err(|e| e.to_string()),
-                    Err(e) => Err(e),
-                };
-                exchange.released(answer, now_ms())
             }
             Action::Pause { ms } => {
                 worker::Delay::from(std::time::Duration::from_millis(ms)).await;

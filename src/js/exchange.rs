@@ -4,14 +4,12 @@
 //! getters (a number, a second number, a text, bytes), so nothing is built
 //! for a field it does not read and no object is built at all.
 
-use std::rc::Rc;
-
 use wasm_bindgen::prelude::*;
 
 use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, BodyRead, Config, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
-    StoreCall, copy_ttl_secs, decode_decision, decode_finished, decode_inspected, decode_released,
+    Action, BodyRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
+    copy_ttl_secs,
 };
 
 /// The kind of the pending action, as `kind` and every result method give
@@ -28,14 +26,10 @@ pub enum ActionKind {
     ReadBody = 5,
     Forward = 6,
     ReadCopy = 7,
-    Begin = 9,
-    Finish = 10,
-    Inspect = 11,
-    Release = 12,
-    Abandon = 13,
-    CallOrigin = 14,
-    Pause = 15,
-    WriteCopy = 16,
+    Store = 8,
+    CallOrigin = 9,
+    Pause = 10,
+    WriteCopy = 11,
 }
 
 /// The pending action, as the host performs it; its fields reach the host
@@ -72,7 +66,6 @@ enum Pending {
 #[wasm_bindgen(js_name = Exchange)]
 pub struct JsExchange {
     inner: Exchange,
-    config: Rc<Config>,
     kind: ActionKind,
     pending: Pending,
 }
@@ -189,10 +182,16 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// The coordinator's reply to `begin` (its bytes), or the error.
-    pub fn begun(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
-        let decision = reply_of(reply, error, |bytes| decode_decision(bytes).map_err(|e| e.to_string()));
-        let action = self.inner.begun(decision, now_ms as u64);
+    /// The coordinator's reply to the pending store call (its bytes), or
+    /// why none came.
+    #[wasm_bindgen(js_name = storeAnswered)]
+    pub fn store_answered(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
+        let reply = match (reply, error) {
+            (_, Some(error)) => Err(error),
+            (Some(bytes), None) => Ok(bytes),
+            (None, None) => Err("no reply".to_owned()),
+        };
+        let action = self.inner.store_answered(reply, now_ms as u64);
         self.present(action, now_ms)
     }
 
@@ -232,35 +231,6 @@ impl JsExchange {
     #[wasm_bindgen(js_name = callerGone)]
     pub fn caller_gone(&mut self, now_ms: f64) -> Option<f64> {
         self.inner.caller_gone(now_ms as u64).map(|ms| ms as f64)
-    }
-
-    /// The coordinator's reply to `finish` (its bytes), or the error.
-    pub fn finished(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
-        let finished = reply_of(reply, error, |bytes| decode_finished(bytes).map_err(|e| e.to_string()));
-        let action = self.inner.finished(finished, now_ms as u64);
-        self.present(action, now_ms)
-    }
-
-    /// The coordinator's reply to an admin path's `inspect` (its bytes), or
-    /// the error.
-    pub fn inspected(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
-        let state = reply_of(reply, error, |bytes| decode_inspected(bytes).map_err(|e| e.to_string()));
-        let action = self.inner.inspected(state, now_ms as u64);
-        self.present(action, now_ms)
-    }
-
-    /// The coordinator's reply to an admin path's `release` (its bytes), or
-    /// the error.
-    pub fn released(&mut self, reply: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
-        let answer = reply_of(reply, error, |bytes| decode_released(bytes).map_err(|e| e.to_string()));
-        let action = self.inner.released(answer, now_ms as u64);
-        self.present(action, now_ms)
-    }
-
-    /// The abandon call ended (its result changes nothing).
-    pub fn abandoned(&mut self, now_ms: f64) -> ActionKind {
-        let action = self.inner.abandoned(now_ms as u64);
-        self.present(action, now_ms)
     }
 
     /// The pause is over.
@@ -308,8 +278,8 @@ impl JsExchange {
 }
 
 impl JsExchange {
-    pub(crate) fn new(inner: Exchange, config: Rc<Config>, first: Action, now: u64) -> Self {
-        let mut exchange = Self { inner, config, kind: ActionKind::Done, pending: Pending::Done };
+    pub(crate) fn new(inner: Exchange, first: Action, now: u64) -> Self {
+        let mut exchange = Self { inner, kind: ActionKind::Done, pending: Pending::Done };
         exchange.present(first, now as f64);
         exchange
     }
@@ -317,8 +287,6 @@ impl JsExchange {
     /// Makes `action` the pending one; its kind.
     fn present(&mut self, action: Action, now_ms: f64) -> ActionKind {
         let now = now_ms as u64;
-        let timeout = self.config.store_timeout_ms as f64;
-        let records = || self.config.records.clone();
         let (kind, pending) = match action {
             Action::ReadBody { limit, drain_until } => (ActionKind::ReadBody, Pending::ReadBody(limit, drain_until)),
             Action::Forward { edits, body, timeout_ms } => {
@@ -326,27 +294,11 @@ impl JsExchange {
             }
             Action::ReadCopy { name, timeout_ms } => (ActionKind::ReadCopy, Pending::Read(name, timeout_ms as f64)),
             Action::Detach => (ActionKind::Detach, Pending::Detach),
-            Action::Begin { name, fingerprint, wait_ms, reservation } => {
-                let call = StoreCall::Begin { policy: records(), fingerprint, wait_ms, reservation };
-                (ActionKind::Begin, Pending::Store(name, call.encode(), timeout + wait_ms as f64))
+            Action::Store { name, call, timeout_ms } => {
+                (ActionKind::Store, Pending::Store(name, call.encode(), timeout_ms as f64))
             }
-            Action::Abandon { name, reservation } => {
-                let call = StoreCall::Abandon { policy: records(), reservation };
-                (ActionKind::Abandon, Pending::Store(name, call.encode(), timeout))
-            }
-            Action::Inspect { name } => {
-                (ActionKind::Inspect, Pending::Store(name, StoreCall::Inspect.encode(), timeout))
-            }
-            Action::Release { name, force } => (
-                ActionKind::Release,
-                Pending::Store(name, StoreCall::Release { policy: records(), force }.encode(), timeout),
-            ),
             Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
                 (ActionKind::CallOrigin, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
-            }
-            Action::Finish { name, attempt, outcome } => {
-                let call = StoreCall::Finish { policy: records(), attempt, outcome };
-                (ActionKind::Finish, Pending::Store(name, call.encode(), timeout))
             }
             Action::Pause { ms } => (ActionKind::Pause, Pending::Pause(ms)),
             Action::Respond(reply) => (ActionKind::Respond, Pending::Respond(reply)),
@@ -367,19 +319,6 @@ impl JsExchange {
 /// A KV write of `record`.
 fn write_copy(name: RecordName, record: &Record, expires_at: u64, now: u64) -> Pending {
     Pending::WriteCopy(name, record.encode(), copy_ttl_secs(expires_at, now))
-}
-
-/// A store reply decoded, or the error the host reported.
-fn reply_of<T>(
-    reply: Option<Vec<u8>>,
-    error: Option<String>,
-    decode: impl Fn(&[u8]) -> Result<T, String>,
-) -> Result<T, String> {
-    match (reply, error) {
-        (_, Some(error)) => Err(error),
-        (Some(bytes), None) => decode(&bytes),
-        (None, None) => Err("no reply".to_owned()),
-    }
 }
 
 /// Whether the host may read an origin's answer whole, in one call

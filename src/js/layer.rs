@@ -121,6 +121,6 @@ impl Layer {
         };
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);
-        JsExchange::new(exchange, Rc::clone(&self.config), action, now)
+        JsExchange::new(exchange, action, now)
     }
 }

@@ -19,11 +19,7 @@ const {
   ReadBody: READ_BODY,
   Forward: FORWARD,
   ReadCopy: READ_COPY,
-  Begin: BEGIN,
-  Finish: FINISH,
-  Inspect: INSPECT,
-  Release: RELEASE,
-  Abandon: ABANDON,
+  Store: STORE,
   CallOrigin: CALL_ORIGIN,
   Pause: PAUSE,
   WriteCopy: WRITE_COPY,
@@ -166,26 +162,10 @@ class Host {
         const [bytes, error] = await this.readKv(exchange.text, exchange.number);
         return exchange.copyRead(bytes, error, Date.now());
       }
-      case BEGIN: {
+      case STORE: {
         const [reply, error] = await this.storeCall(exchange);
-        return exchange.begun(reply, error, Date.now());
+        return exchange.storeAnswered(reply, error, Date.now());
       }
-      case FINISH: {
-        const [reply, error] = await this.storeCall(exchange);
-        return exchange.finished(reply, error, Date.now());
-      }
-      case INSPECT: {
-        const [reply, error] = await this.storeCall(exchange);
-        return exchange.inspected(reply, error, Date.now());
-      }
-      case RELEASE: {
-        const [reply, error] = await this.storeCall(exchange);
-        return exchange.released(reply, error, Date.now());
-      }
-      case ABANDON:
-        // Its result changes nothing: the reservation is given back or was never made.
-        await this.storeCall(exchange);
-        return exchange.abandoned(Date.now());
       case CALL_ORIGIN:
         return this.callOrigin(exchange);
       case PAUSE: {

@@ -1,7 +1,7 @@
 //! What the exchange asks its host to do, and the results it takes back.
 
 use super::reply::Reply;
-use crate::core::{Completed, DataPoint, Fingerprint, Outcome, RecordName};
+use crate::core::{Completed, DataPoint, RecordName, StoreCall};
 
 /// The next thing the host must do. Each I/O action names the
 /// [`Exchange`](super::Exchange) method that takes its result.
@@ -43,29 +43,22 @@ pub enum Action {
     /// `finish` would leave the key in flight for a lease. Then call
     /// [`Exchange::detached`](super::Exchange::detached).
     Detach,
-    /// Call the store's atomic `begin`; report with
-    /// [`Exchange::begun`](super::Exchange::begun).
-    Begin {
-        /// The record's name.
+    /// Send `call` to the coordinator object of `name` — its bytes,
+    /// [`StoreCall::encode`] — and read the reply's bytes, all within
+    /// `timeout_ms` (the store's limit, plus the wait a duplicate's `begin`
+    /// may spend inside the object, SPEC §3). Report the bytes, or why none
+    /// came, with [`Exchange::store_answered`](super::Exchange::store_answered):
+    /// the exchange decodes them. Each call is one atomic step in the object:
+    /// `begin`, `finish`, `abandon` (giving back the reservation a `begin`
+    /// whose reply was lost may have made), an operator's `inspect` and
+    /// `release`.
+    Store {
+        /// The record's name: which object.
         name: RecordName,
-        /// The request's fingerprint.
-        fingerprint: Fingerprint,
-        /// 0 for the first call. A duplicate of a running attempt calls
-        /// again with the wait it may spend inside the store for that
-        /// attempt to end (`StoreCall::Begin`'s `wait_ms`); that call's
-        /// time limit is the store's plus this.
-        wait_ms: u64,
-        /// The request's reservation number ([`RequestHead::reservation`](super::RequestHead::reservation)).
-        reservation: u64,
-    },
-    /// Give back the reservation a `begin` whose reply was lost may have
-    /// made (SPEC §3: the origin was never called); the result changes
-    /// nothing. Then call [`Exchange::abandoned`](super::Exchange::abandoned).
-    Abandon {
-        /// The record's name.
-        name: RecordName,
-        /// The reservation number the lost `begin` carried.
-        reservation: u64,
+        /// The call.
+        call: StoreCall,
+        /// The call's time limit, in ms.
+        timeout_ms: u64,
     },
     /// Call the origin with the request, these header edits and `body`;
     /// read its whole answer within `timeout_ms` (past it the outcome is
@@ -84,30 +77,6 @@ pub enum Action {
         timeout_ms: u64,
         /// The most body bytes to hold (`IDEMPOTENCY_MAX_RESPONSE_BYTES`).
         keep_at_most: usize,
-    },
-    /// Call the store's atomic `finish`; report with
-    /// [`Exchange::finished`](super::Exchange::finished).
-    Finish {
-        /// The record's name.
-        name: RecordName,
-        /// The attempt that ended.
-        attempt: u32,
-        /// How it ended.
-        outcome: Outcome,
-    },
-    /// Call the store's `inspect` (`StoreCall::Inspect`) for an operator;
-    /// report with [`Exchange::inspected`](super::Exchange::inspected).
-    Inspect {
-        /// The record's name.
-        name: RecordName,
-    },
-    /// Call the store's `release` (`StoreCall::Release`) for an operator;
-    /// report with [`Exchange::released`](super::Exchange::released).
-    Release {
-        /// The record's name.
-        name: RecordName,
-        /// Release a running attempt too (`?force=true`).
-        force: bool,
     },
     /// Wait `ms`, then call [`Exchange::paused`](super::Exchange::paused).
     Pause {

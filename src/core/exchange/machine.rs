@@ -12,7 +12,8 @@ use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
-    Problem, Record, RecordName, StoredResponse, Write, begin, finish, replay_from_copy,
+    Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, decode_decision, decode_finished,
+    decode_inspected, decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -241,12 +242,7 @@ impl Exchange {
             self.stage = Stage::KvBeginning(keyed);
             return action;
         }
-        let action = Action::Begin {
-            name: keyed.name,
-            fingerprint: keyed.fingerprint,
-            wait_ms: 0,
-            reservation: keyed.reservation,
-        };
+        let action = self.begin_call(&keyed, 0);
         self.stage = Stage::Beginning(keyed);
         action
     }
@@ -270,6 +266,57 @@ impl Exchange {
         self.begun(decision.map_err(|e| format!("kv read: {e}")), now_ms)
     }
 
+    /// The coordinator answered the pending [`Action::Store`]: its reply's
+    /// bytes, or why none came (it failed or timed out). Decoded here by
+    /// what the call was; an undecodable reply is a failed call.
+    pub fn store_answered(&mut self, reply: Result<Vec<u8>, String>, now_ms: u64) -> Action {
+        fn decoded<T, E: std::fmt::Display>(
+            reply: Result<Vec<u8>, String>,
+            decode: impl Fn(&[u8]) -> Result<T, E>,
+        ) -> Result<T, String> {
+            reply.and_then(|bytes| decode(&bytes).map_err(|e| format!("undecodable reply: {e}")))
+        }
+        match &self.stage {
+            Stage::Beginning(_) => self.begun(decoded(reply, decode_decision), now_ms),
+            Stage::Finishing(_) => self.finished(decoded(reply, decode_finished), now_ms),
+            Stage::Admin(AdminRequest::Inspect(_)) => self.inspected(decoded(reply, decode_inspected), now_ms),
+            Stage::Admin(AdminRequest::Release { .. }) => self.released(decoded(reply, decode_released), now_ms),
+            // An `abandon`, after the answer: its result changes nothing.
+            _ => self.abandoned(now_ms),
+        }
+    }
+
+    /// A store call for the object of `name`, within the store's limit.
+    fn store(&self, name: RecordName, call: StoreCall) -> Action {
+        let wait_ms = match &call {
+            StoreCall::Begin { wait_ms, .. } => *wait_ms,
+            _ => 0,
+        };
+        Action::Store { name, call, timeout_ms: self.config.store_timeout_ms.saturating_add(wait_ms) }
+    }
+
+    /// `begin` for a keyed request, waiting up to `wait_ms` inside the
+    /// object for a running attempt.
+    fn begin_call(&self, keyed: &Keyed, wait_ms: u64) -> Action {
+        let call = StoreCall::Begin {
+            policy: self.config.records.clone(),
+            fingerprint: keyed.fingerprint,
+            wait_ms,
+            reservation: keyed.reservation,
+        };
+        self.store(keyed.name, call)
+    }
+
+    /// `finish` for the attempt being recorded.
+    fn finish_call(&self, finishing: &Finishing) -> Action {
+        let call = StoreCall::Finish {
+            policy: self.config.records.clone(),
+            attempt: finishing.attempt,
+            outcome: finishing.outcome.clone(),
+        };
+        self.store(finishing.name, call)
+    }
+
     /// The store's `begin` answered (`Err`: it failed or timed out).
     pub fn begun(&mut self, decision: Result<Decision, String>, now_ms: u64) -> Action {
         let Stage::Beginning(mut keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
@@ -291,7 +338,8 @@ impl Exchange {
             // The call may have landed and reserved the key though its reply
             // was lost: give the reservation back once the caller has an
             // answer, so a 503 does not hold the key for a lease.
-            self.after.push_back(Action::Abandon { name: keyed.name, reservation: keyed.reservation });
+            let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation: keyed.reservation };
+            self.after.push_back(self.store(keyed.name, call));
         }
         match decision {
             Err(error) if durable && self.config.kv_replay.falls_back() => {
@@ -308,12 +356,7 @@ impl Exchange {
             {
                 self.waiting = true;
                 self.since = now_ms;
-                let action = Action::Begin {
-                    name: keyed.name,
-                    fingerprint: keyed.fingerprint,
-                    wait_ms: self.config.in_flight_wait_ms,
-                    reservation: keyed.reservation,
-                };
+                let action = self.begin_call(&keyed, self.config.in_flight_wait_ms);
                 self.stage = Stage::Beginning(keyed);
                 action
             }
@@ -471,7 +514,7 @@ impl Exchange {
     pub fn paused(&mut self, now_ms: u64) -> Action {
         let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
         self.since = now_ms;
-        Action::Finish { name: finishing.name, attempt: finishing.attempt, outcome: finishing.outcome.clone() }
+        self.finish_call(finishing)
     }
 
     /// An unprotected forward ended: the origin's status and headers (its
@@ -500,9 +543,10 @@ impl Exchange {
     pub fn responded(&mut self, now_ms: u64) -> Action {
         match &mut self.stage {
             Stage::Finishing(finishing) if finishing.reply.is_none() && finishing.failures == 0 => {
-                self.since = now_ms;
                 finishing.started = now_ms;
-                Action::Finish { name: finishing.name, attempt: finishing.attempt, outcome: finishing.outcome.clone() }
+                self.since = now_ms;
+                let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
+                self.finish_call(finishing)
             }
             _ => self.next_after(),
         }

@@ -23,7 +23,7 @@
 //! assert!(matches!(action, Action::ReadBody { .. }));
 //! let action = exchange.body_read(BodyRead::Complete(b"{}".to_vec()), 1);
 //! assert_eq!(action, Action::Detach);
-//! let Action::Begin { .. } = exchange.detached(1) else { panic!() };
+//! let Action::Store { .. } = exchange.detached(1) else { panic!() };
 //! let action = exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 2);
 //! assert!(matches!(action, Action::CallOrigin { attempt: 1, .. }));
 //! ```

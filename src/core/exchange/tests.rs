@@ -10,7 +10,10 @@ use std::rc::Rc;
 
 use super::*;
 use crate::core::store::now_or_never;
-use crate::core::{Config, DataPoint, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store};
+use crate::core::{
+    Config, DataPoint, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store, StoreCall, encode_decision,
+    encode_finished, encode_inspected, encode_released,
+};
 
 /// The stand-ins an exchange runs against, and what it did to them.
 struct World {
@@ -95,14 +98,52 @@ impl World {
                     steps.push("detach");
                     exchange.detached(now)
                 }
-                Action::Begin { name, fingerprint, .. } => {
-                    steps.push("begin");
-                    let decision = if self.fail_store() {
-                        Err("store exploded".to_owned())
-                    } else {
-                        Ok(now_or_never(self.store.begin(&name, fingerprint, now)).unwrap())
+                Action::Store { name, call, timeout_ms } => {
+                    // Every call as the object would answer it, its reply
+                    // encoded, so the exchange's decoding runs too.
+                    assert!(timeout_ms >= self.config.store_timeout_ms);
+                    let failed = || Err("store exploded".to_owned());
+                    let reply = match call {
+                        StoreCall::Begin { fingerprint, .. } => {
+                            steps.push("begin");
+                            if self.fail_store() {
+                                failed()
+                            } else {
+                                Ok(encode_decision(&now_or_never(self.store.begin(&name, fingerprint, now)).unwrap()))
+                            }
+                        }
+                        StoreCall::Finish { attempt, outcome, .. } => {
+                            steps.push("finish");
+                            if self.fail_store() {
+                                failed()
+                            } else {
+                                let finished = now_or_never(self.store.finish(&name, attempt, outcome, now)).unwrap();
+                                Ok(encode_finished(&finished))
+                            }
+                        }
+                        StoreCall::Inspect => {
+                            steps.push("inspect");
+                            if self.fail_store() {
+                                failed()
+                            } else {
+                                Ok(encode_inspected(self.store.inspect(&name, now).as_ref()))
+                            }
+                        }
+                        StoreCall::Release { force, .. } => {
+                            steps.push("release");
+                            if self.fail_store() {
+                                failed()
+                            } else {
+                                Ok(encode_released(&self.store.release(&name, now, force)))
+                            }
+                        }
+                        StoreCall::Abandon { reservation, .. } => {
+                            steps.push("abandon");
+                            self.abandoned.push(reservation);
+                            Ok(vec![1])
+                        }
                     };
-                    exchange.begun(decision, now)
+                    exchange.store_answered(reply, now)
                 }
                 Action::CallOrigin { attempt, edits: e, .. } => {
                     steps.push("call-origin");
@@ -110,15 +151,6 @@ impl World {
                     edits = e;
                     let result = (self.origin)(attempt);
                     exchange.origin_answered(result, now)
-                }
-                Action::Finish { name, attempt, outcome } => {
-                    steps.push("finish");
-                    let finished = if self.fail_store() {
-                        Err("store exploded".to_owned())
-                    } else {
-                        Ok(now_or_never(self.store.finish(&name, attempt, outcome, now)).unwrap())
-                    };
-                    exchange.finished(finished, now)
                 }
                 Action::Pause { .. } => {
                     steps.push("pause");
@@ -144,29 +176,6 @@ impl World {
                     steps.push("metric");
                     self.points.push(point);
                     exchange.metric_written(now)
-                }
-                Action::Inspect { name } => {
-                    steps.push("inspect");
-                    let state = if self.fail_store() {
-                        Err("store exploded".to_owned())
-                    } else {
-                        Ok(self.store.inspect(&name, now))
-                    };
-                    exchange.inspected(state, now)
-                }
-                Action::Release { name, force } => {
-                    steps.push("release");
-                    let answer = if self.fail_store() {
-                        Err("store exploded".to_owned())
-                    } else {
-                        Ok(self.store.release(&name, now, force))
-                    };
-                    exchange.released(answer, now)
-                }
-                Action::Abandon { reservation, .. } => {
-                    steps.push("abandon");
-                    self.abandoned.push(reservation);
-                    exchange.abandoned(now)
                 }
                 Action::WriteCopy { name, completed } => {
                     steps.push("write-copy");
@@ -323,7 +332,12 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     exchange.detached(2);
     let in_flight = Decision::InFlight { retry_after_secs: 7, outcome_unknown: false };
     // First it waits inside the store for the running attempt, once...
-    let Action::Begin { wait_ms, .. } = exchange.begun(Ok(in_flight.clone()), 3) else { panic!("a duplicate waits") };
+    let Action::Store { call: StoreCall::Begin { wait_ms, .. }, timeout_ms, .. } =
+        exchange.begun(Ok(in_flight.clone()), 3)
+    else {
+        panic!("a duplicate waits")
+    };
+    assert_eq!(timeout_ms, world.config.store_timeout_ms + wait_ms, "the wait on top of the store's limit");
     assert_eq!(wait_ms, 10_000);
     // ...and if that attempt still runs when the wait ends, 409.
     let Action::Respond(reply) = exchange.begun(Ok(in_flight), 10_003) else { panic!() };
@@ -387,7 +401,9 @@ fn a_caller_that_goes_away_bounds_the_rest_of_the_origin_call_to_what_workers_al
         panic!("the answer goes first")
     };
     assert_eq!(reply.status, 502);
-    let Action::Finish { outcome, .. } = exchange.responded(19_501) else { panic!("finish follows") };
+    let Action::Store { call: StoreCall::Finish { outcome, .. }, .. } = exchange.responded(19_501) else {
+        panic!("finish follows")
+    };
     assert_eq!(outcome, crate::core::Outcome::Unknown);
     assert_eq!(exchange.caller_gone(19_600), None, "the origin call is over");
 }
@@ -402,12 +418,12 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
     let Action::Respond(reply) = exchange.origin_answered(created(), 4) else { panic!("the answer goes first") };
     assert_eq!(reply.status, 201, "the caller has the origin's answer whatever finish does");
-    assert!(matches!(exchange.responded(4), Action::Finish { attempt: 1, .. }));
+    assert!(matches!(exchange.responded(4), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
     let fail = || Err("store exploded".to_owned());
     assert_eq!(exchange.finished(fail(), 5), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[0] });
-    assert!(matches!(exchange.paused(105), Action::Finish { attempt: 1, .. }));
+    assert!(matches!(exchange.paused(105), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
     assert_eq!(exchange.finished(fail(), 106), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[1] });
-    assert!(matches!(exchange.paused(506), Action::Finish { attempt: 1, .. }));
+    assert!(matches!(exchange.paused(506), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
     let Action::Log(line) = exchange.finished(fail(), 507) else {
         panic!("given up after two repeats: the log line says so")
     };
@@ -576,9 +592,15 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let world = World::new(&[]);
     let (mut duplicate, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
     duplicate.body_read(order(), 1);
-    assert!(matches!(duplicate.detached(2), Action::Begin { wait_ms: 0, .. }), "the first call does not wait");
+    assert!(
+        matches!(duplicate.detached(2), Action::Store { call: StoreCall::Begin { wait_ms: 0, .. }, .. }),
+        "the first call does not wait"
+    );
     let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false };
-    assert!(matches!(duplicate.begun(Ok(running), 3), Action::Begin { wait_ms: 10_000, .. }));
+    assert!(matches!(
+        duplicate.begun(Ok(running), 3),
+        Action::Store { call: StoreCall::Begin { wait_ms: 10_000, .. }, timeout_ms: 15_000, .. }
+    ));
     let stored = crate::core::Completed {
         fingerprint: crate::core::Fingerprint([0; 32]),
         attempt: 1,
@@ -800,4 +822,22 @@ fn an_oversized_body_is_drained_to_four_times_the_limit_and_at_least_1_mib() {
         let (_, action) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
         assert_eq!(action, Action::ReadBody { limit: limit.parse().unwrap(), drain_until: drain });
     }
+}
+
+#[test]
+fn an_undecodable_store_reply_is_a_failed_call() {
+    let world = World::new(&[("IDEMPOTENCY_KV_REPLAY", "off")]);
+    let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+    exchange.body_read(order(), 1);
+    let Action::Store { call: StoreCall::Begin { reservation, .. }, .. } = exchange.detached(2) else { panic!() };
+    let Action::Respond(reply) = exchange.store_answered(Ok(vec![0xff, 0, 1]), 3) else { panic!("answered") };
+    assert_eq!((reply.status, code(&reply).as_str()), (503, "store-unavailable"));
+    let Action::Log(line) = exchange.responded(4) else { panic!("the log line") };
+    assert!(line.contains("undecodable reply"), "{line}");
+    // The call may have reserved the key: it is given back.
+    let Action::Store { call: StoreCall::Abandon { reservation: given_back, .. }, .. } = exchange.logged(5) else {
+        panic!("abandon")
+    };
+    assert_eq!(given_back, reservation);
+    assert_eq!(exchange.store_answered(Ok(vec![1]), 6), Action::Done);
 }

@@ -5,7 +5,9 @@
 use super::{Action, Exchange, Stage};
 use crate::core::exchange::log::{FinishResult, Tier, Timing, Verdict};
 use crate::core::exchange::reply::Reply;
-use crate::core::{AdminRequest, Consistency, Problem, Record, RecordName, RecordState, ReleaseAnswer, inspect};
+use crate::core::{
+    AdminRequest, Consistency, Problem, Record, RecordName, RecordState, ReleaseAnswer, StoreCall, inspect,
+};
 
 /// Why an admin path found no record.
 const NO_RECORD: &str =
@@ -55,8 +57,10 @@ impl Exchange {
             return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
         }
         match request {
-            AdminRequest::Inspect(name) => Action::Inspect { name },
-            AdminRequest::Release { name, force } => Action::Release { name, force },
+            AdminRequest::Inspect(name) => self.store(name, StoreCall::Inspect),
+            AdminRequest::Release { name, force } => {
+                self.store(name, StoreCall::Release { policy: self.config.records.clone(), force })
+            }
         }
     }
 
