@@ -6,7 +6,9 @@ use futures_util::StreamExt;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{BodyRead, Config, DecisionLog, OriginResult, Problem, Reply, ReplyBody, RequestHead, reads_whole};
+use crate::core::{
+    Action, Config, DecisionLog, Exchange, OriginResult, Problem, Reply, ReplyBody, RequestHead, reads_whole,
+};
 
 /// Milliseconds since the Unix epoch (the isolate's clock, which in
 /// Workers advances with I/O).
@@ -91,48 +93,35 @@ pub(crate) fn with_body(builder: ResponseBuilder, body: Vec<u8>) -> Response {
     if body.is_empty() { builder.empty() } else { builder.fixed(body) }
 }
 
-/// Reads a request body, counting the bytes actually read (not
-/// `Content-Length`): too large once it passes `limit` (after draining up
-/// to `drain_until` bytes of it), incomplete when the stream breaks off (a
-/// truncated body is the client's error, not a 500).
-pub(crate) async fn read_body(req: &Request, limit: usize, drain_until: usize) -> BodyRead {
-    // A declared length within the limit: the runtime frames the body to
-    // it, so read it whole in one call instead of chunk by chunk across the
-    // wasm boundary. The count is still checked on the bytes read.
-    let declared = req.headers().get("Content-Length").ok().flatten().and_then(|n| n.trim().parse::<usize>().ok());
-    if declared.is_some_and(|n| n <= limit) {
-        let whole = match req.inner().array_buffer() {
+/// Reads the request body into `exchange` as its [`Action::ReadBody`]
+/// asks: in one call when `whole` (the runtime frames a declared length),
+/// else chunk by chunk until the exchange says to stop; then reports the
+/// end. The rule is the exchange's ([`Exchange::body_chunk`]); this only
+/// moves bytes.
+pub(crate) async fn read_body(req: &Request, whole: bool, exchange: &mut Exchange) -> Action {
+    let broken = if whole {
+        let read = match req.inner().array_buffer() {
             Ok(promise) => JsFuture::from(promise).await.map(|buffer| js_sys::Uint8Array::new(&buffer).to_vec()),
             Err(e) => Err(e),
         };
-        return match whole {
-            Ok(body) if body.len() <= limit => BodyRead::Complete(body),
-            Ok(_) => BodyRead::TooLarge,
-            Err(_) => BodyRead::Incomplete,
-        };
-    }
-    let Some(stream) = req.inner().body() else { return BodyRead::Complete(Vec::new()) };
-    let mut chunks = ByteStream::from(stream);
-    let mut body = Vec::new();
-    let mut read = 0usize;
-    while let Some(chunk) = chunks.next().await {
-        let Ok(chunk) = chunk else { return BodyRead::Incomplete };
-        read = read.saturating_add(chunk.len());
-        if read > limit {
-            // Read on (and drop) a little more, so a client still sending
-            // gets its 413 rather than a reset connection; give up on a
-            // body far over the limit.
-            if read > drain_until {
+        read.map(|body| exchange.body_chunk(&body)).is_err()
+    } else if let Some(stream) = req.inner().body() {
+        let mut chunks = ByteStream::from(stream);
+        let mut broken = false;
+        while let Some(chunk) = chunks.next().await {
+            let Ok(chunk) = chunk else {
+                broken = true;
+                break;
+            };
+            if !exchange.body_chunk(&chunk) {
                 break;
             }
-            continue;
         }
-        body.extend_from_slice(&chunk);
-    }
-    if read > limit {
-        return BodyRead::TooLarge;
-    }
-    BodyRead::Complete(body)
+        broken
+    } else {
+        false
+    };
+    exchange.body_ended(broken, now_ms())
 }
 
 /// Reads the origin's answer as the exchange takes it, holding at most

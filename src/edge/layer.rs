@@ -224,10 +224,7 @@ impl<O: OriginCall> Host<O> {
     /// Performs one I/O, log or copy action and reports its result.
     async fn perform(&mut self, action: Action, exchange: &mut Exchange) -> Action {
         match action {
-            Action::ReadBody { limit, drain_until } => {
-                let read = http::read_body(&self.req, limit, drain_until).await;
-                exchange.body_read(read, now_ms())
-            }
+            Action::ReadBody { whole } => http::read_body(&self.req, whole, exchange).await,
             Action::ReadCopy { name, timeout_ms } => {
                 let found = self.read_copy(&name, timeout_ms).await;
                 exchange.copy_read(found, now_ms())

@@ -8,8 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, BodyRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
-    copy_ttl_secs,
+    Action, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody, copy_ttl_secs,
 };
 
 /// The kind of the pending action, as `kind` and every result method give
@@ -42,7 +41,9 @@ enum Pending {
     Metric(DataPoint),
     Detach,
     /// Limit, and how far to read past it.
-    ReadBody(usize, usize),
+    ReadBody {
+        whole: bool,
+    },
     /// Edits, body (none: the request's own), time limit.
     Forward(Vec<HeaderEdit>, Option<Vec<u8>>, u64),
     /// A KV read of the record (`read-copy`), its time limit.
@@ -78,14 +79,12 @@ impl JsExchange {
         self.kind
     }
 
-    /// The action's number: `read-body`'s limit, the time limit in ms of
-    /// `forward`, `read-copy`, `kv-begin`, `call-origin` and the store
-    /// calls, `pause`'s ms, `write-copy`'s time to live in seconds, the
+    /// The action's number: the time limit in ms of `forward`,
+    /// `read-copy`, `call-origin` and `store`, `pause`'s ms, `write-copy`'s time to live in seconds, the
     /// status of `respond`.
     #[wasm_bindgen(getter)]
     pub fn number(&self) -> f64 {
         match &self.pending {
-            Pending::ReadBody(limit, _) => *limit as f64,
             Pending::Forward(_, _, ms) | Pending::CallOrigin { timeout_ms: ms, .. } | Pending::Pause(ms) => *ms as f64,
             Pending::Read(_, ms) | Pending::Store(_, _, ms) => *ms,
             Pending::WriteCopy(_, _, secs) => *secs as f64,
@@ -94,13 +93,11 @@ impl JsExchange {
         }
     }
 
-    /// The action's second number: how far `read-body` reads an oversized
-    /// body before the 413, the most response body bytes `call-origin`
-    /// holds.
+    /// The action's second number: the most response body bytes
+    /// `call-origin` holds.
     #[wasm_bindgen(getter)]
     pub fn second(&self) -> f64 {
         match &self.pending {
-            Pending::ReadBody(_, drain_until) => *drain_until as f64,
             Pending::CallOrigin { keep_at_most, .. } => *keep_at_most as f64,
             _ => 0.0,
         }
@@ -152,16 +149,24 @@ impl JsExchange {
             .done()
     }
 
-    /// The body was read: `kind` is `complete` (with `bytes`), `too-large`
-    /// or `incomplete`.
-    #[wasm_bindgen(js_name = bodyRead)]
-    pub fn body_read(&mut self, kind: &str, bytes: Option<Vec<u8>>, now_ms: f64) -> ActionKind {
-        let read = match kind {
-            "complete" => BodyRead::Complete(bytes.unwrap_or_default()),
-            "too-large" => BodyRead::TooLarge,
-            _ => BodyRead::Incomplete,
-        };
-        let action = self.inner.body_read(read, now_ms as u64);
+    /// `readBody`: whether the body may be read in one call (its declared
+    /// length fits the limit).
+    #[wasm_bindgen(getter, js_name = wholeBody)]
+    pub fn whole_body(&self) -> bool {
+        matches!(self.pending, Pending::ReadBody { whole: true })
+    }
+
+    /// A chunk of the request body was read (or all of it, in one call):
+    /// whether to read on; when not, the host cancels the stream.
+    #[wasm_bindgen(js_name = bodyChunk)]
+    pub fn body_chunk(&mut self, chunk: &[u8]) -> bool {
+        self.inner.body_chunk(chunk)
+    }
+
+    /// The body's reading ended; `broken` when the stream failed.
+    #[wasm_bindgen(js_name = bodyEnded)]
+    pub fn body_ended(&mut self, broken: bool, now_ms: f64) -> ActionKind {
+        let action = self.inner.body_ended(broken, now_ms as u64);
         self.present(action, now_ms)
     }
 
@@ -288,7 +293,7 @@ impl JsExchange {
     fn present(&mut self, action: Action, now_ms: f64) -> ActionKind {
         let now = now_ms as u64;
         let (kind, pending) = match action {
-            Action::ReadBody { limit, drain_until } => (ActionKind::ReadBody, Pending::ReadBody(limit, drain_until)),
+            Action::ReadBody { whole } => (ActionKind::ReadBody, Pending::ReadBody { whole }),
             Action::Forward { edits, body, timeout_ms } => {
                 (ActionKind::Forward, Pending::Forward(edits, body, timeout_ms))
             }

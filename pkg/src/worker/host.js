@@ -152,10 +152,8 @@ class Host {
   /** Performs one I/O action and reports its result: the next action. */
   async perform(kind, exchange) {
     switch (kind) {
-      case READ_BODY: {
-        const [read, bytes] = await readBody(this.request, exchange.number, exchange.second);
-        return exchange.bodyRead(read, bytes, Date.now());
-      }
+      case READ_BODY:
+        return exchange.bodyEnded(await readBody(this.request, exchange), Date.now());
       case FORWARD:
         return this.forward(exchange);
       case READ_COPY: {
@@ -377,50 +375,34 @@ function headersOf(joinedHeaders) {
 }
 
 /**
- * Reads a request body, counting the bytes actually read (not
- * `Content-Length`): too large once it passes `limit` (after draining up to
- * `drainUntil` bytes of it, as the core says, so a client still sending gets
- * its 413), incomplete when the stream breaks off.
+ * Reads the request body into `exchange` as its `readBody` action asks: in
+ * one call when `wholeBody` (the runtime frames a declared length), else
+ * chunk by chunk until the exchange says to stop. Whether the reading broke
+ * off. The rule (limit, drain) is the exchange's; this only moves bytes.
  */
-async function readBody(request, limit, drainUntil) {
-  const stream = request.body;
-  if (stream === null) return ["complete", EMPTY];
-  // A declared length within the limit: the runtime frames the body to it,
-  // so read it whole; the count is still checked on the bytes read.
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) <= limit) {
+async function readBody(request, exchange) {
+  if (request.body === null) return false;
+  if (exchange.wholeBody) {
     try {
-      const bytes = new Uint8Array(await request.arrayBuffer());
-      return bytes.length <= limit ? ["complete", bytes] : ["too-large", undefined];
+      exchange.bodyChunk(new Uint8Array(await request.arrayBuffer()));
+      return false;
     } catch {
-      return ["incomplete", undefined];
+      return true;
     }
   }
-  const reader = stream.getReader();
-  const chunks = [];
-  let read = 0;
+  const reader = request.body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
-      read += value.byteLength;
-      if (read <= limit) chunks.push(value);
-      else if (read > drainUntil) {
+      if (done) return false;
+      if (!exchange.bodyChunk(value)) {
         reader.cancel().catch(() => {});
-        break;
+        return false;
       }
     }
   } catch {
-    return ["incomplete", undefined];
+    return true;
   }
-  if (read > limit) return ["too-large", undefined];
-  const bytes = new Uint8Array(read);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return ["complete", bytes];
 }
 
 /** `promise`, or a rejection once `ms` have passed. */

@@ -7,15 +7,18 @@ use crate::core::{Completed, DataPoint, RecordName, StoreCall};
 /// [`Exchange`](super::Exchange) method that takes its result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Read the request body, counting bytes read, up to `limit`; past it,
-    /// read on and drop the rest until `drain_until` bytes in all (so a
-    /// client still sending gets its 413, not a reset), then stop. Report
-    /// with [`Exchange::body_read`](super::Exchange::body_read).
+    /// Read the request body: in one call when `whole`, else chunk by
+    /// chunk. Hand each chunk to [`Exchange::body_chunk`](super::Exchange::body_chunk),
+    /// which counts and keeps it and says whether to read on (when not,
+    /// cancel the stream); then report the end with
+    /// [`Exchange::body_ended`](super::Exchange::body_ended) (`broken`: the
+    /// stream failed or the one-call read did). The rule (the limit, how far
+    /// an oversized body is drained so a client still sending gets its 413
+    /// rather than a reset) is the exchange's.
     ReadBody {
-        /// The most bytes to keep (`IDEMPOTENCY_MAX_BODY_BYTES`).
-        limit: usize,
-        /// How many bytes of an oversized body to read before giving up.
-        drain_until: usize,
+        /// The body's declared length fits the limit: the runtime frames
+        /// the body to it, so it may be read in one call.
+        whole: bool,
     },
     /// Forward the request unprotected: the client's request with these
     /// header edits and its body (`body`, when the exchange already read it,

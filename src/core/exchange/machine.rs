@@ -31,7 +31,7 @@ pub const FINISH_RETRY_PAUSES_MS: [u64; 2] = [100, 400];
 pub const AFTER_DISCONNECT_MS: u64 = 30_000;
 
 /// An oversized request body is read up to four times the limit, and at
-/// least this far, before the 413 (`Action::ReadBody`'s `drain_until`).
+/// least this far, before the 413 ([`Exchange::body_chunk`]).
 const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 
 /// One request's exchange. Created by [`Exchange::start`]; each method
@@ -65,8 +65,9 @@ pub struct Exchange {
 /// What the exchange waits for.
 #[derive(Debug)]
 enum Stage {
-    /// The body of a keyed request.
-    Body { key: IdempotencyKey, head: RequestHead },
+    /// The body of a keyed request: what is kept of it, and how many bytes
+    /// were read.
+    Body { key: IdempotencyKey, head: RequestHead, body: Vec<u8>, read: usize },
     /// A KV copy read before the object (`read-first`).
     ReadFirst(Keyed),
     /// The go-ahead to run detached.
@@ -166,16 +167,48 @@ impl Exchange {
             Ok(None) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None),
             Err(problem) => self.refuse(problem),
             Ok(Some(key)) => {
-                self.stage = Stage::Body { key, head };
-                let limit = config.max_body_bytes;
-                Action::ReadBody { limit, drain_until: limit.saturating_mul(4).max(DRAIN_AT_LEAST_BYTES) }
+                let declared = head.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
+                let whole = declared.is_some_and(|n| n <= config.max_body_bytes as u64);
+                self.stage = Stage::Body { key, head, body: Vec::new(), read: 0 };
+                Action::ReadBody { whole }
             }
         }
     }
 
-    /// The keyed request's body was read.
+    /// A chunk of the keyed request's body was read: whether to read on.
+    /// Bytes within `IDEMPOTENCY_MAX_BODY_BYTES` are kept; past it the rest
+    /// is read and dropped up to four times the limit (at least 1 MiB), so a
+    /// client still sending gets its 413 rather than a reset, then reading
+    /// stops.
+    pub fn body_chunk(&mut self, chunk: &[u8]) -> bool {
+        let limit = self.config.max_body_bytes;
+        let Stage::Body { body, read, .. } = &mut self.stage else { return false };
+        *read = read.saturating_add(chunk.len());
+        if *read <= limit {
+            body.extend_from_slice(chunk);
+            return true;
+        }
+        *read <= limit.saturating_mul(4).max(DRAIN_AT_LEAST_BYTES)
+    }
+
+    /// The body's reading ended: `broken` when the stream failed (a
+    /// truncated body is the client's error, not a 500).
+    pub fn body_ended(&mut self, broken: bool, now_ms: u64) -> Action {
+        let Stage::Body { body, read, .. } = &mut self.stage else { return Action::Done };
+        let result = if broken {
+            BodyRead::Incomplete
+        } else if *read > self.config.max_body_bytes {
+            BodyRead::TooLarge
+        } else {
+            BodyRead::Complete(std::mem::take(body))
+        };
+        self.body_read(result, now_ms)
+    }
+
+    /// The keyed request's body was read (as [`Exchange::body_chunk`] and
+    /// [`Exchange::body_ended`] decide).
     pub fn body_read(&mut self, read: BodyRead, now_ms: u64) -> Action {
-        let Stage::Body { key, head } = std::mem::replace(&mut self.stage, Stage::Answered) else {
+        let Stage::Body { key, head, .. } = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
         let body = match read {

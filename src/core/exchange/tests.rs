@@ -807,21 +807,65 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
 #[test]
 fn the_authorization_header_is_read_only_when_the_admin_paths_are_on() {
     let scoped_by_cookie = [("IDEMPOTENCY_SCOPE", "cookie:session")];
-    assert_eq!(RequestHead::headers_read(&World::new(&scoped_by_cookie).config), ["content-type", "cookie"]);
+    assert_eq!(
+        RequestHead::headers_read(&World::new(&scoped_by_cookie).config),
+        ["content-type", "content-length", "cookie"]
+    );
     assert_eq!(
         RequestHead::headers_read(&World::new(&[scoped_by_cookie[0], TOKEN]).config),
-        ["content-type", "cookie", "authorization"]
+        ["content-type", "content-length", "cookie", "authorization"]
     );
-    assert_eq!(RequestHead::headers_read(&World::new(&[TOKEN]).config), ["content-type", "authorization"], "once");
+    assert_eq!(
+        RequestHead::headers_read(&World::new(&[TOKEN]).config),
+        ["content-type", "content-length", "authorization"],
+        "once"
+    );
 }
 
 #[test]
 fn an_oversized_body_is_drained_to_four_times_the_limit_and_at_least_1_mib() {
-    for (limit, drain) in [("10", 1 << 20), ("1048576", 4 << 20)] {
-        let world = World::new(&[("IDEMPOTENCY_MAX_BODY_BYTES", limit)]);
-        let (_, action) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
-        assert_eq!(action, Action::ReadBody { limit: limit.parse().unwrap(), drain_until: drain });
+    for (limit, drain) in [(10, 1 << 20), (1 << 20, 4 << 20)] {
+        let world = World::new(&[("IDEMPOTENCY_MAX_BODY_BYTES", &limit.to_string())]);
+        let (mut exchange, action) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
+        assert_eq!(action, Action::ReadBody { whole: false }, "no declared length: chunk by chunk");
+        let chunk = vec![7u8; 1024];
+        let mut read = 0;
+        while exchange.body_chunk(&chunk) {
+            read += chunk.len();
+            assert!(read <= drain, "reading stops past {drain} bytes");
+        }
+        assert!(read + chunk.len() > drain && read >= drain - chunk.len(), "read on to {drain}: {read}");
+        let Action::Respond(reply) = exchange.body_ended(false, 1) else { panic!("answered") };
+        assert_eq!((reply.status, code(&reply).as_str()), (413, "body-too-large"));
     }
+}
+
+#[test]
+fn a_body_is_kept_up_to_the_limit_read_whole_when_its_declared_length_fits_and_a_broken_one_is_incomplete() {
+    let world = World::new(&[("IDEMPOTENCY_MAX_BODY_BYTES", "16")]);
+    let declared = |n: &str| RequestHead {
+        headers: vec![("content-type".into(), "application/json".into()), ("content-length".into(), n.into())],
+        ..keyed("k1")
+    };
+    let start = |head| Exchange::start(Rc::clone(&world.config), head, 0);
+    assert_eq!(start(declared("14")).1, Action::ReadBody { whole: true });
+    assert_eq!(start(declared(" 16 ")).1, Action::ReadBody { whole: true });
+    assert_eq!(start(declared("17")).1, Action::ReadBody { whole: false });
+    assert_eq!(start(declared("x")).1, Action::ReadBody { whole: false });
+    // In two chunks, exactly the limit: kept, and the request goes on.
+    let (mut exchange, _) = start(keyed("k1"));
+    assert!(exchange.body_chunk(br#"{"item":"#) && exchange.body_chunk(br#""tea"}  "#));
+    assert!(matches!(exchange.body_ended(false, 1), Action::Detach));
+    // A declared length that lied: the bytes read decide.
+    let (mut exchange, _) = start(declared("14"));
+    exchange.body_chunk(&[b' '; 17]);
+    let Action::Respond(reply) = exchange.body_ended(false, 1) else { panic!() };
+    assert_eq!(code(&reply), "body-too-large");
+    // A stream that breaks off: the client's error, not a 500.
+    let (mut exchange, _) = start(keyed("k1"));
+    exchange.body_chunk(b"{");
+    let Action::Respond(reply) = exchange.body_ended(true, 1) else { panic!() };
+    assert_eq!((reply.status, code(&reply).as_str()), (400, "body-incomplete"));
 }
 
 #[test]
