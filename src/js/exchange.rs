@@ -1,8 +1,8 @@
 //! `Exchange` for JavaScript: the core's exchange, its results taken back
 //! as JavaScript values. Each action crosses as a number (its
-//! [`ActionKind`]); the host reads the fields it needs through a few
-//! getters (a number, a second number, a text, bytes), so nothing is built
-//! for a field it does not read and no object is built at all.
+//! [`ActionKind`]); the host reads the fields it needs through getters
+//! named for what they hold, so nothing is built for a field it does not
+//! read and no object is built at all.
 
 use wasm_bindgen::prelude::*;
 
@@ -32,7 +32,7 @@ pub enum ActionKind {
 }
 
 /// The pending action, as the host performs it; its fields reach the host
-/// through the getters `number`, `second`, `text`, `bytes` and `point`.
+/// through getters named for what they hold.
 enum Pending {
     Done,
     /// Status, headers, body (none: the kept response's).
@@ -79,63 +79,106 @@ impl JsExchange {
         self.kind
     }
 
-    /// The action's number: the time limit in ms of `forward`,
-    /// `read-copy`, `call-origin` and `store`, `pause`'s ms, `write-copy`'s time to live in seconds, the
-    /// status of `respond`.
-    #[wasm_bindgen(getter)]
-    pub fn number(&self) -> f64 {
+    /// The time limit in ms of `forward`, `readCopy`, `callOrigin` and
+    /// `store`.
+    #[wasm_bindgen(getter, js_name = timeoutMs)]
+    pub fn timeout_ms(&self) -> f64 {
         match &self.pending {
-            Pending::Forward(_, _, ms) | Pending::CallOrigin { timeout_ms: ms, .. } | Pending::Pause(ms) => *ms as f64,
+            Pending::Forward(_, _, ms) | Pending::CallOrigin { timeout_ms: ms, .. } => *ms as f64,
             Pending::Read(_, ms) | Pending::Store(_, _, ms) => *ms,
-            Pending::WriteCopy(_, _, secs) => *secs as f64,
-            Pending::Respond(reply) => f64::from(reply.status),
             _ => 0.0,
         }
     }
 
-    /// The action's second number: the most response body bytes
-    /// `call-origin` holds.
-    #[wasm_bindgen(getter)]
-    pub fn second(&self) -> f64 {
-        match &self.pending {
-            Pending::CallOrigin { keep_at_most, .. } => *keep_at_most as f64,
-            _ => 0.0,
-        }
+    /// `pause`: how long, in ms.
+    #[wasm_bindgen(getter, js_name = pauseMs)]
+    pub fn pause_ms(&self) -> f64 {
+        let Pending::Pause(ms) = &self.pending else { return 0.0 };
+        *ms as f64
     }
 
-    /// The action's text: the record's name in hex (the KV key of
-    /// `read-copy`, `kv-begin` and `write-copy`, the object of a store
-    /// call), `respond`'s headers (`name\nvalue\n...`), `log`'s line, the
-    /// header edits of `forward` and `call-origin` (`op\nname\nvalue\n...`:
-    /// `set`, or `remove` with an empty value).
+    /// `writeCopy`: the copy's time to live, in seconds.
+    #[wasm_bindgen(getter, js_name = ttlSeconds)]
+    pub fn ttl_seconds(&self) -> f64 {
+        let Pending::WriteCopy(_, _, secs) = &self.pending else { return 0.0 };
+        *secs as f64
+    }
+
+    /// `callOrigin`: the most response body bytes to hold.
+    #[wasm_bindgen(getter, js_name = keepAtMost)]
+    pub fn keep_at_most(&self) -> f64 {
+        let Pending::CallOrigin { keep_at_most, .. } = &self.pending else { return 0.0 };
+        *keep_at_most as f64
+    }
+
+    /// The record's name in hex: the KV key of `readCopy` and `writeCopy`,
+    /// the object of `store`.
     #[wasm_bindgen(getter)]
-    pub fn text(&self) -> String {
+    pub fn record(&self) -> String {
         match &self.pending {
             Pending::Read(name, _) | Pending::Store(name, _, _) | Pending::WriteCopy(name, _, _) => name.to_hex(),
-            Pending::Respond(reply) => joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()])),
-            Pending::Log(line) => line.clone(),
-            Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. } => {
-                joined(edits.iter().map(|edit| match edit {
-                    HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
-                    HeaderEdit::Remove(name) => ["remove", name, ""],
-                }))
-            }
             _ => String::new(),
         }
     }
 
-    /// The action's bytes: the body of `forward` (undefined: the request's
-    /// own), `call-origin` and `respond` (undefined: the kept response's),
-    /// a store call's bytes, `write-copy`'s record.
+    /// `store`: the call's bytes.
     #[wasm_bindgen(getter)]
-    pub fn bytes(&self) -> Option<Vec<u8>> {
+    pub fn call(&self) -> Option<Vec<u8>> {
+        let Pending::Store(_, bytes, _) = &self.pending else { return None };
+        Some(bytes.clone())
+    }
+
+    /// `writeCopy`: the record's bytes.
+    #[wasm_bindgen(getter)]
+    pub fn copy(&self) -> Option<Vec<u8>> {
+        let Pending::WriteCopy(_, bytes, _) = &self.pending else { return None };
+        Some(bytes.clone())
+    }
+
+    /// `respond`: the status.
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> u16 {
+        let Pending::Respond(reply) = &self.pending else { return 0 };
+        reply.status
+    }
+
+    /// `respond`: the headers, `name\nvalue\n...`.
+    #[wasm_bindgen(getter)]
+    pub fn headers(&self) -> String {
+        let Pending::Respond(reply) = &self.pending else { return String::new() };
+        joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()]))
+    }
+
+    /// The header edits of `forward` and `callOrigin`
+    /// (`op\nname\nvalue\n...`: `set`, or `remove` with an empty value).
+    #[wasm_bindgen(getter)]
+    pub fn edits(&self) -> String {
+        let (Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. }) = &self.pending else {
+            return String::new();
+        };
+        joined(edits.iter().map(|edit| match edit {
+            HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
+            HeaderEdit::Remove(name) => ["remove", name, ""],
+        }))
+    }
+
+    /// The body of `forward` (undefined: the request's own), `callOrigin`
+    /// and `respond` (undefined: the kept response's).
+    #[wasm_bindgen(getter)]
+    pub fn body(&self) -> Option<Vec<u8>> {
         match &self.pending {
             Pending::Forward(_, body, _) => body.clone(),
             Pending::CallOrigin { body, .. } => Some(body.clone()),
             Pending::Respond(Reply { body: ReplyBody::Bytes(body), .. }) => Some(body.clone()),
-            Pending::Store(_, bytes, _) | Pending::WriteCopy(_, bytes, _) => Some(bytes.clone()),
             _ => None,
         }
+    }
+
+    /// `log`: the line.
+    #[wasm_bindgen(getter)]
+    pub fn line(&self) -> String {
+        let Pending::Log(line) = &self.pending else { return String::new() };
+        line.clone()
     }
 
     /// `metric`: the data point, `{blobs, doubles, indexes}`.

@@ -8,8 +8,9 @@ import { isNotSent } from "./not-sent.js";
 
 const EMPTY = new Uint8Array(0);
 
-// Each action's fields are its exchange's `number`, `second`, `text` and
-// `bytes`; its kind is one of the core's ActionKind.
+// Each action's fields are getters of its exchange named for what they hold
+// (`timeoutMs`, `record`, `body`, ...); its kind is one of the core's
+// ActionKind.
 const {
   Done: DONE,
   Respond: RESPOND,
@@ -98,7 +99,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
             kind = exchange.responded(Date.now());
             break;
           case LOG:
-            console.log(exchange.text);
+            console.log(exchange.line);
             kind = exchange.logged(Date.now());
             break;
           case METRIC:
@@ -157,7 +158,7 @@ class Host {
       case FORWARD:
         return this.forward(exchange);
       case READ_COPY: {
-        const [bytes, error] = await this.readKv(exchange.text, exchange.number);
+        const [bytes, error] = await this.readKv(exchange.record, exchange.timeoutMs);
         return exchange.copyRead(bytes, error, Date.now());
       }
       case STORE: {
@@ -167,12 +168,12 @@ class Host {
       case CALL_ORIGIN:
         return this.callOrigin(exchange);
       case PAUSE: {
-        const ms = exchange.number;
+        const ms = exchange.pauseMs;
         await new Promise((resolve) => setTimeout(resolve, ms));
         return exchange.paused(Date.now());
       }
       case WRITE_COPY:
-        await this.writeKv(exchange.text, exchange.bytes, exchange.number);
+        await this.writeKv(exchange.record, exchange.copy, exchange.ttlSeconds);
         return exchange.copyWritten(Date.now());
       default:
         throw new Error(`oncekey: unknown action ${kind}`);
@@ -181,9 +182,9 @@ class Host {
 
   /** The runtime's response for a `respond` action. */
   response(exchange) {
-    const status = exchange.number;
-    const headers = headersOf(exchange.text);
-    const body = exchange.bytes;
+    const status = exchange.status;
+    const headers = headersOf(exchange.headers);
+    const body = exchange.body;
     if (body !== undefined) return new Response(body.length > 0 ? body : null, { status, headers });
     const kept = this.kept;
     this.kept = undefined;
@@ -201,9 +202,9 @@ class Host {
 
   /** An unprotected forward; its response is kept for the reply. */
   async forward(exchange) {
-    const edits = exchange.text;
-    const body = exchange.bytes;
-    const timeoutMs = exchange.number;
+    const edits = exchange.edits;
+    const body = exchange.body;
+    const timeoutMs = exchange.timeoutMs;
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
@@ -227,14 +228,14 @@ class Host {
    * kept to stream the body to the caller (memory stays bounded).
    */
   async callOrigin(exchange) {
-    const timeoutMs = exchange.number;
-    const keepAtMost = exchange.second;
+    const timeoutMs = exchange.timeoutMs;
+    const keepAtMost = exchange.keepAtMost;
     // Ends the call early when the caller goes away (SPEC §3): the core says
     // how much of what Workers allows after a disconnect it may still take.
     const cut = new AbortController();
     let request;
     try {
-      request = this.outgoing(exchange.text, exchange.bytes, cut.signal);
+      request = this.outgoing(exchange.edits, exchange.body, cut.signal);
     } catch (error) {
       return exchange.originFailed("not-sent", messageOf(error), Date.now());
     }
@@ -304,13 +305,13 @@ class Host {
   /** The record's coordinator over RPC: the reply's bytes, or the error. */
   async storeCall(exchange) {
     try {
-      const call = exchange.bytes;
-      const timeoutMs = exchange.number;
+      const call = exchange.call;
+      const timeoutMs = exchange.timeoutMs;
       if (this.stub === undefined) {
         const name = this.bindings.coordinator;
         const namespace = this.env[name];
         if (!namespace) return [undefined, `no Durable Object namespace bound as ${name}`];
-        this.stub = namespace.get(namespace.idFromName(exchange.text));
+        this.stub = namespace.get(namespace.idFromName(exchange.record));
       }
       return [await within(this.stub.call(call), timeoutMs), undefined];
     } catch (error) {
