@@ -7,7 +7,8 @@
 // WebAssembly.Module, so a user's worker needs no bundler configuration.
 import wasm from "./oncekey_worker_bg.wasm";
 import { initSync, Layer, misconfiguredReply } from "oncekey-worker-wasm";
-import { drive, queryOf, start } from "./worker/host.js";
+import { drive } from "./worker/host.js";
+import { queryOf, start } from "./worker/http.js";
 
 initSync({ module: wasm });
 

@@ -1,0 +1,159 @@
+// The runtime's request and response, and the core's values for them, as
+// src/edge/http.rs does for the Rust host: the request's head, its body read
+// as the exchange asks, the origin's answer read within a limit, and the
+// caller's response built from a reply.
+import { readsWhole } from "oncekey-worker-wasm";
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * The query of `url` as sent, without its `?`: `?` with nothing after it is
+ * an empty query, not none (`URL.search` reads both as empty); undefined
+ * when there is none.
+ */
+export function queryOf(url) {
+  const href = url.href;
+  const hash = href.indexOf("#");
+  const question = href.indexOf("?");
+  return question < 0 || (hash >= 0 && hash < question)
+    ? undefined
+    : href.slice(question + 1, hash < 0 ? undefined : hash);
+}
+
+/**
+ * Starts the exchange for `request` on `layer`, from the request's head;
+ * `headersRead`: the headers the layer reads; `metrics`: whether an
+ * Analytics Engine dataset is bound.
+ */
+export function start(layer, request, headersRead, metrics) {
+  const url = new URL(request.url);
+  const headers = request.headers;
+  const query = queryOf(url);
+  // The head as one string of `\n`-ended fields; `flags` says which of the
+  // optional ones are present (bits 0–4), then the attempt header and the
+  // dataset (bits 5, 6).
+  let head = `${request.method}\n${url.hostname}\n${url.pathname}\n`;
+  let flags = (headers.has("idempotency-attempt") ? 32 : 0) | (metrics ? 64 : 0);
+  const optional = [
+    query,
+    headers.get("idempotency-key"),
+    headers.get("origin"),
+    headers.get("access-control-request-method"),
+    headers.get("access-control-request-headers"),
+  ];
+  for (let bit = 0; bit < 5; bit++) {
+    const field = optional[bit];
+    if (field != null) {
+      flags |= 1 << bit;
+      head += field;
+    }
+    head += "\n";
+  }
+  for (const name of headersRead) {
+    const value = headers.get(name);
+    if (value !== null) head += `${name}\n${value}\n`;
+  }
+  return layer.start(head, flags, Date.now());
+}
+
+/** Headers as one string, `name\nvalue\n...`, for the exchange. */
+export function joined(headers) {
+  let out = "";
+  for (const [name, value] of headers) out += `${name}\n${value}\n`;
+  return out;
+}
+
+/** The exchange's `name\nvalue\n...` as Headers. */
+function headersOf(joinedHeaders) {
+  const headers = new Headers();
+  const parts = joinedHeaders.split("\n");
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  return headers;
+}
+
+/**
+ * Reads the request body into `exchange` as its `readBody` action asks: in
+ * one call when `wholeBody` (the runtime frames a declared length), else
+ * chunk by chunk until the exchange says to stop. Whether the reading broke
+ * off. The rule (limit, drain) is the exchange's; this only moves bytes.
+ */
+export async function readBody(request, exchange) {
+  if (request.body === null) return false;
+  if (exchange.wholeBody) {
+    try {
+      exchange.bodyChunk(new Uint8Array(await request.arrayBuffer()));
+      return false;
+    } catch {
+      return true;
+    }
+  }
+  const reader = request.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      if (!exchange.bodyChunk(value)) {
+        reader.cancel().catch(() => {});
+        return false;
+      }
+    }
+  } catch {
+    return true;
+  }
+}
+
+/** The runtime's response for a `respond` action; `kept`: the response whose body it streams when it names none. */
+export function replyResponse(exchange, kept) {
+  const status = exchange.status;
+  const headers = headersOf(exchange.headers);
+  const body = exchange.body;
+  if (body !== undefined) return new Response(body.length > 0 ? body : null, { status, headers });
+  if (kept === undefined) return new Response(null, { status, headers });
+  // The kept response's own body, streamed; a WebSocket upgrade stays one.
+  return new Response(kept.body, { status, statusText: kept.statusText, headers, webSocket: kept.webSocket ?? null });
+}
+
+/**
+ * A response's body read up to `limit` bytes: `{bytes}` when it fits, else
+ * `{streaming}` — a stream of the bytes read so far, then the rest as the
+ * caller pulls it.
+ */
+export async function readAtMost(response, limit) {
+  if (response.body === null) return { bytes: EMPTY };
+  const headers = response.headers;
+  if (readsWhole(headers.get("content-length") ?? undefined, headers.get("content-encoding") ?? undefined, limit)) {
+    return { bytes: new Uint8Array(await response.arrayBuffer()) };
+  }
+  const reader = response.body.getReader();
+  const held = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > limit) {
+      const first = [...held, value];
+      return {
+        streaming: new ReadableStream({
+          pull(controller) {
+            if (first.length > 0) return controller.enqueue(first.shift());
+            return reader
+              .read()
+              .then(({ done: end, value: chunk }) => (end ? controller.close() : controller.enqueue(chunk)));
+          },
+          cancel(reason) {
+            return reader.cancel(reason);
+          },
+        }),
+      };
+    }
+    held.push(value);
+    size += value.byteLength;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of held) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { bytes };
+}
