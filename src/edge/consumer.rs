@@ -38,8 +38,9 @@ use crate::core::{
 use super::consumer_counters::{COUNTERS_PATH, object_name};
 use super::deadline::within;
 use super::durable_store::DurableStore;
+use super::host::write_data_point;
 use super::http::now_ms;
-use super::layer::{COORDINATOR_BINDING, write_data_point};
+use super::layer::COORDINATOR_BINDING;
 
 /// Longest delay asked of the queue by default, in seconds.
 const DEFAULT_MAX_RETRY_DELAY_SECS: u32 = 300;
