@@ -58,8 +58,6 @@ pub struct Exchange {
     /// KV-only mode: the reservation `begin` made, held in this request's
     /// memory (KV cannot hold one), for `finish`.
     reserved: Option<Record>,
-    /// KV-only mode: how the attempt finished, while its answer is written to KV.
-    kv_finished: Option<Finished>,
 }
 
 /// What the exchange waits for.
@@ -133,7 +131,6 @@ impl Exchange {
             waiting: false,
             metrics: head.metrics,
             reserved: None,
-            kv_finished: None,
         };
         let action = exchange.first_action(head);
         (exchange, action)
@@ -341,7 +338,8 @@ impl Exchange {
     }
 
     /// `finish` for the attempt being recorded.
-    fn finish_call(&self, finishing: &Finishing) -> Action {
+    fn finish_call(&self) -> Action {
+        let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
         let call = StoreCall::Finish {
             policy: self.config.records.clone(),
             attempt: finishing.attempt,
@@ -465,13 +463,13 @@ impl Exchange {
             let step = finish(self.reserved.take(), attempt, outcome.clone(), now_ms, &self.config.records);
             let finishing =
                 Finishing { name: keyed.name, attempt, outcome, reply: Some(reply), started: now_ms, failures: 0 };
-            self.stage = Stage::Finishing(finishing);
             return match step.answer {
+                // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
                 Finished::Stored(completed) => {
-                    self.kv_finished = Some(Finished::Stored(completed.clone()));
+                    self.stage = Stage::Finishing(finishing);
                     Action::WriteCopy { name: keyed.name, completed }
                 }
-                other => self.finished(Ok(other), now_ms),
+                other => self.recorded(finishing, finish_result(other).0),
             };
         }
         let finishing = Finishing { name: keyed.name, attempt, outcome, reply: None, started: now_ms, failures: 0 };
@@ -514,40 +512,43 @@ impl Exchange {
             self.stage = Stage::Finishing(finishing);
             return Action::Pause { ms };
         }
-        let mut copy = None;
-        self.log.finish = Some(match result {
-            Ok(Finished::Stored(completed)) => {
-                copy = Some(completed);
-                FinishResult::Stored
-            }
-            Ok(Finished::Released) => FinishResult::Released,
-            Ok(Finished::LeaseKept) => FinishResult::LeaseKept,
-            Ok(Finished::Stale) => FinishResult::Stale,
+        let (result, copy) = match result {
+            Ok(finished) => finish_result(finished),
             Err(e) => {
                 self.log.error = Some(e);
-                FinishResult::StoreFailed
-            }
-        });
-        let action = match finishing.reply {
-            Some(reply) => self.respond(reply),
-            None => {
-                self.log.after_answer_ms = Some(now_ms.saturating_sub(finishing.started));
-                self.stage = Stage::Answered;
-                self.log_decision();
-                self.next_after()
+                (FinishResult::StoreFailed, None)
             }
         };
+        if finishing.reply.is_none() {
+            self.log.after_answer_ms = Some(now_ms.saturating_sub(finishing.started));
+        }
+        let name = finishing.name;
+        let action = self.recorded(finishing, result);
         if let Some(completed) = copy.filter(|_| durable && self.config.kv_replay.writes_copies()) {
-            self.after.push_back(Action::WriteCopy { name: finishing.name, completed });
+            self.after.push_back(Action::WriteCopy { name, completed });
         }
         action
     }
 
+    /// The attempt's outcome is recorded (`result`): the caller's answer if
+    /// it was waiting for that (KV-only mode), else the log line and data
+    /// point, which wait for `finish` to say how it ended.
+    fn recorded(&mut self, finishing: Finishing, result: FinishResult) -> Action {
+        self.log.finish = Some(result);
+        self.stage = Stage::Answered;
+        match finishing.reply {
+            Some(reply) => self.respond(reply),
+            None => {
+                self.log_decision();
+                self.next_after()
+            }
+        }
+    }
+
     /// The pause before repeating a failed `finish` is over.
     pub fn paused(&mut self, now_ms: u64) -> Action {
-        let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
         self.since = now_ms;
-        self.finish_call(finishing)
+        self.finish_call()
     }
 
     /// An unprotected forward ended: the origin's status and headers (its
@@ -574,15 +575,10 @@ impl Exchange {
     /// The answer was handed to the caller: an attempt's outcome is
     /// recorded now, anything else queued after the answer runs.
     pub fn responded(&mut self, now_ms: u64) -> Action {
-        match &mut self.stage {
-            Stage::Finishing(finishing) if finishing.reply.is_none() && finishing.failures == 0 => {
-                finishing.started = now_ms;
-                self.since = now_ms;
-                let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
-                self.finish_call(finishing)
-            }
-            _ => self.next_after(),
-        }
+        let Stage::Finishing(finishing) = &mut self.stage else { return self.next_after() };
+        finishing.started = now_ms;
+        self.since = now_ms;
+        self.finish_call()
     }
 
     /// The log line was written.
@@ -602,14 +598,12 @@ impl Exchange {
 
     /// The KV copy was written (or failed to be: nothing depends on it).
     pub fn copy_written(&mut self, now_ms: u64) -> Action {
-        match self.kv_finished.take() {
-            // KV-only mode: the answer was waiting for its copy.
-            Some(finished) => {
-                Timing::add(&mut self.timing.kv, now_ms.saturating_sub(self.since));
-                self.finished(Ok(finished), now_ms)
-            }
-            None => self.next_after(),
-        }
+        // KV-only mode: the answer was waiting in `Finishing` for its copy.
+        let Stage::Finishing(finishing) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return self.next_after();
+        };
+        Timing::add(&mut self.timing.kv, now_ms.saturating_sub(self.since));
+        self.recorded(finishing, FinishResult::Stored)
     }
 
     /// The decision so far (complete once the answer is out).
@@ -685,5 +679,15 @@ impl Exchange {
             self.after.push_front(Action::Metric(self.log.data_point(&self.timing)));
         }
         self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
+    }
+}
+
+/// How a `finish` ended, for the log, and the answer it stored.
+fn finish_result(finished: Finished) -> (FinishResult, Option<Completed>) {
+    match finished {
+        Finished::Stored(completed) => (FinishResult::Stored, Some(completed)),
+        Finished::Released => (FinishResult::Released, None),
+        Finished::LeaseKept => (FinishResult::LeaseKept, None),
+        Finished::Stale => (FinishResult::Stale, None),
     }
 }
