@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { dataPointOf } from "../support/data-point.mjs";
 import {
   BASE,
   newKey,
@@ -247,23 +248,7 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     );
     assert.equal(points.length, lines.length, "exactly one point per decision, in the same order");
     for (const [i, line] of lines.entries()) {
-      assert.deepEqual(
-        points[i],
-        {
-          blobs: [line.oncekey, line.tier, line.finish ?? "", line.record ?? ""],
-          doubles: [
-            line.attempt ?? 0,
-            line.status,
-            line.kv_ms ?? 0,
-            line.do_ms ?? 0,
-            line.origin_ms ?? 0,
-            line.waited_ms ?? 0,
-            line.after_answer_ms ?? 0,
-          ],
-          indexes: [line.oncekey],
-        },
-        JSON.stringify(line),
-      );
+      assert.deepEqual(points[i], dataPointOf(line), JSON.stringify(line));
     }
     // This test's points: those of its record, and its bad key's (which has
     // none). A line of the test before may still arrive after `before`.

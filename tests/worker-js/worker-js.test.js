@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
 import { Miniflare } from "miniflare";
+import { dataPointOf } from "../support/data-point.mjs";
 import { APP, BASE, DATA_POINT_MARK, ROOT, buildApp, order, startApp } from "./app.mjs";
 import { recordName } from "../edge/harness.mjs";
 
@@ -312,21 +313,10 @@ test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, t
   // The execution logs once its finish has landed, which the replay waited
   // for: the two lines may come in either order.
   for (const line of decisions()) {
+    assert.equal(line.record, record);
     assert.deepEqual(
       mine.find((p) => p.blobs[0] === line.oncekey),
-      {
-        blobs: [line.oncekey, line.tier, line.finish ?? "", record],
-        doubles: [
-          line.attempt ?? 0,
-          line.status,
-          line.kv_ms ?? 0,
-          line.do_ms ?? 0,
-          line.origin_ms ?? 0,
-          line.waited_ms ?? 0,
-          line.after_answer_ms ?? 0,
-        ],
-        indexes: [line.oncekey],
-      },
+      dataPointOf(line),
     );
   }
   assert.deepEqual(mine.map((p) => p.blobs[0]).sort(), ["execute", "replay"]);
