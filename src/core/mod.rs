@@ -73,8 +73,8 @@ pub use event::{
     handler_outcome, settle,
 };
 pub use exchange::{
-    AFTER_DISCONNECT_MS, Action, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, FinishResult, HeaderEdit,
-    OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
+    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, FinishResult,
+    HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;

@@ -13,7 +13,8 @@ use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
-    Action, Config, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, RecordName, Reply, RequestHead,
+    Action, AnswerRead, Config, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, RecordName, Reply,
+    RequestHead,
 };
 
 use super::deadline::within;
@@ -140,8 +141,8 @@ impl<O: OriginCall> Host<O> {
                 };
                 exchange.store_answered(reply, now_ms())
             }
-            Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
-                let result = self.call_origin(&edits, body, timeout_ms, keep_at_most, exchange).await;
+            Action::CallOrigin { edits, body, timeout_ms, answer, .. } => {
+                let result = self.call_origin(&edits, body, timeout_ms, answer, exchange).await;
                 exchange.origin_answered(result, now_ms())
             }
             Action::Pause { ms } => {
@@ -231,15 +232,15 @@ impl<O: OriginCall> Host<O> {
         Ok(Request::from(worker::web_sys::Request::new_with_str_and_init(&self.req.inner().url(), &init)?))
     }
 
-    /// One call of the origin handler; the whole answer read within the
-    /// limit, or its head when its body is too large to hold (that response
-    /// is kept, streaming its body to the caller).
+    /// One call of the origin handler, its answer read within the limit as
+    /// `answer` takes it (a response whose body streams is kept for the
+    /// reply).
     async fn call_origin(
         &mut self,
         edits: &[HeaderEdit],
         body: Vec<u8>,
         timeout_ms: u64,
-        keep_at_most: usize,
+        mut answer: AnswerRead,
         exchange: &mut Exchange,
     ) -> OriginResult {
         let Some(origin) = self.origin.take() else {
@@ -249,31 +250,33 @@ impl<O: OriginCall> Host<O> {
             Ok(req) => req,
             Err(e) => return OriginResult::NotSent(e.to_string()),
         };
-        // The time limit covers the whole answer, body included: a finish
-        // must come while the attempt can still own the key.
-        let call = async {
-            let response = origin.call(req).await?;
-            Ok(http::read_answer(response, keep_at_most).await)
-        };
-        let call = with_timeout(call, timeout_ms);
-        let mut call = std::pin::pin!(call);
-        // When the caller goes away, the core bounds the rest of the call to
-        // what Workers allows after a disconnect (SPEC §3).
-        let ended = match select(call.as_mut(), CallerGone::of(self.req.inner())).await {
-            Either::Left((ended, _)) => ended,
-            Either::Right(((), _)) => match exchange.caller_gone(now_ms()) {
-                Some(ms) => within(ms, call).await.unwrap_or_else(|| {
-                    Err(OriginError::NoAnswer(format!(
-                        "the caller went away; no answer within the {ms} ms left of what Workers allows after a disconnect"
-                    )))
-                }),
-                None => call.await,
-            },
+        let ended = {
+            // The time limit covers the whole answer, body included: a finish
+            // must come while the attempt can still own the key.
+            let call = async {
+                let response = origin.call(req).await?;
+                http::read_answer(response, &mut answer).await.map_err(OriginError::NoAnswer)
+            };
+            let call = with_timeout(call, timeout_ms);
+            let mut call = std::pin::pin!(call);
+            // When the caller goes away, the core bounds the rest of the call
+            // to what Workers allows after a disconnect (SPEC §3).
+            match select(call.as_mut(), CallerGone::of(self.req.inner())).await {
+                Either::Left((ended, _)) => ended,
+                Either::Right(((), _)) => match exchange.caller_gone(now_ms()) {
+                    Some(ms) => within(ms, call).await.unwrap_or_else(|| {
+                        Err(OriginError::NoAnswer(format!(
+                            "the caller went away; no answer within the {ms} ms left of what Workers allows after a disconnect"
+                        )))
+                    }),
+                    None => call.await,
+                },
+            }
         };
         match ended {
-            Ok((result, streaming)) => {
+            Ok(streaming) => {
                 self.kept = streaming;
-                result
+                answer.ended()
             }
             Err(OriginError::NotSent(e)) => OriginResult::NotSent(e),
             Err(OriginError::NoAnswer(e)) => OriginResult::NoAnswer(e),

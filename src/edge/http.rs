@@ -3,12 +3,11 @@
 //! responses.
 
 use futures_util::StreamExt;
+use futures_util::stream::{self, LocalBoxStream};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Headers, Request, Response, ResponseBody, ResponseBuilder, Result, js_sys, web_sys};
 
-use crate::core::{
-    Action, Config, DecisionLog, Exchange, OriginResult, Problem, Reply, ReplyBody, RequestHead, reads_whole,
-};
+use crate::core::{Action, AnswerRead, Config, DecisionLog, Exchange, Problem, Reply, ReplyBody, RequestHead};
 
 /// Milliseconds since the Unix epoch (the isolate's clock, which in
 /// Workers advances with I/O).
@@ -124,47 +123,40 @@ pub(crate) async fn read_body(req: &Request, whole: bool, exchange: &mut Exchang
     exchange.body_ended(broken, now_ms())
 }
 
-/// Reads the origin's answer as the exchange takes it, holding at most
-/// `keep_at_most` bytes of its body: a body that fits is read whole (in one
-/// call when its declared length fits); a larger one comes back as a
-/// response whose body streams the bytes read so far and then the rest, as
-/// the caller reads it, so memory stays bounded whatever the origin sends.
-pub(crate) async fn read_answer(mut response: Response, keep_at_most: usize) -> (OriginResult, Option<Response>) {
+/// Reads the origin's answer as `answer` takes it: a body whose declared
+/// length fits is read whole, in one call; any other part by part, until it
+/// ends or `answer` says it streams — then the response comes back, its
+/// body streaming the bytes read so far and then the rest as the caller
+/// reads it (`Ok(None)`: `answer` holds it all).
+///
+/// # Errors
+/// The body broke off: there is no complete answer.
+pub(crate) async fn read_answer(
+    mut response: Response,
+    answer: &mut AnswerRead,
+) -> std::result::Result<Option<Response>, String> {
+    let failed = |e: worker::Error| format!("origin body failed: {e}");
     let status = response.status_code();
-    let headers = header_pairs(response.headers());
-    let header = |name| response.headers().get(name).ok().flatten();
-    let whole = reads_whole(header("Content-Length").as_deref(), header("Content-Encoding").as_deref(), keep_at_most);
-    if !matches!(response.body(), ResponseBody::Stream(_)) || whole {
-        return match response_bytes(&response).await {
+    let whole = answer.head(status, header_pairs(response.headers()));
+    let mut chunks: LocalBoxStream<'static, Result<Vec<u8>>> =
+        if whole || !matches!(response.body(), ResponseBody::Stream(_)) {
             // Already in memory, or framed by the runtime to a length that fits.
-            Ok(body) => (OriginResult::Answered { status, headers, body }, None),
-            // The head arrived but the body broke off: no complete answer.
-            Err(e) => (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
+            let body = response_bytes(&response).await.map_err(failed)?;
+            stream::iter([Ok(body)]).boxed_local()
+        } else {
+            response.stream().map_err(failed)?.boxed_local()
         };
-    }
-    let mut chunks = match response.stream() {
-        Ok(chunks) => chunks,
-        Err(e) => return (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
-    };
-    let mut held: Vec<u8> = Vec::new();
     while let Some(chunk) = chunks.next().await {
-        let chunk = match chunk {
-            Ok(chunk) => chunk,
-            Err(e) => return (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
-        };
-        if held.len() + chunk.len() > keep_at_most {
-            let read = futures_util::stream::iter([Ok::<Vec<u8>, worker::Error>(std::mem::take(&mut held)), Ok(chunk)]);
-            let streamed = copy_headers(response.headers()).and_then(|h| {
-                ResponseBuilder::new().with_status(status).with_headers(h).from_stream(read.chain(chunks))
-            });
-            return match streamed {
-                Ok(streamed) => (OriginResult::Streaming { status, headers }, Some(streamed)),
-                Err(e) => (OriginResult::NoAnswer(format!("origin body failed: {e}")), None),
-            };
+        let chunk = chunk.map_err(failed)?;
+        if !answer.chunk(&chunk) {
+            let read = stream::iter([Ok(answer.streams()), Ok(chunk)]);
+            let headers = copy_headers(response.headers()).map_err(failed)?;
+            let streamed =
+                ResponseBuilder::new().with_status(status).with_headers(headers).from_stream(read.chain(chunks));
+            return streamed.map(Some).map_err(failed);
         }
-        held.extend_from_slice(&chunk);
     }
-    (OriginResult::Answered { status, headers, body: held }, None)
+    Ok(None)
 }
 
 /// A stream read to its end by the runtime (`arrayBuffer()`): two crossings

@@ -8,7 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use super::values::{Object, header_pairs, joined};
 use crate::core::{
-    Action, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody, copy_ttl_secs,
+    Action, AnswerRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
+    copy_ttl_secs,
 };
 
 /// The kind of the pending action, as `kind` and every result method give
@@ -55,7 +56,7 @@ enum Pending {
         edits: Vec<HeaderEdit>,
         body: Vec<u8>,
         timeout_ms: u64,
-        keep_at_most: usize,
+        answer: AnswerRead,
     },
     Pause(u64),
     /// The record's KV copy: its bytes, time to live in seconds.
@@ -102,13 +103,6 @@ impl JsExchange {
     pub fn ttl_seconds(&self) -> f64 {
         let Pending::WriteCopy(_, _, secs) = &self.pending else { return 0.0 };
         *secs as f64
-    }
-
-    /// `callOrigin`: the most response body bytes to hold.
-    #[wasm_bindgen(getter, js_name = keepAtMost)]
-    pub fn keep_at_most(&self) -> f64 {
-        let Pending::CallOrigin { keep_at_most, .. } = &self.pending else { return 0.0 };
-        *keep_at_most as f64
     }
 
     /// The record's name in hex: the KV key of `readCopy` and `writeCopy`,
@@ -243,20 +237,39 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// The origin answered in full: status, headers (`name\nvalue\n...`),
-    /// body.
-    #[wasm_bindgen(js_name = originAnswered)]
-    pub fn origin_answered(&mut self, status: u16, headers: &str, body: Vec<u8>, now_ms: f64) -> ActionKind {
-        let result = OriginResult::Answered { status, headers: header_pairs(headers), body };
-        let action = self.inner.origin_answered(result, now_ms as u64);
-        self.present(action, now_ms)
+    /// `callOrigin`: the answer's head arrived (headers `name\nvalue\n...`);
+    /// whether to read its body whole, in one call, rather than part by
+    /// part. Either way each part goes to `answerChunk`.
+    #[wasm_bindgen(js_name = answerHead)]
+    pub fn answer_head(&mut self, status: u16, headers: &str) -> bool {
+        let Pending::CallOrigin { answer, .. } = &mut self.pending else { return false };
+        answer.head(status, header_pairs(headers))
     }
 
-    /// The origin answered with a body over `keepAtMost`: its status and
-    /// headers, while the host streams the body to the caller.
-    #[wasm_bindgen(js_name = originStreaming)]
-    pub fn origin_streaming(&mut self, status: u16, headers: &str, now_ms: f64) -> ActionKind {
-        let result = OriginResult::Streaming { status, headers: header_pairs(headers) };
+    /// `callOrigin`: one part of the answer's body; whether it is kept.
+    /// When not, the answer streams: the host sends the bytes
+    /// `answerStreams` gives back, this part and the rest as the caller
+    /// reads them.
+    #[wasm_bindgen(js_name = answerChunk)]
+    pub fn answer_chunk(&mut self, chunk: &[u8]) -> bool {
+        let Pending::CallOrigin { answer, .. } = &mut self.pending else { return false };
+        answer.chunk(chunk)
+    }
+
+    /// `callOrigin`: the answer streams; the body bytes read so far.
+    #[wasm_bindgen(js_name = answerStreams)]
+    pub fn answer_streams(&mut self) -> Vec<u8> {
+        let Pending::CallOrigin { answer, .. } = &mut self.pending else { return Vec::new() };
+        answer.streams()
+    }
+
+    /// `callOrigin`: the answer's body was read to its end, or streams.
+    #[wasm_bindgen(js_name = answerEnded)]
+    pub fn answer_ended(&mut self, now_ms: f64) -> ActionKind {
+        let result = match std::mem::replace(&mut self.pending, Pending::Done) {
+            Pending::CallOrigin { answer, .. } => answer.ended(),
+            _ => OriginResult::NotSent("no origin call under way".to_owned()),
+        };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)
     }
@@ -345,8 +358,8 @@ impl JsExchange {
             Action::Store { name, call, timeout_ms } => {
                 (ActionKind::Store, Pending::Store(name, call.encode(), timeout_ms as f64))
             }
-            Action::CallOrigin { edits, body, timeout_ms, keep_at_most, .. } => {
-                (ActionKind::CallOrigin, Pending::CallOrigin { edits, body, timeout_ms, keep_at_most })
+            Action::CallOrigin { edits, body, timeout_ms, answer, .. } => {
+                (ActionKind::CallOrigin, Pending::CallOrigin { edits, body, timeout_ms, answer })
             }
             Action::Pause { ms } => (ActionKind::Pause, Pending::Pause(ms)),
             Action::Respond(reply) => (ActionKind::Respond, Pending::Respond(reply)),
@@ -367,13 +380,4 @@ impl JsExchange {
 /// A KV write of `record`.
 fn write_copy(name: RecordName, record: &Record, expires_at: u64, now: u64) -> Pending {
     Pending::WriteCopy(name, record.encode(), copy_ttl_secs(expires_at, now))
-}
-
-/// Whether the host may read an origin's answer whole, in one call
-/// ([`reads_whole`](crate::core::reads_whole)): from its `Content-Length`
-/// and `Content-Encoding` headers (undefined when absent) and the most body
-/// bytes `call-origin` keeps.
-#[wasm_bindgen(js_name = readsWhole)]
-pub fn reads_whole(content_length: Option<String>, content_encoding: Option<String>, keep_at_most: f64) -> bool {
-    crate::core::reads_whole(content_length.as_deref(), content_encoding.as_deref(), keep_at_most as usize)
 }

@@ -20,6 +20,6 @@ mod record_name;
 mod values;
 
 pub use coordinator::{JsCoordinator, misconfigured_reply};
-pub use exchange::{JsExchange, reads_whole};
+pub use exchange::JsExchange;
 pub use layer::Layer;
 pub use record_name::record_name;

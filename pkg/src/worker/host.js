@@ -7,7 +7,7 @@
 // (src/edge/deadline.rs).
 import { ActionKind } from "oncekey-worker-wasm";
 import { untilAborted, within } from "./deadline.js";
-import { joined, readAtMost, readBody, replyResponse } from "./http.js";
+import { joined, readAnswer, readBody, replyResponse } from "./http.js";
 import { isNotSent } from "./not-sent.js";
 
 // Each action's fields are getters of its exchange named for what they hold
@@ -169,13 +169,12 @@ class Host {
   }
 
   /**
-   * One call of the handler for an attempt; its whole answer read within
-   * the limit — or, past `keepAtMost` body bytes, its head, the response
-   * kept to stream the body to the caller (memory stays bounded).
+   * One call of the handler for an attempt, its answer read within the
+   * limit as the exchange takes it (a response whose body streams is kept
+   * for the reply).
    */
   async callOrigin(exchange) {
     const timeoutMs = exchange.timeoutMs;
-    const keepAtMost = exchange.keepAtMost;
     // Ends the call early when the caller goes away (SPEC §3): the core says
     // how much of what Workers allows after a disconnect it may still take.
     const cut = new AbortController();
@@ -196,15 +195,12 @@ class Host {
       cutTimer = setTimeout(() => cut.abort(why), ms);
     };
     callerSignal?.addEventListener("abort", callerGone, { once: true });
-    let answer;
+    let streaming;
     try {
       // The limit covers the body too: a finish must come while the attempt
       // can still own the key.
-      const call = this.callHandler(request).then(async (response) => [
-        response,
-        await readAtMost(response, keepAtMost),
-      ]);
-      answer = await within(untilAborted(call, cut.signal), timeoutMs);
+      const call = this.callHandler(request).then((response) => readAnswer(response, exchange));
+      streaming = await within(untilAborted(call, cut.signal), timeoutMs);
     } catch (error) {
       const notSent = isNotSent(error);
       // A covered request's throw is an unknown outcome: its stack goes to
@@ -215,16 +211,8 @@ class Host {
       callerSignal?.removeEventListener("abort", callerGone);
       clearTimeout(cutTimer);
     }
-    const [response, read] = answer;
-    if (read.streaming) {
-      this.kept = new Response(read.streaming, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
-      return exchange.originStreaming(response.status, joined(response.headers), Date.now());
-    }
-    return exchange.originAnswered(response.status, joined(response.headers), read.bytes, Date.now());
+    this.kept = streaming;
+    return exchange.answerEnded(Date.now());
   }
 
   /**

@@ -2,9 +2,6 @@
 // src/edge/http.rs does for the Rust host: the request's head, its body read
 // as the exchange asks, the origin's answer read within a limit, and the
 // caller's response built from a reply.
-import { readsWhole } from "oncekey-worker-wasm";
-
-const EMPTY = new Uint8Array(0);
 
 /**
  * The query of `url` as sent, without its `?`: `?` with nothing after it is
@@ -114,46 +111,38 @@ export function replyResponse(exchange, kept) {
 }
 
 /**
- * A response's body read up to `limit` bytes: `{bytes}` when it fits, else
- * `{streaming}` — a stream of the bytes read so far, then the rest as the
- * caller pulls it.
+ * The origin's answer read as the exchange takes it (`callOrigin`): a body
+ * whose declared length fits is read whole, in one call; any other part by
+ * part, until it ends or the exchange says it streams — then a response
+ * whose body streams the bytes read so far and then the rest as the caller
+ * pulls it (undefined: the exchange holds it all).
  */
-export async function readAtMost(response, limit) {
-  if (response.body === null) return { bytes: EMPTY };
-  const headers = response.headers;
-  if (readsWhole(headers.get("content-length") ?? undefined, headers.get("content-encoding") ?? undefined, limit)) {
-    return { bytes: new Uint8Array(await response.arrayBuffer()) };
+export async function readAnswer(response, exchange) {
+  const whole = exchange.answerHead(response.status, joined(response.headers));
+  if (response.body === null) return undefined;
+  if (whole) {
+    const body = new Uint8Array(await response.arrayBuffer());
+    return exchange.answerChunk(body) ? undefined : streamed(response, [exchange.answerStreams(), body]);
   }
   const reader = response.body.getReader();
-  const held = [];
-  let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > limit) {
-      const first = [...held, value];
-      return {
-        streaming: new ReadableStream({
-          pull(controller) {
-            if (first.length > 0) return controller.enqueue(first.shift());
-            return reader
-              .read()
-              .then(({ done: end, value: chunk }) => (end ? controller.close() : controller.enqueue(chunk)));
-          },
-          cancel(reason) {
-            return reader.cancel(reason);
-          },
-        }),
-      };
-    }
-    held.push(value);
-    size += value.byteLength;
+    if (done) return undefined;
+    if (!exchange.answerChunk(value)) return streamed(response, [exchange.answerStreams(), value], reader);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of held) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return { bytes };
+}
+
+/** `response` with a body of `first`, then what is left in `reader`. */
+function streamed(response, first, reader) {
+  const body = new ReadableStream({
+    pull(controller) {
+      if (first.length > 0) return controller.enqueue(first.shift());
+      if (reader === undefined) return controller.close();
+      return reader.read().then(({ done, value }) => (done ? controller.close() : controller.enqueue(value)));
+    },
+    cancel(reason) {
+      return reader?.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

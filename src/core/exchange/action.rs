@@ -65,10 +65,11 @@ pub enum Action {
     },
     /// Call the origin with the request, these header edits and `body`;
     /// read its whole answer within `timeout_ms` (past it the outcome is
-    /// unknown) — but hold at most `keep_at_most` bytes of its body: past
-    /// that, keep the response, its body streaming to the caller as it
-    /// comes, and report its head as [`OriginResult::Streaming`]. Report
-    /// with [`Exchange::origin_answered`](super::Exchange::origin_answered).
+    /// unknown) as `answer` takes it: when it streams, keep the response,
+    /// its body going to the caller after the bytes read so far. Report
+    /// with [`Exchange::origin_answered`](super::Exchange::origin_answered):
+    /// [`AnswerRead::ended`](super::AnswerRead::ended), or why there is no
+    /// answer.
     CallOrigin {
         /// The attempt this call is.
         attempt: u32,
@@ -78,8 +79,9 @@ pub enum Action {
         body: Vec<u8>,
         /// The origin time limit, in ms, for the whole answer.
         timeout_ms: u64,
-        /// The most body bytes to hold (`IDEMPOTENCY_MAX_RESPONSE_BYTES`).
-        keep_at_most: usize,
+        /// What is read of the answer: its head and at most
+        /// `IDEMPOTENCY_MAX_RESPONSE_BYTES` of its body.
+        answer: super::AnswerRead,
     },
     /// Wait `ms`, then call [`Exchange::paused`](super::Exchange::paused).
     Pause {

@@ -419,7 +419,7 @@ impl Exchange {
                     ],
                     body: std::mem::take(&mut keyed.body),
                     timeout_ms: self.config.origin_timeout_ms,
-                    keep_at_most: self.config.max_response_bytes,
+                    answer: super::AnswerRead::new(self.config.max_response_bytes),
                 };
                 self.stage = Stage::Calling { keyed, attempt };
                 action

@@ -29,12 +29,14 @@
 //! ```
 
 mod action;
+mod answer_read;
 mod head;
 mod log;
 mod machine;
 mod reply;
 
 pub use action::{Action, BodyRead, HeaderEdit, OriginResult};
+pub use answer_read::AnswerRead;
 pub use head::RequestHead;
 pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
