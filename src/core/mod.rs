@@ -39,6 +39,7 @@ mod event;
 mod exchange;
 mod expiry;
 mod fingerprint;
+mod json_line;
 mod key;
 mod metrics;
 mod multipart;
@@ -78,6 +79,7 @@ pub use exchange::{
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
+pub use json_line::JsonObject;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use metrics::{DataPoint, METRICS_BINDING};
 pub use origin::{ORIGIN_BINDING, Origin, OriginUrl};

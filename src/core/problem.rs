@@ -1,7 +1,7 @@
 //! The layer's own errors as RFC 9457 problem details (SPEC §5): one table,
 //! in one place.
 
-use serde_json::json;
+use super::JsonObject;
 
 use super::record_state::RecordState;
 
@@ -166,14 +166,16 @@ impl Problem {
     /// ```
     pub fn to_json(&self) -> String {
         let detail = self.detail();
-        json!({
-            "type": self.type_uri(),
-            "title": self.title(),
-            "status": self.status(),
-            "detail": detail,
-            "error": { "type": self.error_type(), "code": self.code(), "message": detail },
-        })
-        .to_string()
+        // Members in name order, as the body has always been written.
+        let error =
+            JsonObject::new().string("code", self.code()).string("message", &detail).string("type", self.error_type());
+        JsonObject::new()
+            .string("detail", &detail)
+            .object("error", error)
+            .number("status", Some(u64::from(self.status())))
+            .string("title", self.title())
+            .string("type", &self.type_uri())
+            .end()
     }
 
     /// The `type` of the Stripe-shaped `error` member: `idempotency_error`

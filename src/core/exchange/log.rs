@@ -3,9 +3,7 @@
 //! `Server-Timing`. The record is named by its hash in full (the name the
 //! admin paths take), never by the raw key, and no header is logged.
 
-use serde_json::json;
-
-use crate::core::DataPoint;
+use crate::core::{DataPoint, JsonObject};
 
 /// Durations of the tiers a request touched, for `Server-Timing`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -195,21 +193,21 @@ impl DecisionLog {
     /// assert_eq!(line["oncekey"], "replay");
     /// ```
     pub fn to_json(&self, timing: &Timing) -> String {
-        json!({
-            "oncekey": self.outcome.as_str(),
-            "tier": self.tier.as_str(),
-            "attempt": self.attempt,
-            "status": self.status,
-            "record": self.record,
-            "finish": self.finish.map(FinishResult::as_str),
-            "error": self.error,
-            "waited_ms": self.waited_ms,
-            "after_answer_ms": self.after_answer_ms,
-            "kv_ms": timing.kv,
-            "do_ms": timing.durable,
-            "origin_ms": timing.origin,
-        })
-        .to_string()
+        // Members in name order, as the line has always been written.
+        JsonObject::new()
+            .number("after_answer_ms", self.after_answer_ms)
+            .number("attempt", self.attempt.map(u64::from))
+            .number("do_ms", timing.durable)
+            .string_or_null("error", self.error.as_deref())
+            .string_or_null("finish", self.finish.map(FinishResult::as_str))
+            .number("kv_ms", timing.kv)
+            .string("oncekey", self.outcome.as_str())
+            .number("origin_ms", timing.origin)
+            .string_or_null("record", self.record.as_deref())
+            .number("status", Some(u64::from(self.status)))
+            .string("tier", self.tier.as_str())
+            .number("waited_ms", self.waited_ms)
+            .end()
     }
 
     /// The decision's Analytics Engine data point, in the columns
