@@ -181,14 +181,26 @@ impl Delivery {
     /// ```
     pub fn with_conflict_backoff(self, message_age_ms: u64, lease_ms: u64, max_delay_secs: u32) -> Self {
         match self {
-            Self::RetryLater { delay_secs } => {
-                let floor = u64::from(delay_secs.max(1));
-                let cap = lease_ms.div_ceil(1000).min(u64::from(max_delay_secs)).max(floor);
-                Self::RetryLater { delay_secs: (message_age_ms / 1000).clamp(floor, cap) as u32 }
-            }
+            Self::RetryLater { delay_secs } => Self::RetryLater {
+                delay_secs: conflict_backoff_secs(delay_secs, message_age_ms, lease_ms, max_delay_secs),
+            },
             other => other,
         }
     }
+}
+
+/// [`Delivery::with_conflict_backoff`]'s delay: the message's age in
+/// seconds, at least `at_least_secs` (and 1), at most the lease and
+/// `max_delay_secs`.
+pub(crate) fn conflict_backoff_secs(
+    at_least_secs: u32,
+    message_age_ms: u64,
+    lease_ms: u64,
+    max_delay_secs: u32,
+) -> u32 {
+    let floor = u64::from(at_least_secs.max(1));
+    let cap = lease_ms.div_ceil(1000).min(u64::from(max_delay_secs)).max(floor);
+    (message_age_ms / 1000).clamp(floor, cap) as u32
 }
 
 /// What the consumer does with a message after its handler ran and the

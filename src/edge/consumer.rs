@@ -30,9 +30,10 @@ use worker::{
     Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys,
 };
 
+pub use crate::core::Event;
 use crate::core::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, Finished, HandlerRun, METRICS_BINDING, Problem,
-    RecordName, RecordPolicy, Settle, Store, default_origin_timeout_ms, event_record_name, handler_outcome, settle,
+    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, METRICS_BINDING,
+    Message, Problem, RecordPolicy,
 };
 
 use super::consumer_counters::{COUNTERS_PATH, object_name};
@@ -41,27 +42,6 @@ use super::durable_store::DurableStore;
 use super::host::write_data_point;
 use super::http::now_ms;
 use super::layer::COORDINATOR_BINDING;
-
-/// Longest delay asked of the queue by default, in seconds.
-const DEFAULT_MAX_RETRY_DELAY_SECS: u32 = 300;
-
-/// One message, as the handler sees it.
-#[derive(Clone, Debug)]
-pub struct Event {
-    /// The queue's message id.
-    pub id: String,
-    /// The key the message was deduplicated under.
-    pub key: String,
-    /// The body: a string body as its UTF-8 bytes, bytes as they are, any
-    /// other value as JSON.
-    pub body: Vec<u8>,
-    /// The attempt number under this key (1 on a first run; higher after a
-    /// failure or a reclaimed lease).
-    pub attempt: u32,
-    /// Whether this run took over an expired lease: an earlier run may have
-    /// done part of the work, so the handler must tolerate it.
-    pub reclaimed: bool,
-}
 
 /// A user's key function: message id and body in, key out.
 type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
@@ -83,18 +63,17 @@ type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
 /// ```
 #[derive(Clone)]
 pub struct Consumer {
-    name: String,
-    strategy: EventKeyStrategy,
+    /// Everything the core's delivery exchange needs.
+    config: ConsumerConfig,
     key_fn: Option<KeyFn>,
-    policy: RecordPolicy,
-    store_timeout_ms: u64,
-    handler_timeout_ms: u64,
-    max_retry_delay_secs: u32,
 }
 
 impl std::fmt::Debug for Consumer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Consumer").field("name", &self.name).field("strategy", &self.strategy).finish_non_exhaustive()
+        f.debug_struct("Consumer")
+            .field("name", &self.config.name)
+            .field("strategy", &self.config.strategy)
+            .finish_non_exhaustive()
     }
 }
 
@@ -104,15 +83,7 @@ impl Consumer {
     /// and TTL, and a 5 s store timeout. The handler is given the default
     /// origin time limit for that lease ([`default_origin_timeout_ms`]).
     pub fn new(name: &str, policy: RecordPolicy) -> Self {
-        Self {
-            name: name.to_owned(),
-            strategy: EventKeyStrategy::MessageId,
-            key_fn: None,
-            handler_timeout_ms: default_origin_timeout_ms(policy.lease_ms),
-            policy,
-            store_timeout_ms: 5000,
-            max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
-        }
+        Self { config: ConsumerConfig::new(name, policy), key_fn: None }
     }
 
     /// A consumer configured from the worker's variables: the lease
@@ -129,8 +100,8 @@ impl Consumer {
         let layer = super::Idempotency::from_env(env)?;
         let config = layer.config();
         let mut consumer = Self::new(name, config.records.clone());
-        consumer.store_timeout_ms = config.store_timeout_ms;
-        consumer.handler_timeout_ms = config.origin_timeout_ms;
+        consumer.config.store_timeout_ms = config.store_timeout_ms;
+        consumer.config.handler_timeout_ms = config.origin_timeout_ms;
         Ok(consumer)
     }
 
@@ -138,7 +109,7 @@ impl Consumer {
     /// is a duplicate, the same event sent twice is not.
     #[must_use]
     pub fn message_id(mut self) -> Self {
-        self.strategy = EventKeyStrategy::MessageId;
+        self.config.strategy = EventKeyStrategy::MessageId;
         self.key_fn = None;
         self
     }
@@ -148,7 +119,7 @@ impl Consumer {
     /// sent twice is one event.
     #[must_use]
     pub fn content_hash(mut self, ignore_fields: &[&str]) -> Self {
-        self.strategy =
+        self.config.strategy =
             EventKeyStrategy::ContentHash { ignore_fields: ignore_fields.iter().map(|f| (*f).to_owned()).collect() };
         self.key_fn = None;
         self
@@ -158,7 +129,7 @@ impl Consumer {
     /// business id they carry (`"OrderPlaced:" + orderId`).
     #[must_use]
     pub fn key_fn(mut self, key: impl Fn(&str, &[u8]) -> String + 'static) -> Self {
-        self.strategy = EventKeyStrategy::Custom;
+        self.config.strategy = EventKeyStrategy::Custom;
         self.key_fn = Some(Rc::new(key));
         self
     }
@@ -167,18 +138,18 @@ impl Consumer {
     /// up to 43200).
     #[must_use]
     pub fn max_retry_delay_secs(mut self, secs: u32) -> Self {
-        self.max_retry_delay_secs = secs.max(1);
+        self.config.max_retry_delay_secs = secs.max(1);
         self
     }
 
     /// The consumer's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.config.name
     }
 
     /// The key strategy in force.
     pub fn strategy(&self) -> &EventKeyStrategy {
-        &self.strategy
+        &self.config.strategy
     }
 
     /// Handles a batch: every message is acknowledged or retried explicitly
@@ -198,153 +169,78 @@ impl Consumer {
     {
         let store = env
             .durable_object(COORDINATOR_BINDING)
-            .map(|ns| DurableStore::new(ns, self.policy.clone(), self.store_timeout_ms));
+            .map(|ns| DurableStore::new(ns, self.config.policy.clone(), self.config.store_timeout_ms))
+            .map_err(|e| format!("no {COORDINATOR_BINDING}: {e}"));
         let mut stats = ConsumerStats::default();
         for message in batch.raw_iter() {
-            let mut log = EventLog::default();
-            match &store {
-                Ok(store) => self.one(&message, store, &handler, &mut stats, &mut log).await,
-                Err(e) => {
-                    log.error = Some(format!("no {COORDINATOR_BINDING}: {e}"));
-                    self.retry(&message, 1, &mut log);
-                }
-            }
-            log.emit(&self.name);
+            stats.add(&self.one(&message, &store, &handler).await);
         }
+        let name = &self.config.name;
         if !stats.is_empty()
             && let Err(e) = self.add_to_counters(env, &stats).await
         {
-            worker::console_warn!("oncekey: consumer {} counters not saved: {e}", self.name);
+            worker::console_warn!("oncekey: consumer {name} counters not saved: {e}");
         }
         // With a dataset bound, the batch's counts as one data point too.
         if env.analytics_engine(METRICS_BINDING).is_ok()
-            && let Err(e) = write_data_point(env, stats.data_point(&self.name))
+            && let Err(e) = write_data_point(env, stats.data_point(name))
         {
-            worker::console_warn!("oncekey: consumer {} data point not written: {e}", self.name);
+            worker::console_warn!("oncekey: consumer {name} data point not written: {e}");
         }
         stats
     }
 
-    /// One message, start to settle.
+    /// One message, start to settle: performs what the core's delivery
+    /// exchange decides; its counts.
     async fn one<F, Fut, E>(
         &self,
         message: &RawMessage,
-        store: &DurableStore,
+        store: &Result<DurableStore, String>,
         handler: &F,
-        stats: &mut ConsumerStats,
-        log: &mut EventLog,
-    ) where
+    ) -> ConsumerStats
+    where
         F: Fn(Event) -> Fut,
         Fut: Future<Output = Result<(), E>>,
         E: Display,
     {
         let id = message.id();
         let body = body_bytes(&message.body());
-        let key = match (&self.strategy, &self.key_fn) {
-            (EventKeyStrategy::Custom, Some(key_fn)) => key_fn(&id, &body),
-            (strategy, _) => strategy.key(&id, &body).unwrap_or_else(|| id.clone()),
-        };
-        let name = event_record_name(&self.name, &key);
-        log.record = Some(name.to_hex());
-
-        let decision = match store.begin(&name, EVENT_FINGERPRINT, now_ms()).await {
-            Ok(decision) => decision,
-            Err(e) => {
-                // Fail closed: an unprotected run could be a second run.
-                log.delivery = "store-unavailable";
-                log.error = Some(e.to_string());
-                let age_ms = now_ms().saturating_sub(message.timestamp().as_millis());
-                let delivery = Delivery::RetryLater { delay_secs: 1 }.with_conflict_backoff(
-                    age_ms,
-                    self.policy.lease_ms,
-                    self.max_retry_delay_secs,
-                );
-                let Delivery::RetryLater { delay_secs } = delivery else { unreachable!("backoff keeps a retry") };
-                return self.retry(message, delay_secs, log);
-            }
-        };
-        let age_ms = now_ms().saturating_sub(message.timestamp().as_millis());
-        let delivery = Delivery::from_decision(&decision).with_conflict_backoff(
-            age_ms,
-            self.policy.lease_ms,
-            self.max_retry_delay_secs,
-        );
-        stats.count_delivery(delivery);
-        match delivery {
-            Delivery::AckDuplicate => {
-                log.delivery = "duplicate";
-                self.ack(message, log)
-            }
-            Delivery::RetryLater { delay_secs } => {
-                log.delivery = "in-flight";
-                self.retry(message, delay_secs, log)
-            }
-            Delivery::Run { attempt, reclaimed } => {
-                log.delivery = if reclaimed { "run-reclaimed" } else { "run" };
-                log.attempt = Some(attempt);
-                let event = Event { id, key, body, attempt, reclaimed };
-                // Like the origin's, the handler's time limit is below the
-                // lease: its finish comes while it can still own the key.
-                let run = match within(self.handler_timeout_ms, handler(event)).await {
-                    Some(Ok(_)) => HandlerRun::Done,
-                    Some(Err(e)) => {
-                        log.error = Some(format!("handler: {e}"));
-                        HandlerRun::Failed
-                    }
-                    None => {
-                        log.error = Some(format!("handler still running after {} ms", self.handler_timeout_ms));
-                        HandlerRun::StillRunning
-                    }
-                };
-                self.settle(message, store, &name, attempt, run, stats, log).await;
-            }
+        let custom_key = self.key_fn.as_ref().map(|key_fn| key_fn(&id, &body));
+        let message_info = Message { id, body, timestamp_ms: message.timestamp().as_millis() };
+        let (mut delivery, mut action) = DeliveryExchange::start(&self.config, message_info, custom_key);
+        loop {
+            action = match action {
+                DeliveryAction::Store { name, call, timeout_ms } => {
+                    let reply = match store {
+                        Ok(store) => store.send(&name, &call.encode(), timeout_ms).await.map_err(|e| e.to_string()),
+                        Err(e) => Err(e.clone()),
+                    };
+                    delivery.store_answered(reply, now_ms())
+                }
+                DeliveryAction::RunHandler { event, timeout_ms } => match within(timeout_ms, handler(event)).await {
+                    Some(Ok(())) => delivery.handler_ended(HandlerRun::Done, None),
+                    Some(Err(e)) => delivery.handler_ended(HandlerRun::Failed, Some(e.to_string())),
+                    None => delivery.handler_ended(HandlerRun::StillRunning, None),
+                },
+                DeliveryAction::Ack => {
+                    message.ack();
+                    delivery.settled()
+                }
+                DeliveryAction::Retry { delay_secs } => {
+                    message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay_secs).build());
+                    delivery.settled()
+                }
+                DeliveryAction::Log(line) => {
+                    worker::console_log!("{line}");
+                    delivery.logged()
+                }
+                DeliveryAction::Done => return delivery.stats(),
+            };
         }
-    }
-
-    /// Records how the handler's run ended, then acknowledges or retries.
-    #[allow(clippy::too_many_arguments)]
-    async fn settle(
-        &self,
-        message: &RawMessage,
-        store: &DurableStore,
-        name: &RecordName,
-        attempt: u32,
-        run: HandlerRun,
-        stats: &mut ConsumerStats,
-        log: &mut EventLog,
-    ) {
-        let finished = store.finish(name, attempt, handler_outcome(run), now_ms()).await;
-        let finished = match finished {
-            Ok(finished) => {
-                stats.count_finish(&finished);
-                log.finish = finished_name(&finished);
-                Some(finished)
-            }
-            Err(e) => {
-                log.finish = "store-failed";
-                log.error = Some(e.to_string());
-                None
-            }
-        };
-        match settle(finished.as_ref(), run == HandlerRun::Done, attempt, self.max_retry_delay_secs) {
-            Settle::Ack => self.ack(message, log),
-            Settle::Retry { delay_secs } => self.retry(message, delay_secs, log),
-        }
-    }
-
-    fn ack(&self, message: &RawMessage, log: &mut EventLog) {
-        message.ack();
-        log.settle = "ack";
-    }
-
-    fn retry(&self, message: &RawMessage, delay_secs: u32, log: &mut EventLog) {
-        message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay_secs).build());
-        log.settle = "retry";
-        log.delay_secs = Some(delay_secs);
     }
 
     async fn add_to_counters(&self, env: &Env, stats: &ConsumerStats) -> worker::Result<()> {
-        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(&self.name))?;
+        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(&self.config.name))?;
         let mut init = RequestInit::new();
         let body = js_sys::Uint8Array::from(stats.encode().as_slice());
         init.with_method(Method::Post).with_body(Some(body.into()));
@@ -382,45 +278,4 @@ fn body_bytes(body: &JsValue) -> Vec<u8> {
         return bytes.to_vec();
     }
     js_sys::JSON::stringify(body).ok().and_then(|s| s.as_string()).unwrap_or_default().into_bytes()
-}
-
-fn finished_name(finished: &Finished) -> &'static str {
-    match finished {
-        Finished::Stored(_) => "stored",
-        Finished::Released => "released",
-        Finished::LeaseKept => "lease-kept",
-        Finished::Stale => "stale",
-    }
-}
-
-/// One log line per message: what was decided and how it settled. Names
-/// the record by its hash (64 hex digits), never by the key or the body.
-#[derive(Debug, Default)]
-struct EventLog {
-    delivery: &'static str,
-    attempt: Option<u32>,
-    record: Option<String>,
-    finish: &'static str,
-    settle: &'static str,
-    delay_secs: Option<u32>,
-    error: Option<String>,
-}
-
-impl EventLog {
-    fn emit(&self, consumer: &str) {
-        // Written out rather than built as a `Value`: a smaller wasm.
-        let json = |s: &str| serde_json::Value::from(s).to_string();
-        let number = |n: Option<u32>| n.map_or_else(|| "null".to_owned(), |n| n.to_string());
-        worker::console_log!(
-            r#"{{"oncekey":"event","consumer":{},"delivery":"{}","attempt":{},"record":{},"finish":"{}","settle":"{}","delay_s":{},"error":{}}}"#,
-            json(consumer),
-            self.delivery,
-            number(self.attempt),
-            self.record.as_deref().map_or_else(|| "null".to_owned(), json),
-            self.finish,
-            self.settle,
-            number(self.delay_secs),
-            self.error.as_deref().map_or_else(|| "null".to_owned(), json),
-        );
-    }
 }

@@ -1,0 +1,381 @@
+//! One queue message's whole delivery as a sans-IO protocol object (SPEC
+//! §11), beside the request's [`Exchange`](super::Exchange): the host
+//! starts it with the message, then performs each [`DeliveryAction`] it
+//! returns — a store call, the handler's run, the ack or retry, the log
+//! line — and reports the result back, until [`DeliveryAction::Done`].
+//! Every step is decided here: the key from the strategy, the `begin`, what
+//! a completed, running or released record means for the message, the
+//! handler's time limit, the `finish`, ack or retry and with which delay,
+//! the counters. A host only moves messages, bytes and calls.
+//!
+//! ```
+//! use oncekey::core::{
+//!     ConsumerConfig, Decision, DeliveryAction, DeliveryExchange, HandlerRun, Message, RecordPolicy, encode_decision,
+//! };
+//!
+//! let config = ConsumerConfig::new("loyalty", RecordPolicy::default());
+//! let message = Message { id: "m-1".into(), body: b"{}".to_vec(), timestamp_ms: 0 };
+//! let (mut delivery, action) = DeliveryExchange::start(&config, message, None);
+//! assert!(matches!(action, DeliveryAction::Store { .. }));
+//! let begun = encode_decision(&Decision::Execute { attempt: 1, reclaimed: false });
+//! let DeliveryAction::RunHandler { event, .. } = delivery.store_answered(Ok(begun), 1) else { panic!() };
+//! assert_eq!((event.key.as_str(), event.attempt), ("m-1", 1));
+//! assert!(matches!(delivery.handler_ended(HandlerRun::Done, None), DeliveryAction::Store { .. }));
+//! ```
+
+use super::config::{DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
+use super::decision::{Decision, Finished};
+use super::event::{
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, conflict_backoff_secs,
+    event_record_name, handler_outcome, settle,
+};
+use super::json_line::JsonObject;
+use super::policy::RecordPolicy;
+use super::scope::RecordName;
+use super::wire::{StoreCall, decode_decision, decode_finished};
+
+/// Longest delay asked of the queue by default, in seconds.
+pub const DEFAULT_MAX_RETRY_DELAY_SECS: u32 = 300;
+
+/// How a consumer handles every message: its name (its records and
+/// counters are kept apart from every other consumer's), how messages are
+/// keyed, the records' lease and TTL, and its time limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    /// The consumer's name.
+    pub name: String,
+    /// How a message is named for deduplication.
+    pub strategy: EventKeyStrategy,
+    /// Lease, TTL and release set of the event records.
+    pub policy: RecordPolicy,
+    /// The store's time limit per call, in ms.
+    pub store_timeout_ms: u64,
+    /// The handler's time limit, in ms, below the lease: a handler still
+    /// running then is no longer waited for, and its key stays leased.
+    pub handler_timeout_ms: u64,
+    /// The longest delay asked of the queue, in seconds.
+    pub max_retry_delay_secs: u32,
+}
+
+impl ConsumerConfig {
+    /// A consumer named `name`, keyed by message id, with `policy`'s lease
+    /// and TTL, the default store limit, and the default origin time limit
+    /// for that lease as the handler's.
+    pub fn new(name: &str, policy: RecordPolicy) -> Self {
+        Self {
+            name: name.to_owned(),
+            strategy: EventKeyStrategy::MessageId,
+            handler_timeout_ms: default_origin_timeout_ms(policy.lease_ms),
+            policy,
+            store_timeout_ms: DEFAULT_STORE_TIMEOUT_MS,
+            max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
+        }
+    }
+}
+
+/// A message as the queue delivered it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// The queue's message id.
+    pub id: String,
+    /// The body: a string body as its UTF-8 bytes, bytes as they are, any
+    /// other value as JSON.
+    pub body: Vec<u8>,
+    /// When it was first sent, in ms since the Unix epoch.
+    pub timestamp_ms: u64,
+}
+
+/// One message, as the handler sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The queue's message id.
+    pub id: String,
+    /// The key the message was deduplicated under.
+    pub key: String,
+    /// The body: a string body as its UTF-8 bytes, bytes as they are, any
+    /// other value as JSON.
+    pub body: Vec<u8>,
+    /// The attempt number under this key (1 on a first run; higher after a
+    /// failure or a reclaimed lease).
+    pub attempt: u32,
+    /// Whether this run took over an expired lease: an earlier run may have
+    /// done part of the work, so the handler must tolerate it.
+    pub reclaimed: bool,
+}
+
+/// What the host does next for a message; each is reported back with the
+/// [`DeliveryExchange`] method its doc names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeliveryAction {
+    /// Send `call` to the coordinator of record `name`, within `timeout_ms`;
+    /// report with [`DeliveryExchange::store_answered`].
+    Store {
+        /// The record's name: which object.
+        name: RecordName,
+        /// The call (`begin` or `finish`).
+        call: StoreCall,
+        /// The call's time limit, in ms.
+        timeout_ms: u64,
+    },
+    /// Run the handler on `event`, waiting at most `timeout_ms`; report with
+    /// [`DeliveryExchange::handler_ended`].
+    RunHandler {
+        /// The message as the handler sees it.
+        event: Event,
+        /// How long to wait for it, in ms.
+        timeout_ms: u64,
+    },
+    /// Acknowledge the message; then [`DeliveryExchange::settled`].
+    Ack,
+    /// Ask the queue to deliver the message again after `delay_secs`; then
+    /// [`DeliveryExchange::settled`].
+    Retry {
+        /// Seconds before the queue redelivers it.
+        delay_secs: u32,
+    },
+    /// Write one log line (JSON); then [`DeliveryExchange::logged`].
+    Log(String),
+    /// Nothing more for this message.
+    Done,
+}
+
+/// Where a delivery is.
+#[derive(Debug)]
+enum Stage {
+    /// The store's `begin`; the event waits for a run.
+    Beginning(Event),
+    /// The handler runs attempt `attempt`.
+    Running { attempt: u32 },
+    /// The store's `finish` of how the handler's run ended.
+    Finishing { attempt: u32, run: HandlerRun },
+    /// Acked or retried; the log line is next.
+    Settling,
+    /// The log line is written.
+    Logged,
+}
+
+/// One message's delivery, from its `begin` to its log line.
+#[derive(Debug)]
+pub struct DeliveryExchange {
+    name: RecordName,
+    policy: RecordPolicy,
+    store_timeout_ms: u64,
+    handler_timeout_ms: u64,
+    max_retry_delay_secs: u32,
+    timestamp_ms: u64,
+    stage: Stage,
+    stats: ConsumerStats,
+    log: EventLog,
+}
+
+impl DeliveryExchange {
+    /// Starts the delivery of `message` under `config`.
+    /// `custom_key` is the key the user's function gave the message, for a
+    /// [`EventKeyStrategy::Custom`] consumer (without one, its id).
+    pub fn start(config: &ConsumerConfig, message: Message, custom_key: Option<String>) -> (Self, DeliveryAction) {
+        let Message { id, body, timestamp_ms } = message;
+        let key = match custom_key {
+            Some(key) if config.strategy == EventKeyStrategy::Custom => key,
+            _ => config.strategy.key(&id, &body).unwrap_or_else(|| id.clone()),
+        };
+        let name = event_record_name(&config.name, &key);
+        let log = EventLog { consumer: config.name.clone(), record: name.to_hex(), ..EventLog::default() };
+        let call = StoreCall::Begin {
+            policy: config.policy.clone(),
+            fingerprint: EVENT_FINGERPRINT,
+            wait_ms: 0,
+            reservation: 0,
+        };
+        let delivery = Self {
+            name,
+            policy: config.policy.clone(),
+            store_timeout_ms: config.store_timeout_ms,
+            handler_timeout_ms: config.handler_timeout_ms,
+            max_retry_delay_secs: config.max_retry_delay_secs,
+            timestamp_ms,
+            stage: Stage::Beginning(Event { id, key, body, attempt: 0, reclaimed: false }),
+            stats: ConsumerStats::default(),
+            log,
+        };
+        let action = delivery.store(call);
+        (delivery, action)
+    }
+
+    /// The store answered the pending call (its reply's bytes), or failed.
+    pub fn store_answered(&mut self, reply: Result<Vec<u8>, String>, now_ms: u64) -> DeliveryAction {
+        match std::mem::replace(&mut self.stage, Stage::Settling) {
+            Stage::Beginning(event) => {
+                let decision = reply.and_then(|bytes| decode_decision(&bytes).map_err(|e| e.to_string()));
+                self.begun(event, decision, now_ms)
+            }
+            Stage::Finishing { attempt, run } => {
+                let finished = reply.and_then(|bytes| decode_finished(&bytes).map_err(|e| e.to_string()));
+                self.finished(attempt, run, finished)
+            }
+            stage => {
+                self.stage = stage;
+                DeliveryAction::Done
+            }
+        }
+    }
+
+    /// The handler's run ended as `run` (`error`: what it said, or why it
+    /// was no longer waited for).
+    pub fn handler_ended(&mut self, run: HandlerRun, error: Option<String>) -> DeliveryAction {
+        let Stage::Running { attempt } = self.stage else { return DeliveryAction::Done };
+        self.log.error = match (run, error) {
+            (HandlerRun::StillRunning, _) => {
+                Some(format!("handler still running after {} ms", self.handler_timeout_ms))
+            }
+            (HandlerRun::Failed, error) => Some(format!("handler: {}", error.unwrap_or_default())),
+            (HandlerRun::Done, _) => None,
+        };
+        self.stage = Stage::Finishing { attempt, run };
+        let call = StoreCall::Finish { policy: self.policy.clone(), attempt, outcome: handler_outcome(run) };
+        self.store(call)
+    }
+
+    /// The message was acknowledged or retried.
+    pub fn settled(&mut self) -> DeliveryAction {
+        if !matches!(self.stage, Stage::Settling) {
+            return DeliveryAction::Done;
+        }
+        self.stage = Stage::Logged;
+        DeliveryAction::Log(self.log.to_json())
+    }
+
+    /// The log line was written.
+    pub fn logged(&mut self) -> DeliveryAction {
+        DeliveryAction::Done
+    }
+
+    /// This message's counts, for the consumer's counters.
+    pub fn stats(&self) -> ConsumerStats {
+        self.stats
+    }
+
+    fn store(&self, call: StoreCall) -> DeliveryAction {
+        DeliveryAction::Store { name: self.name, call, timeout_ms: self.store_timeout_ms }
+    }
+
+    fn begun(&mut self, event: Event, decision: Result<Decision, String>, now_ms: u64) -> DeliveryAction {
+        let age_ms = now_ms.saturating_sub(self.timestamp_ms);
+        let decision = match decision {
+            Ok(decision) => decision,
+            Err(error) => {
+                // Fail closed: an unprotected run could be a second run.
+                self.log.delivery = "store-unavailable";
+                self.log.error = Some(error);
+                return self.retry(self.conflict_delay(1, age_ms));
+            }
+        };
+        let delivery = match Delivery::from_decision(&decision) {
+            Delivery::RetryLater { delay_secs } => {
+                Delivery::RetryLater { delay_secs: self.conflict_delay(delay_secs, age_ms) }
+            }
+            other => other,
+        };
+        self.stats.count_delivery(delivery);
+        match delivery {
+            Delivery::AckDuplicate => {
+                self.log.delivery = "duplicate";
+                self.ack()
+            }
+            Delivery::RetryLater { delay_secs } => {
+                self.log.delivery = "in-flight";
+                self.retry(delay_secs)
+            }
+            Delivery::Run { attempt, reclaimed } => {
+                self.log.delivery = if reclaimed { "run-reclaimed" } else { "run" };
+                self.log.attempt = Some(attempt);
+                self.stage = Stage::Running { attempt };
+                // Like the origin's, the handler's time limit is below the
+                // lease: its finish comes while it can still own the key.
+                DeliveryAction::RunHandler {
+                    event: Event { attempt, reclaimed, ..event },
+                    timeout_ms: self.handler_timeout_ms,
+                }
+            }
+        }
+    }
+
+    fn finished(&mut self, attempt: u32, run: HandlerRun, finished: Result<Finished, String>) -> DeliveryAction {
+        let finished = match finished {
+            Ok(finished) => {
+                self.stats.count_finish(&finished);
+                self.log.finish = finished_name(&finished);
+                Some(finished)
+            }
+            Err(error) => {
+                self.log.finish = "store-failed";
+                self.log.error = Some(error);
+                None
+            }
+        };
+        match settle(finished.as_ref(), run == HandlerRun::Done, attempt, self.max_retry_delay_secs) {
+            Settle::Ack => self.ack(),
+            Settle::Retry { delay_secs } => self.retry(delay_secs),
+        }
+    }
+
+    /// The delay for a message whose key is held (or whose store is down),
+    /// growing with the message's age ([`Delivery::with_conflict_backoff`]).
+    fn conflict_delay(&self, at_least_secs: u32, age_ms: u64) -> u32 {
+        conflict_backoff_secs(at_least_secs, age_ms, self.policy.lease_ms, self.max_retry_delay_secs)
+    }
+
+    fn ack(&mut self) -> DeliveryAction {
+        self.stage = Stage::Settling;
+        self.log.settle = "ack";
+        DeliveryAction::Ack
+    }
+
+    fn retry(&mut self, delay_secs: u32) -> DeliveryAction {
+        self.stage = Stage::Settling;
+        self.log.settle = "retry";
+        self.log.delay_secs = Some(delay_secs);
+        DeliveryAction::Retry { delay_secs }
+    }
+}
+
+fn finished_name(finished: &Finished) -> &'static str {
+    match finished {
+        Finished::Stored(_) => "stored",
+        Finished::Released => "released",
+        Finished::LeaseKept => "lease-kept",
+        Finished::Stale => "stale",
+    }
+}
+
+/// One log line per message: what was decided and how it settled. Names
+/// the record by its hash (64 hex digits), never by the key or the body.
+#[derive(Debug, Default)]
+struct EventLog {
+    consumer: String,
+    delivery: &'static str,
+    attempt: Option<u32>,
+    record: String,
+    finish: &'static str,
+    settle: &'static str,
+    delay_secs: Option<u32>,
+    error: Option<String>,
+}
+
+impl EventLog {
+    fn to_json(&self) -> String {
+        JsonObject::new()
+            .string("oncekey", "event")
+            .string("consumer", &self.consumer)
+            .string("delivery", self.delivery)
+            .number("attempt", self.attempt.map(u64::from))
+            .string("record", &self.record)
+            .string("finish", self.finish)
+            .string("settle", self.settle)
+            .number("delay_s", self.delay_secs.map(u64::from))
+            .string_or_null("error", self.error.as_deref())
+            .end()
+    }
+}
+
+#[cfg(test)]
+mod tests;
