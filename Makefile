@@ -150,6 +150,14 @@ load: install build-worker
 
 bench: bench-edge
 
+## Workerd CPU per queue message: the loyalty consumer on each host beside
+## a consumer with no dedup doing the same work (bench/queue.mjs).
+.PHONY: bench-queue
+bench-queue: install build-worker build-demo-js
+	node bench/queue.mjs
+
+bench: bench-queue
+
 ## The library as others use it (SPEC §10): `cargo publish --dry-run`, no
 ## exact pins or global choices in its dependencies, and a crate outside it
 ## (tests/consumer) that depends on it with feature `edge`, built for wasm32.

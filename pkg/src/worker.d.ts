@@ -354,6 +354,13 @@ export class IdempotencyCoordinator extends DurableObject {
    * encoded call in, the encoded reply out. Not for use by hand.
    */
   call(call: Uint8Array): Promise<Uint8Array>;
+  /**
+   * A queue consumer's counters (in the object `consumer-counters:<name>`),
+   * as {@link withQueueIdempotency} adds each batch's: `delta` added when
+   * given; the encoded total. Not for use by hand: read them with
+   * {@link queueStats}.
+   */
+  counters(delta?: Uint8Array): Promise<Uint8Array | undefined>;
   /** The expiry alarm: deletes the record once it has expired. */
   alarm(): Promise<void>;
   /**
@@ -385,3 +392,124 @@ export class NotSentError extends Error {
   constructor(message?: string, options?: ErrorOptions);
   readonly name: "NotSentError";
 }
+
+/**
+ * How a queue consumer names a message for deduplication:
+ * - `"message-id"` (the default): the queue's message id — a redelivery is
+ *   a duplicate, the same event sent twice is not;
+ * - `{ contentHash: { ignore } }`: a SHA-256 of the JSON body with the named
+ *   top-level fields left out (timestamps, event ids) — the same content sent
+ *   twice is one event;
+ * - a function of the message: its business key (`"OrderPlaced:" + orderId`).
+ */
+export type QueueEventKey<Body = unknown> =
+  | "message-id"
+  | { contentHash: { ignore?: readonly string[] } }
+  | ((message: Message<Body>) => string);
+
+/** Options of {@link withQueueIdempotency}; every one may be left out. */
+export interface QueueIdempotencyOptions<Body = unknown> {
+  /**
+   * The consumer's name: its records and counters are kept apart from every
+   * other consumer's under it.
+   * @defaultValue the queue's name (`batch.queue`)
+   */
+  name?: string;
+  /** How messages are keyed. @defaultValue `"message-id"` */
+  key?: QueueEventKey<Body>;
+  /** How long a handled event's key is remembered (`IDEMPOTENCY_TTL_SECONDS`). */
+  ttlSeconds?: number;
+  /**
+   * How long a run holds its key (`IDEMPOTENCY_LEASE_SECONDS`): a consumer that
+   * dies mid-handler leaves the key to the next delivery after it.
+   */
+  leaseSeconds?: number;
+  /**
+   * How long the handler is waited for (`IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`,
+   * below the lease). A handler still running then is not waited for; its key
+   * stays leased and the message is retried after the lease.
+   */
+  handlerTimeoutSeconds?: number;
+  /** The time limit of one store call (`IDEMPOTENCY_STORE_TIMEOUT_MS`). */
+  storeTimeoutMs?: number;
+  /** The longest delay asked of the queue, 1–43200. @defaultValue 300 */
+  maxRetryDelaySeconds?: number;
+  /** Binding names. */
+  bindings?: Pick<IdempotencyBindings, "coordinator" | "metrics">;
+}
+
+/** What the handler is told about its run. */
+export interface QueueRun {
+  /** The key the message was deduplicated under. */
+  readonly key: string;
+  /** 1 on a first run; higher after a failure or a reclaimed lease. */
+  readonly attempt: number;
+  /**
+   * Whether this run took over an expired lease: an earlier run may have done
+   * part of the work, so the handler must tolerate it.
+   */
+  readonly reclaimed: boolean;
+}
+
+/** A queue handler as {@link withQueueIdempotency} calls it. */
+export type QueueMessageHandler<Env = unknown, Body = unknown> = (
+  message: Message<Body>,
+  env: Env,
+  ctx: ExecutionContext,
+  run: QueueRun,
+) => void | Promise<void>;
+
+/**
+ * Wraps a queue handler so that each message's `handler` runs at most once
+ * per event key while the key is remembered (SPEC §11), decided by the same
+ * core as the Rust `Consumer`. The wrapper acknowledges or retries every
+ * message itself: a handler that returns has done its work; one that throws
+ * is retried with backoff (1, 2, 4 … s) and runs again, so it must tolerate
+ * a second run after a failure or a crash. Do not call `message.ack()` or
+ * `message.retry()` in it.
+ *
+ * @example
+ * ```ts
+ * import { IdempotencyCoordinator, withQueueIdempotency } from "oncekey/worker";
+ *
+ * export { IdempotencyCoordinator };
+ * export default {
+ *   queue: withQueueIdempotency<Env, OrderPlaced>(
+ *     async (message, env) => { await awardPoints(env, message.body); },
+ *     { key: { contentHash: { ignore: ["publishedAt"] } } },
+ *   ),
+ * } satisfies ExportedHandler<Env, OrderPlaced>;
+ * ```
+ *
+ * @throws TypeError when `handler` is not a function. A bad option throws
+ * from the first batch (naming the option), and the queue retries it.
+ * @returns A `queue` handler for `export default { queue }`.
+ */
+export function withQueueIdempotency<Env = unknown, Body = unknown>(
+  handler: QueueMessageHandler<Env, Body>,
+  options?: QueueIdempotencyOptions<Body>,
+): (batch: MessageBatch<Body>, env: Env, ctx: ExecutionContext) => Promise<void>;
+
+/** A queue consumer's counters, summed over every batch and isolate. */
+export interface QueueStats {
+  /** Messages whose handler ran (first runs, retries after a failure, reclaims). */
+  readonly firstRuns: number;
+  /** Messages acknowledged as duplicates without running the handler. */
+  readonly duplicatesSkipped: number;
+  /** Messages retried because another consumer held their key. */
+  readonly inFlightConflicts: number;
+  /** Handler failures that released their key for a retry. */
+  readonly releases: number;
+  /** Runs that took over an expired lease (counted among `firstRuns` too). */
+  readonly reclaims: number;
+}
+
+/**
+ * The counters of the consumer named `name` (its queue's name unless its
+ * options named it).
+ */
+export function queueStats(
+  env: unknown,
+  name: string,
+  options?: { bindings?: Pick<IdempotencyBindings, "coordinator"> },
+): Promise<QueueStats>;

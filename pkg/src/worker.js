@@ -14,6 +14,7 @@ initSync({ module: wasm });
 
 export { IdempotencyCoordinator } from "./worker/coordinator.js";
 export { NotSentError } from "./worker/not-sent.js";
+export { queueStats, withQueueIdempotency } from "./worker/queue.js";
 
 /**
  * The production proxy (SPEC §10) as a `fetch` handler: every request goes

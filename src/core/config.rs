@@ -364,7 +364,7 @@ impl Vars<'_> {
     }
 
     fn bad(&self, variable: &'static str, value: &str, expected: &str) -> ConfigError {
-        ConfigError { variable, reason: format!("{value:?} is not {expected}") }
+        ConfigError { variable, reason: format!("\"{value}\" is not {expected}") }
     }
 
     fn int(&self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {

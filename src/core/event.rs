@@ -5,11 +5,10 @@
 //! user derives), runs [`begin`](super::begin) on it, and maps the decision
 //! to what the queue should do with the message.
 
-use serde_json::Value;
-
 use super::decision::{Decision, Finished, Outcome};
 use super::digest::{PartHasher, hex};
 use super::fingerprint::Fingerprint;
+use super::json_read::{canonical, canonical_members};
 use super::response::StoredResponse;
 use super::scope::RecordName;
 
@@ -99,8 +98,9 @@ pub fn handler_outcome(run: HandlerRun) -> Outcome {
 }
 
 /// The content key of a message body: SHA-256 over its canonical JSON
-/// (object keys sorted, `ignore_fields` removed from the top level). A body
-/// that is not JSON is hashed as raw bytes.
+/// (no white space, object keys sorted, strings escaped one way, numbers as
+/// written; `ignore_fields` removed from the top level). A body that is not
+/// JSON is hashed as raw bytes.
 ///
 /// ```
 /// use oncekey::core::content_key;
@@ -111,22 +111,16 @@ pub fn handler_outcome(run: HandlerRun) -> Outcome {
 /// ```
 pub fn content_key(body: &[u8], ignore_fields: &[&str]) -> String {
     let mut hasher = PartHasher::new("oncekey/event/1");
-    // Parsed from a `str`, as the edge parses its other JSON: one parser in
-    // the wasm build, not two.
-    match std::str::from_utf8(body).ok().and_then(|text| serde_json::from_str::<Value>(text).ok()) {
-        // serde_json's map is ordered by key, so both forms are canonical.
-        Some(Value::Object(map)) => {
-            hasher.part(b"object");
-            for (field, value) in map.iter().filter(|(field, _)| !ignore_fields.contains(&field.as_str())) {
-                hasher.part(field.as_bytes()).part(value.to_string().as_bytes());
-            }
+    let text = std::str::from_utf8(body).ok();
+    if let Some(members) = text.and_then(canonical_members) {
+        hasher.part(b"object");
+        for (field, value) in members.iter().filter(|(field, _)| !ignore_fields.contains(&field.as_str())) {
+            hasher.part(field.as_bytes()).part(value.as_bytes());
         }
-        Some(value) => {
-            hasher.part(b"json").part(value.to_string().as_bytes());
-        }
-        None => {
-            hasher.part(b"raw").part(body);
-        }
+    } else if let Some(value) = text.and_then(canonical) {
+        hasher.part(b"json").part(value.as_bytes());
+    } else {
+        hasher.part(b"raw").part(body);
     }
     hex(&hasher.finish())
 }

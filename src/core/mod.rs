@@ -41,6 +41,7 @@ mod exchange;
 mod expiry;
 mod fingerprint;
 mod json_line;
+mod json_read;
 mod key;
 mod metrics;
 mod multipart;

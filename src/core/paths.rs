@@ -35,7 +35,7 @@ pub enum PathPattern {
 
 /// Why a path pattern is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("path pattern {pattern:?} {reason}")]
+#[error("path pattern \"{pattern}\" {reason}")]
 pub struct PathPatternError {
     /// The entry as written (trimmed).
     pub pattern: String,

@@ -19,7 +19,7 @@ pub enum ScopeSource {
 
 /// Why an `IDEMPOTENCY_SCOPE` entry is not a source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("scope entry {0:?} is not `header:<name>` or `cookie:<name>`")]
+#[error("scope entry \"{0}\" is not `header:<name>` or `cookie:<name>`")]
 pub struct ScopeSourceError(pub String);
 
 impl FromStr for ScopeSource {

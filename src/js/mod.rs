@@ -10,9 +10,12 @@
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
 //! into the core's values; [`JsCoordinator`] runs the
 //! coordinator's atomic step inside a JavaScript Durable Object;
-//! [`record_name`] names a key's record for the `oncekey-record` command.
+//! [`record_name`] names a key's record for the `oncekey-record` command;
+//! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
+//! protocol for `withQueueIdempotency`.
 
 mod coordinator;
+mod delivery;
 mod exchange;
 mod layer;
 mod options;
@@ -20,6 +23,7 @@ mod record_name;
 mod values;
 
 pub use coordinator::{JsCoordinator, misconfigured_reply};
+pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery, add_counts, counts_of};
 pub use exchange::JsExchange;
 pub use layer::Layer;
 pub use record_name::record_name;

@@ -32,6 +32,16 @@ const OPTIONS: [(&str, &str); 19] = [
 /// Options read by the JavaScript glue itself, not the core.
 const GLUE_OPTIONS: [&str; 1] = ["bindings"];
 
+/// The options of `withQueueIdempotency` that are variables too: the same
+/// names as the HTTP options where they mean the same; the handler's time
+/// limit is the origin's variable (SPEC §11).
+pub(crate) const CONSUMER_OPTIONS: [(&str, &str); 4] = [
+    ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
+    ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
+    ("handlerTimeoutSeconds", "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS"),
+    ("storeTimeoutMs", "IDEMPOTENCY_STORE_TIMEOUT_MS"),
+];
+
 /// The configuration from `options` (an object, or undefined) and `vars`
 /// (the worker's `env`): an option wins over its variable.
 ///
@@ -39,16 +49,30 @@ const GLUE_OPTIONS: [&str; 1] = ["bindings"];
 /// An unknown option, an option of the wrong type, or a bad value, named
 /// by option and variable.
 pub(crate) fn config(options: &JsValue, vars: &JsValue) -> Result<Config, String> {
+    config_of(options, vars, &OPTIONS, &GLUE_OPTIONS)
+}
+
+/// [`config`] with the options `table` names and `elsewhere` (options read
+/// by other code, skipped here).
+///
+/// # Errors
+/// As [`config`].
+pub(crate) fn config_of(
+    options: &JsValue,
+    vars: &JsValue,
+    table: &[(&'static str, &'static str)],
+    elsewhere: &[&str],
+) -> Result<Config, String> {
     let mut given: Vec<(&'static str, &'static str, String)> = Vec::new();
     if !options.is_undefined() && !options.is_null() {
         let object: &js_sys::Object = options.dyn_ref().ok_or("the options must be an object")?;
         for name in js_sys::Object::keys(object).iter() {
             let name = name.as_string().unwrap_or_default();
-            if GLUE_OPTIONS.contains(&name.as_str()) {
+            if elsewhere.contains(&name.as_str()) {
                 continue;
             }
-            let Some(&(option, variable)) = OPTIONS.iter().find(|(option, _)| *option == name) else {
-                let known: Vec<&str> = OPTIONS.iter().map(|(o, _)| *o).chain(GLUE_OPTIONS).collect();
+            let Some(&(option, variable)) = table.iter().find(|(option, _)| *option == name) else {
+                let known: Vec<&str> = table.iter().map(|(o, _)| *o).chain(elsewhere.iter().copied()).collect();
                 return Err(format!("unknown option `{name}` (known: {})", known.join(", ")));
             };
             let value = js_sys::Reflect::get(object, &JsValue::from_str(option)).unwrap_or(JsValue::UNDEFINED);
@@ -78,14 +102,20 @@ fn as_variable(value: &JsValue) -> Option<String> {
     if let Some(text) = value.as_string() {
         return Some(text);
     }
-    if let Some(number) = value.as_f64() {
-        return Some(number.to_string());
+    if let Some(number) = number_text(value) {
+        return Some(number);
     }
     if let Some(flag) = value.as_bool() {
         return Some(flag.to_string());
     }
     let list: &js_sys::Array = value.dyn_ref()?;
-    let items: Option<Vec<String>> =
-        list.iter().map(|item| item.as_string().or_else(|| item.as_f64().map(|n| n.to_string()))).collect();
+    let items: Option<Vec<String>> = list.iter().map(|item| item.as_string().or_else(|| number_text(&item))).collect();
     Some(items?.join(","))
+}
+
+/// A number as JavaScript writes it (`String(n)`), by the runtime: Rust's
+/// float formatting would add kilobytes to the wasm for this one use.
+fn number_text(value: &JsValue) -> Option<String> {
+    value.as_f64()?;
+    js_sys::Number::from(value.clone()).to_string_with_radix(10).ok().map(String::from)
 }

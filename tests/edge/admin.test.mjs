@@ -11,19 +11,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { dataPointOf } from "../support/data-point.mjs";
-import {
-  BASE,
-  newKey,
-  order,
-  ordersOf,
-  problemOf,
-  recordName,
-  rustOnly,
-  sleep,
-  start,
-  uniqueItem,
-  until,
-} from "./harness.mjs";
+import { BASE, newKey, order, ordersOf, problemOf, recordName, sleep, start, uniqueItem, until } from "./harness.mjs";
 
 const TOKEN = "secret";
 const HOST = new URL(BASE).hostname;
@@ -268,9 +256,7 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.deepEqual(mine.sort(), expected.sort());
   });
 
-  test("metrics: a queue consumer batch writes one data point with its counts", {
-    skip: rustOnly("queue consumer (the batch's data point is the Rust Consumer wrapper's)"),
-  }, async () => {
+  test("metrics: a queue consumer batch writes one data point with its counts", async () => {
     const customerId = `metrics-${randomUUID().slice(0, 8)}`;
     const orderId = randomUUID();
     const body = {

@@ -23,7 +23,7 @@ export const WORKERS = {
   proxy: { build: join(ROOT, "build", "proxy"), config: join(ROOT, "workers", "proxy", "wrangler.toml") },
   /** The production proxy on the JavaScript host: the root config (`make build-proxy-js`). */
   "proxy-js": { build: join(ROOT, "build", "proxy-js"), config: join(ROOT, "wrangler.toml") },
-  /** The demo on the JavaScript host (`make build-demo-js`): no queue consumer. */
+  /** The demo on the JavaScript host (`make build-demo-js`). */
   "demo-js": { build: join(ROOT, "build", "demo-js"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
 };
 
@@ -31,8 +31,6 @@ export const WORKERS = {
 export const HOST = process.env.ONCEKEY_HOST === "js" ? "js" : "rust";
 /** What `start({worker})` runs for each name on the JavaScript host. */
 const ON_JS_HOST = { demo: "demo-js", proxy: "proxy-js" };
-/** A node:test `skip` option for what only the Rust host has: the reason under js, else false. */
-export const rustOnly = (reason) => (HOST === "js" ? `the JavaScript host has no ${reason}` : false);
 export const COMPATIBILITY_DATE = /^compatibility_date = "([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
@@ -208,7 +206,7 @@ export default function () {
  * the embedded shop, with its order book and queue) or "proxy" (the
  * production proxy: only the coordinator and KV; give it an origin through
  * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`); under
- * ONCEKEY_HOST=js, their JavaScript-host builds (demo-js has no queue);
+ * ONCEKEY_HOST=js, their JavaScript-host builds;
  * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says.
  * `vars` override that worker's wrangler.toml [vars]; `store`
  * is "real", "fail", "hang", "slow", "hold-finish", "fail-first-finish", "late-first-finish", "lose-first-begin", "lose-attempt-1-finish",
@@ -238,9 +236,9 @@ export async function start({
 } = {}) {
   const name = host === "js" ? (ON_JS_HOST[worker] ?? worker) : worker;
   const { build, config } = WORKERS[name];
-  // The order book is either demo's; the queue only the Rust demo's.
+  // The order book and the event queue are either demo's.
   const demo = name === "demo" || name === "demo-js";
-  const queue = name === "demo";
+  const queue = demo;
   const durableObjects = {
     IDEMPOTENCY_DO:
       store === "real"
@@ -266,7 +264,7 @@ export async function start({
       ...(outboundService ? { outboundService } : {}),
       ...(serviceBindings ? { serviceBindings } : {}),
       ...(metrics ? { wrappedBindings: { IDEMPOTENCY_METRICS: "metrics-double" } } : {}),
-      // The Rust demo's event flow on Miniflare's local queue (its
+      // The demo's event flow on Miniflare's local queue (its
       // wrangler.toml binds the same names), delivered quickly.
       ...(queue
         ? {

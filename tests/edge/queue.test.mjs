@@ -5,13 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { rustOnly, sleep, start, tempDir, until } from "./harness.mjs";
-
-// The consumer wrapper and the loyalty flow exist only in the Rust demo:
-// under ONCEKEY_HOST=js every block here is skipped, with this reason.
-const RUST_ONLY = {
-  skip: rustOnly("queue consumer (no Consumer wrapper, no queue handler, no loyalty flow in the npm package)"),
-};
+import { sleep, start, tempDir, until } from "./harness.mjs";
 
 const customer = (name) => `${name}-${randomUUID().slice(0, 8)}`;
 
@@ -74,7 +68,7 @@ function eventRecord(consumer, key) {
   return hash.digest("hex");
 }
 
-describe("the wrapper alone (handler-side check off)", RUST_ONLY, () => {
+describe("the wrapper alone (handler-side check off)", () => {
   let hashed;
   let byId;
   before(async () => {
@@ -153,61 +147,57 @@ describe("the wrapper alone (handler-side check off)", RUST_ONLY, () => {
   });
 });
 
-describe(
-  'a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), handler-side check off',
-  RUST_ONLY,
-  () => {
-    let worker;
-    before(async () => {
-      worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" } });
-    });
-    after(() => worker?.dispose());
+describe('a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), handler-side check off', () => {
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" } });
+  });
+  after(() => worker?.dispose());
 
-    test("different message ids and content, same order id → the handler runs once, under the function's key", async () => {
-      const c = customer("key-fn-same");
-      const body = orderPlaced(c, 800);
-      // Another publish of the same business event: a new message id, and
-      // content the content hash would not call a copy (a new eventId).
-      const republished = { ...body, eventId: randomUUID(), publishedAt: new Date(Date.now() + 1000).toISOString() };
-      const [m1, m2] = [randomUUID(), randomUUID()];
-      const before = await stats(worker);
-      const first = await worker.deliver([{ id: m1, body }]);
-      const second = await worker.deliver([{ id: m2, body: republished }]);
-      assert.ok(first.acked.has(m1), "the first is acknowledged");
-      assert.ok(second.acked.has(m2), "the second is acknowledged unrun");
-      assert.equal(second.retried.size, 0);
-      const account = await loyalty(worker, c);
-      assert.equal(account.points, 8, "without the handler's own check a second run would show 16");
-      assert.equal(account.orders.length, 1);
-      const d = delta(await stats(worker), before);
-      assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [1, 1]);
-      // Both deliveries went to the record the function's key names: begin,
-      // finish, then the duplicate's begin; none to a message id's record.
-      assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${body.orderId}`)), 3);
-      for (const id of [m1, m2]) assert.equal(await worker.calls(eventRecord("loyalty", id)), 0);
-    });
+  test("different message ids and content, same order id → the handler runs once, under the function's key", async () => {
+    const c = customer("key-fn-same");
+    const body = orderPlaced(c, 800);
+    // Another publish of the same business event: a new message id, and
+    // content the content hash would not call a copy (a new eventId).
+    const republished = { ...body, eventId: randomUUID(), publishedAt: new Date(Date.now() + 1000).toISOString() };
+    const [m1, m2] = [randomUUID(), randomUUID()];
+    const before = await stats(worker);
+    const first = await worker.deliver([{ id: m1, body }]);
+    const second = await worker.deliver([{ id: m2, body: republished }]);
+    assert.ok(first.acked.has(m1), "the first is acknowledged");
+    assert.ok(second.acked.has(m2), "the second is acknowledged unrun");
+    assert.equal(second.retried.size, 0);
+    const account = await loyalty(worker, c);
+    assert.equal(account.points, 8, "without the handler's own check a second run would show 16");
+    assert.equal(account.orders.length, 1);
+    const d = delta(await stats(worker), before);
+    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [1, 1]);
+    // Both deliveries went to the record the function's key names: begin,
+    // finish, then the duplicate's begin; none to a message id's record.
+    assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${body.orderId}`)), 3);
+    for (const id of [m1, m2]) assert.equal(await worker.calls(eventRecord("loyalty", id)), 0);
+  });
 
-    test("different order ids → the handler runs twice, once under each key", async () => {
-      const c = customer("key-fn-different");
-      const a = orderPlaced(c, 800);
-      const b = { ...a, orderId: randomUUID() }; // same eventId and publishedAt: only the business key differs
-      const [m1, m2] = [randomUUID(), randomUUID()];
-      const before = await stats(worker);
-      const first = await worker.deliver([{ id: m1, body: a }]);
-      const second = await worker.deliver([{ id: m2, body: b }]);
-      assert.ok(first.acked.has(m1) && second.acked.has(m2), "both acknowledged");
-      const account = await loyalty(worker, c);
-      assert.equal(account.points, 16);
-      assert.deepEqual(account.orders.map((o) => o.orderId).sort(), [a.orderId, b.orderId].sort());
-      const d = delta(await stats(worker), before);
-      assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [2, 0]);
-      for (const order of [a, b])
-        assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${order.orderId}`)), 2);
-    });
-  },
-);
+  test("different order ids → the handler runs twice, once under each key", async () => {
+    const c = customer("key-fn-different");
+    const a = orderPlaced(c, 800);
+    const b = { ...a, orderId: randomUUID() }; // same eventId and publishedAt: only the business key differs
+    const [m1, m2] = [randomUUID(), randomUUID()];
+    const before = await stats(worker);
+    const first = await worker.deliver([{ id: m1, body: a }]);
+    const second = await worker.deliver([{ id: m2, body: b }]);
+    assert.ok(first.acked.has(m1) && second.acked.has(m2), "both acknowledged");
+    const account = await loyalty(worker, c);
+    assert.equal(account.points, 16);
+    assert.deepEqual(account.orders.map((o) => o.orderId).sort(), [a.orderId, b.orderId].sort());
+    const d = delta(await stats(worker), before);
+    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [2, 0]);
+    for (const order of [a, b])
+      assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${order.orderId}`)), 2);
+  });
+});
 
-describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
+describe("with the handler-side check (the shipped demo)", () => {
   let worker;
   let byId;
   before(async () => {
@@ -313,7 +303,7 @@ describe("with the handler-side check (the shipped demo)", RUST_ONLY, () => {
   });
 });
 
-describe("a consumer that crashes mid-handler", RUST_ONLY, () => {
+describe("a consumer that crashes mid-handler", () => {
   test("lease held, never finished → the redelivery waits for the lease, then runs once", async () => {
     const persist = tempDir();
     const vars = {
@@ -362,7 +352,7 @@ describe("a consumer that crashes mid-handler", RUST_ONLY, () => {
   });
 });
 
-describe("a handler that outlives its time limit", RUST_ONLY, () => {
+describe("a handler that outlives its time limit", () => {
   test("no longer waited for at the limit: the key stays leased, the message retried, then reclaimed once", async () => {
     const vars = {
       IDEMPOTENCY_LEASE_SECONDS: "3",

@@ -649,6 +649,80 @@ test("the README's oncekey/worker example: its two files as written, with the pa
   }
 });
 
+test("the README's queue consumer: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler, and run 20 events delivered 3 times each in workerd: each runs once", async () => {
+  const config = readmeBlock("toml", "# wrangler.toml — a queue consumer");
+  const tsconfig = JSON.stringify({
+    compilerOptions: {
+      target: "es2022",
+      module: "es2022",
+      moduleResolution: "bundler",
+      lib: ["es2022"],
+      types: ["./worker-configuration.d.ts"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+    },
+    include: ["src/**/*.ts"],
+  });
+  const bin = (name) => join(ROOT, "node_modules", ".bin", name);
+  const dir = readmeProject(
+    "my-consumer",
+    { "src/queue.ts": readmeBlock("ts", "// src/queue.ts"), "wrangler.toml": config, "tsconfig.json": tsconfig },
+    [
+      [bin("wrangler"), ["types"]],
+      [bin("tsc"), ["-p", "tsconfig.json"]],
+    ],
+  );
+  const queue = /^queue = "([^"]+)"/m.exec(config)[1];
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: join(dir, "dist"),
+    scriptPath: join(dir, "dist", "queue.js"),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(config)[1],
+    kvNamespaces: ["AWARDS"],
+    durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
+    queueConsumers: { [queue]: { maxRetries: 10 } },
+  });
+  try {
+    const worker = await mf.getWorker();
+    // 20 events; each sent three ways: its message redelivered, and the same
+    // event published again under a new message id with a later publishedAt.
+    const events = Array.from({ length: 20 }, (_, i) => ({
+      orderId: `order-${i}-${randomUUID().slice(0, 8)}`,
+      customerId: `c-${i % 3}`,
+      amountCents: 100 * (i + 1),
+    }));
+    const copy = (event, id, at) => ({
+      id,
+      timestamp: new Date(),
+      attempts: 1,
+      body: { ...event, publishedAt: new Date(Date.UTC(2026, 10, 25, 0, 0, at)).toISOString() },
+    });
+    const rounds = [0, 1, 2].map((round) =>
+      events.map((event, i) => copy(event, round === 2 ? `m-${i}-republished` : `m-${i}`, round)),
+    );
+    for (const messages of rounds) {
+      const result = await worker.queue(queue, messages);
+      assert.equal(result.outcome, "ok");
+      assert.deepEqual(
+        new Set(result.explicitAcks),
+        new Set(messages.map((m) => m.id)),
+        "every delivery is acknowledged by the wrapper itself",
+      );
+    }
+    const awards = await mf.getKVNamespace("AWARDS");
+    const keys = (await awards.list()).keys.map((k) => k.name);
+    const runs = new Map();
+    for (const key of keys) runs.set(key.split("/")[0], (runs.get(key.split("/")[0]) ?? 0) + 1);
+    assert.equal(keys.length, 20, `${keys.length} awards for 20 events delivered 3 times each`);
+    assert.deepEqual([...runs.values()], Array(20).fill(1));
+    assert.deepEqual(new Set(runs.keys()), new Set(events.map((e) => e.orderId)));
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test("the README's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
   const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's").replace(
     'main = "src/index.ts"',
@@ -711,6 +785,7 @@ test("every TypeScript block in the README is one the tests above compile and ru
   assert.deepEqual(firstLines.sort(), [
     "// src/app.ts",
     "// src/index.ts",
+    "// src/queue.ts",
     "// test/app.test.ts",
     "// vitest.config.ts",
   ]);

@@ -12,9 +12,11 @@
 // same). A duplicate parked here awaits no storage, so the input gate stays
 // open for other calls and the first attempt's `finish`.
 import { DurableObject } from "cloudflare:workers";
-import { CoordinatorCore } from "oncekey-worker-wasm";
+import { addCounts, CoordinatorCore } from "oncekey-worker-wasm";
 
 const RECORD = "record";
+/** A queue consumer's counters, in its own object (as the Rust host's class keeps them). */
+const COUNTS = "consumer-stats";
 
 export class IdempotencyCoordinator extends DurableObject {
   /** The core's state for this object: the record, the parked calls. */
@@ -88,6 +90,24 @@ export class IdempotencyCoordinator extends DurableObject {
     const storage = this.ctx.storage;
     const stored = (await storage.get(RECORD)) !== undefined;
     return Response.json({ calls: this.#calls, stored, alarm: await storage.getAlarm() });
+  }
+
+  /**
+   * A queue consumer's counters, in the object named
+   * `consumer-counters:<name>` (never a record's): adds `delta` (the
+   * encoded counts of a batch) when given, and answers the total. No await
+   * comes between the read and the write but the storage's own, so
+   * concurrent batches never lose a count.
+   */
+  async counters(delta) {
+    const storage = this.ctx.storage;
+    const stored = await storage.get(COUNTS);
+    const total = stored instanceof Uint8Array ? stored : undefined;
+    if (delta === undefined) return total;
+    const sum = addCounts(total, delta);
+    if (sum === undefined) throw new TypeError("oncekey: not a set of consumer counts");
+    await storage.put(COUNTS, sum);
+    return sum;
   }
 
   /** Reads the record into the core, the first time only. */

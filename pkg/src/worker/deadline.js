@@ -10,10 +10,13 @@ export function untilAborted(promise, signal) {
   });
 }
 
-/** `promise`, or a rejection once `ms` have passed. */
+/** What `within` rejects with once its time is up. */
+export class TimedOut extends Error {}
+
+/** `promise`, or a rejection (a `TimedOut`) once `ms` have passed. */
 export function within(promise, ms) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new TimedOut(`no answer within ${ms} ms`)), ms);
     promise.then(
       (value) => {
         clearTimeout(timer);

@@ -2,9 +2,11 @@
 // (tests/edge, `make test-edge-js`): `withIdempotency` from the npm package
 // protecting a JavaScript port of the embedded demo shop (shop.js, orders.js:
 // workers/demo/src/shop.rs and orders.rs), with the variables of
-// workers/demo/wrangler.toml. Built by `make build-demo-js` into
-// build/demo-js/. No queue consumer: the JavaScript host has none.
+// workers/demo/wrangler.toml, and the loyalty consumer (loyalty.js:
+// workers/demo/src/loyalty.rs) on `withQueueIdempotency`. Built by `make
+// build-demo-js` into build/demo-js/.
 import { IdempotencyCoordinator, withIdempotency } from "oncekey/worker";
+import { consume } from "./loyalty.js";
 import { serve } from "./shop.js";
 
 export { IdempotencyCoordinator };
@@ -12,4 +14,5 @@ export { Orders } from "./orders.js";
 
 export default {
   fetch: withIdempotency((request, env) => serve(request, env)),
+  queue: consume,
 };

@@ -5,9 +5,10 @@
 // nothing created), `drop` (created, then the handler throws: no answer, an
 // unknown outcome, as the Rust demo's OriginError::NoAnswer) and `error`
 // (created, then a 500).
-//
-// The JavaScript host has no queue consumer, so there is no loyalty flow:
-// no event is published and `/api/loyalty/…` is the origin's 404.
+// An order with a customer publishes `OrderPlaced` for the loyalty flow
+// (loyalty.js), which `GET /api/loyalty/…` and `/api/consumer/stats` read.
+
+import { publish, serveLoyalty } from "./loyalty.js";
 
 const MAX_DELAY_MS = 10_000;
 const PROBLEM_CONTENT_TYPE = "application/problem+json";
@@ -20,6 +21,9 @@ export async function serve(request, env) {
       if (request.method === "POST") return await create(request, env);
       if (request.method === "GET") return await list(request, env);
       return problem(405, "method-not-allowed", "Use GET or POST on /api/orders.");
+    }
+    if (request.method === "GET" && (path.startsWith("/api/loyalty/") || path === "/api/consumer/stats")) {
+      return await serveLoyalty(path, env);
     }
     return problem(404, "not-found", "No such route in the demo origin.");
   } catch (error) {
@@ -78,6 +82,7 @@ async function create(request, env) {
     body: JSON.stringify(order),
   });
   const created = await added.json();
+  await publish(env, created, fault);
   if (fault === "drop") throw new Dropped("Demo-Fault: drop");
   // The order exists but the answer is a 500: its outcome is unknown to the
   // caller, so the layer stores it rather than running it again.

@@ -1,0 +1,142 @@
+// Queue consumers (SPEC §11): each message's handler runs at most once per
+// event key while the key is remembered. Glue only, as src/edge/consumer.rs
+// is for the Rust host: every step — the key, `begin`, whether to run, the
+// handler's time limit, `finish`, ack or retry and the delay, the counts,
+// the log line — is the core's delivery exchange (`Delivery`); this file
+// performs what it asks, one message after another.
+import { Consumer, countsOf, DeliveryKind, HandlerEnd } from "oncekey-worker-wasm";
+import { TimedOut, within } from "./deadline.js";
+
+/** The coordinator object that keeps consumer `name`'s counters. */
+const countersObject = (name) => `consumer-counters:${name}`;
+
+const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A message body as bytes, as the Rust host reads one: a string as UTF-8,
+ * bytes as they are, anything else as its JSON text.
+ */
+function bodyBytes(body) {
+  if (typeof body === "string") return new TextEncoder().encode(body);
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  return new TextEncoder().encode(JSON.stringify(body) ?? "");
+}
+
+/**
+ * Wraps a queue `handler(message, env, ctx, run)` so that it runs at most
+ * once per event key; returns a `queue(batch, env, ctx)` handler. `run` is
+ * `{key, attempt, reclaimed}`. The wrapper acknowledges or retries every
+ * message itself: a handler that returns has done its work, one that
+ * throws is retried (with backoff), and it must not ack or retry the
+ * message itself.
+ */
+export function withQueueIdempotency(handler, options = {}) {
+  if (typeof handler !== "function") throw new TypeError("withQueueIdempotency: the handler must be a function");
+  const coordinator = options?.bindings?.coordinator ?? "IDEMPOTENCY_DO";
+  const metrics = options?.bindings?.metrics ?? "IDEMPOTENCY_METRICS";
+  const keyOf = typeof options?.key === "function" ? options.key : undefined;
+  // Variables are fixed for an isolate's life: the consumer is made once.
+  let consumer;
+  return async function queue(batch, env, ctx) {
+    consumer ??= new Consumer(options ?? {}, env ?? {}, batch.queue);
+    const namespace = env?.[coordinator];
+    for (const message of batch.messages) {
+      const key = keyOf === undefined ? undefined : String(keyOf(message));
+      const delivery = consumer.start(message.id, bodyBytes(message.body), message.timestamp.getTime(), key);
+      try {
+        await perform(delivery, { message, namespace, coordinator, handler, env, ctx });
+        consumer.count(delivery);
+      } finally {
+        delivery.free();
+      }
+    }
+    const counts = consumer.takeCounts();
+    if (counts !== undefined && namespace !== undefined) {
+      try {
+        await namespace.get(namespace.idFromName(countersObject(consumer.name))).counters(counts);
+      } catch (error) {
+        console.warn(`oncekey: consumer ${consumer.name} counters not saved: ${messageOf(error)}`);
+      }
+    }
+    // With a dataset bound, the batch's counts as one data point too.
+    const dataset = env?.[metrics];
+    if (dataset !== undefined) {
+      try {
+        dataset.writeDataPoint(consumer.dataPoint(counts ?? new Uint8Array(0)));
+      } catch (error) {
+        console.warn(`oncekey: consumer ${consumer.name} data point not written: ${messageOf(error)}`);
+      }
+    }
+  };
+}
+
+/** Performs one message's delivery until the core says it is done. */
+async function perform(delivery, { message, namespace, coordinator, handler, env, ctx }) {
+  for (let kind = delivery.kind; kind !== DeliveryKind.Done; ) {
+    switch (kind) {
+      case DeliveryKind.Store: {
+        let reply;
+        let error;
+        try {
+          if (namespace === undefined) throw new Error(`no Durable Object namespace bound as ${coordinator}`);
+          const stub = namespace.get(namespace.idFromName(delivery.record));
+          reply = await within(stub.call(delivery.call), delivery.timeoutMs);
+        } catch (failure) {
+          error = messageOf(failure);
+        }
+        kind = delivery.storeAnswered(reply, error, Date.now());
+        break;
+      }
+      case DeliveryKind.RunHandler: {
+        const run = delivery.run;
+        const timeoutMs = delivery.timeoutMs;
+        let end = HandlerEnd.Done;
+        let error;
+        try {
+          // Like the origin's, the handler's time limit is below the lease.
+          await within(
+            Promise.resolve().then(() => handler(message, env, ctx, run)),
+            timeoutMs,
+          );
+        } catch (failure) {
+          const timedOut = failure instanceof TimedOut;
+          end = timedOut ? HandlerEnd.StillRunning : HandlerEnd.Failed;
+          if (!timedOut) {
+            error = messageOf(failure);
+            console.error("oncekey: the queue handler threw; the message is retried", failure);
+          }
+        }
+        kind = delivery.handlerEnded(end, error);
+        break;
+      }
+      case DeliveryKind.Ack:
+        message.ack();
+        kind = delivery.settled();
+        break;
+      case DeliveryKind.Retry:
+        message.retry({ delaySeconds: delivery.delaySeconds });
+        kind = delivery.settled();
+        break;
+      case DeliveryKind.Log:
+        console.log(delivery.line);
+        kind = delivery.logged();
+        break;
+      default:
+        throw new Error(`oncekey: unknown delivery action ${kind}`);
+    }
+  }
+}
+
+/**
+ * The counters of the consumer named `name` (by default, its queue's name),
+ * summed over every batch and isolate: `{firstRuns, duplicatesSkipped,
+ * inFlightConflicts, releases, reclaims}`.
+ */
+export async function queueStats(env, name, options = {}) {
+  const coordinator = options?.bindings?.coordinator ?? "IDEMPOTENCY_DO";
+  const namespace = env?.[coordinator];
+  if (namespace === undefined) throw new Error(`oncekey: no Durable Object namespace bound as ${coordinator}`);
+  const counts = await namespace.get(namespace.idFromName(countersObject(name))).counters();
+  return countsOf(counts);
+}
