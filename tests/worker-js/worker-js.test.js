@@ -518,6 +518,30 @@ test("a missing or mistyped binding, and a typo'd IDEMPOTENCY_ variable: 500 mis
   );
 });
 
+test("queue consumer options are validated by the core: a bad or unknown one makes the batch throw, naming it; nothing runs", async () => {
+  const cases = [
+    ["bad-key", /option `key` must be/],
+    ["unknown-option", /unknown option `keyy`/],
+    ["bad-delay", /option `maxRetryDelaySeconds` must be a whole number of seconds from 1 to 43200/],
+    ["short-ttl", /option `ttlSeconds` \(IDEMPOTENCY_TTL_SECONDS/],
+  ];
+  const worker = await variants.mf.getWorker();
+  for (const [queue, named] of cases) {
+    const seen = variantLogs.length;
+    const result = await worker.queue(queue, [{ id: `m-${queue}`, timestamp: new Date(), attempts: 1, body: "{}" }]);
+    assert.notEqual(result.outcome, "ok", queue);
+    assert.deepEqual(result.explicitAcks ?? [], [], `${queue}: nothing acknowledged`);
+    // The runtime's log arrives on its own stream: wait for it a little.
+    for (let i = 0; i < 40 && !variantLogs.slice(seen).some((line) => named.test(line)); i++) await sleep(50);
+    assert.ok(
+      variantLogs.slice(seen).some((line) => named.test(line)),
+      `${queue}: the error names the option\n${variantLogs.slice(seen).join("\n")}`,
+    );
+  }
+  const res = await variants.fetch("/queue-handled");
+  assert.deepEqual(await res.json(), { handled: 0 });
+});
+
 test("tsc --noEmit: the app type-checks against the package's .d.ts, and a misuse does not", () => {
   const tsc = join(ROOT, "node_modules", ".bin", "tsc");
   execFileSync(tsc, ["-p", join(APP, "tsconfig.json")], { encoding: "utf8" });

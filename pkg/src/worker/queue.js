@@ -4,7 +4,7 @@
 // handler's time limit, `finish`, ack or retry and the delay, the counts,
 // the log line — is the core's delivery exchange (`Delivery`); this file
 // performs what it asks, one message after another.
-import { Consumer, countsOf, DeliveryKind, HandlerEnd } from "oncekey-worker-wasm";
+import { Consumer, countsOf, DeliveryKind, HandlerEnd, misconfiguredReply } from "oncekey-worker-wasm";
 import { TimedOut, within } from "./deadline.js";
 
 /** The coordinator object that keeps consumer `name`'s counters. */
@@ -39,7 +39,16 @@ export function withQueueIdempotency(handler, options = {}) {
   // Variables are fixed for an isolate's life: the consumer is made once.
   let consumer;
   return async function queue(batch, env, ctx) {
-    consumer ??= new Consumer(options ?? {}, env ?? {}, batch.queue);
+    if (consumer === undefined) {
+      try {
+        consumer = new Consumer(options ?? {}, env ?? {}, batch.queue);
+      } catch (error) {
+        // Named and logged as the HTTP layer logs it; the throw leaves the
+        // batch to the queue's retries, nothing having run.
+        console.error(misconfiguredReply(messageOf(error)).line);
+        throw error;
+      }
+    }
     const namespace = env?.[coordinator];
     for (const message of batch.messages) {
       const key = keyOf === undefined ? undefined : String(keyOf(message));

@@ -1,5 +1,11 @@
 // The same shop behind other options, one per path prefix.
-import { withIdempotency, IdempotencyCoordinator, type IdempotencyOptions } from "oncekey/worker";
+import {
+  IdempotencyCoordinator,
+  type IdempotencyOptions,
+  type QueueIdempotencyOptions,
+  withIdempotency,
+  withQueueIdempotency,
+} from "oncekey/worker";
 import { shop } from "./shop";
 
 export { IdempotencyCoordinator };
@@ -27,11 +33,47 @@ const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
   ["/", withIdempotency<VariantEnv>(shop, { required: true, bindings })],
 ];
 
+// Queue consumers with bad options, one per queue name: each batch throws,
+// naming the option, and no message is handled.
+let handled = 0;
+const consumers: Record<string, ReturnType<typeof withQueueIdempotency<VariantEnv>>> = {
+  "bad-key": withQueueIdempotency<VariantEnv>(
+    () => {
+      handled++;
+    },
+    { key: "content", bindings } as unknown as QueueIdempotencyOptions,
+  ),
+  "unknown-option": withQueueIdempotency<VariantEnv>(
+    () => {
+      handled++;
+    },
+    { keyy: "message-id", bindings } as unknown as QueueIdempotencyOptions,
+  ),
+  "bad-delay": withQueueIdempotency<VariantEnv>(
+    () => {
+      handled++;
+    },
+    { maxRetryDelaySeconds: 0, bindings },
+  ),
+  "short-ttl": withQueueIdempotency<VariantEnv>(
+    () => {
+      handled++;
+    },
+    { ttlSeconds: 5, bindings },
+  ),
+};
+
 export default {
   fetch(request, env, ctx) {
     const path = new URL(request.url).pathname;
+    if (path === "/queue-handled") return Response.json({ handled });
     const variant = variants.find(([prefix]) => path.startsWith(prefix));
     if (!variant) return new Response("no such variant", { status: 404 });
     return variant[1](request, env, ctx);
+  },
+  queue(batch, env, ctx) {
+    const consumer = consumers[batch.queue];
+    if (!consumer) throw new Error(`no consumer for ${batch.queue}`);
+    return consumer(batch, env, ctx);
   },
 } satisfies ExportedHandler<VariantEnv>;
