@@ -51,6 +51,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { COMPATIBILITY_DATE, WORKERS, defaultVars } from "../tests/edge/harness.mjs";
+import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // BENCH_RESULTS: write elsewhere (a trial run).
@@ -429,36 +430,6 @@ const ratioText = ({ all, low, high }) => `${f2(all)}× (rounds ${f2(low)}–${f
 // /proc's tick counts are too coarse for one request). "origin alone" is the
 // same fresh workerd with the origin worker only: the share of `mf.ready`
 // that is not the layer's, and the origin's own cold first request.
-
-/** The workerd process Miniflare spawned (a child of this process). */
-function workerdPid() {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const [comm, rest] = [
-        stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
-        stat.slice(stat.lastIndexOf(")") + 2),
-      ];
-      if (Number(rest.split(" ")[1]) === process.pid && comm.startsWith("workerd")) return Number(entry);
-    } catch {
-      // gone
-    }
-  }
-  throw new Error("no workerd child found");
-}
-/** CPU time of every live thread of `pid`, ms. */
-function threadsCpuMs(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // exited
-    }
-  }
-  return ns / 1e6;
-}
 
 async function coldSample(impl) {
   const workers =

@@ -9,12 +9,13 @@
 // round. CPU is workerd's, all threads, from /proc/<pid>/task/*/schedstat.
 // Writes the `queue` section of bench/RESULTS.md.
 import { randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, defaultVars, QUEUE, WORKERS } from "../tests/edge/harness.mjs";
+import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS = process.env.BENCH_RESULTS ?? join(ROOT, "bench", "RESULTS.md");
@@ -60,35 +61,6 @@ function demo(name, host) {
     },
     queueProducers: { ORDER_EVENTS: { queueName: `${QUEUE}-${name}` } },
   };
-}
-
-/** The workerd process Miniflare spawned (a child of this process). */
-function workerdPid() {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (parent === process.pid && comm.startsWith("workerd")) return Number(entry);
-    } catch {
-      // gone
-    }
-  }
-  throw new Error("no workerd child found");
-}
-
-/** CPU time of every live thread of `pid`, ms. */
-function threadsCpuMs(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // exited
-    }
-  }
-  return ns / 1e6;
 }
 
 const shuffle = (list) =>

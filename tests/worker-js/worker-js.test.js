@@ -609,6 +609,27 @@ function readmeProject(name, files, steps = []) {
   return dir;
 }
 
+/** What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types. */
+const STRICT_TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    target: "es2022",
+    module: "es2022",
+    moduleResolution: "bundler",
+    lib: ["es2022"],
+    types: ["./worker-configuration.d.ts"],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+  },
+  include: ["src/**/*.ts"],
+});
+
+/** The README project steps of a TypeScript worker: its runtime types, then strict `tsc`. */
+const TYPE_CHECK = [
+  [join(ROOT, "node_modules", ".bin", "wrangler"), ["types"]],
+  [join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"]],
+];
+
 /** A README project's bundle in workerd, with the coordinator and KV its `config` binds, and `bindings`. */
 function startBundle(dir, config, bindings = {}) {
   const flags = /^compatibility_flags = (\[[^\]]*\])/m.exec(config)?.[1];
@@ -628,28 +649,10 @@ function startBundle(dir, config, bindings = {}) {
 test("the README's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
   const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's");
   assert.match(config, /^compatibility_flags = \["enable_request_signal"\]/m, "the example learns of disconnects");
-  // What `npm create cloudflare` gives a TypeScript worker: strict, the runtime's types.
-  const tsconfig = JSON.stringify({
-    compilerOptions: {
-      target: "es2022",
-      module: "es2022",
-      moduleResolution: "bundler",
-      lib: ["es2022"],
-      types: ["./worker-configuration.d.ts"],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: false,
-    },
-    include: ["src/**/*.ts"],
-  });
-  const bin = (name) => join(ROOT, "node_modules", ".bin", name);
   const dir = readmeProject(
     "my-worker",
-    { "src/index.ts": readmeBlock("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": tsconfig },
-    [
-      [bin("wrangler"), ["types"]],
-      [bin("tsc"), ["-p", "tsconfig.json"]],
-    ],
+    { "src/index.ts": readmeBlock("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
+    TYPE_CHECK,
   );
   const mf = startBundle(dir, config);
   try {
@@ -675,27 +678,10 @@ test("the README's oncekey/worker example: its two files as written, with the pa
 
 test("the README's queue consumer: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler, and run 20 events delivered 3 times each in workerd: each runs once", async () => {
   const config = readmeBlock("toml", "# wrangler.toml — a queue consumer");
-  const tsconfig = JSON.stringify({
-    compilerOptions: {
-      target: "es2022",
-      module: "es2022",
-      moduleResolution: "bundler",
-      lib: ["es2022"],
-      types: ["./worker-configuration.d.ts"],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: false,
-    },
-    include: ["src/**/*.ts"],
-  });
-  const bin = (name) => join(ROOT, "node_modules", ".bin", name);
   const dir = readmeProject(
     "my-consumer",
-    { "src/queue.ts": readmeBlock("ts", "// src/queue.ts"), "wrangler.toml": config, "tsconfig.json": tsconfig },
-    [
-      [bin("wrangler"), ["types"]],
-      [bin("tsc"), ["-p", "tsconfig.json"]],
-    ],
+    { "src/queue.ts": readmeBlock("ts", "// src/queue.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
+    TYPE_CHECK,
   );
   const queue = /^queue = "([^"]+)"/m.exec(config)[1];
   const mf = new Miniflare({
