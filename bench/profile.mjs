@@ -7,6 +7,7 @@
 // the functions with the most inclusive time per request.
 //
 //   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000
+//   node bench/profile.mjs cold      # a fresh isolate's first request (a new key) alone
 //   PROFILE_SHOW=writeKv,storeCall   # also these functions' inclusive time
 //
 // PROFILE_BUILD picks the worker (the isolate holds its Durable Object
@@ -28,7 +29,9 @@ import { Miniflare } from "miniflare";
 import WebSocket from "ws";
 
 const PATH = process.argv[2] ?? "first";
-const N = Number(process.env.PROFILE_REQUESTS ?? 1000);
+// A cold profile is one request: the isolate's first, on a new key.
+const COLD = PATH === "cold";
+const N = COLD ? 1 : Number(process.env.PROFILE_REQUESTS ?? 1000);
 const BUILD = (process.env.PROFILE_BUILD ?? "build/demo").replace(/\/$/, "");
 const DEMO = BUILD.endsWith("demo");
 // A peer's bundle (a .js file, e.g. build/bench/do-only.js from `make bench-peers`):
@@ -119,11 +122,11 @@ const post = async (item, key) => {
 };
 const items = Array.from({ length: 16 }, (_, i) => `profile-${i}-${randomUUID().slice(0, 6)}`);
 const replayKeys = Array.from({ length: 50 }, () => randomUUID());
-for (const key of replayKeys) await post("profile-replay", key);
+if (!COLD) for (const key of replayKeys) await post("profile-replay", key);
 const request = (i) =>
   PATH === "replay"
     ? post("profile-replay", replayKeys[i % 50])
-    : post(items[i % items.length], PATH === "first" ? randomUUID() : null);
+    : post(items[i % items.length], PATH === "first" || COLD ? randomUUID() : null);
 const load = async (count) => {
   let next = 0;
   await Promise.all(
@@ -132,7 +135,7 @@ const load = async (count) => {
     }),
   );
 };
-await load(200);
+if (!COLD) await load(200);
 
 const targets = await (await fetch(`http://127.0.0.1:${PORT}/json`)).json();
 const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith("core:user:oncekey"));
@@ -151,7 +154,7 @@ const send = (method, params = {}) =>
     ws.send(JSON.stringify({ id, method, params }));
   });
 await send("Profiler.enable");
-await send("Profiler.setSamplingInterval", { interval: 100 });
+await send("Profiler.setSamplingInterval", { interval: COLD ? 25 : 100 });
 await send("Profiler.start");
 await load(N);
 const { result } = await send("Profiler.stop");
