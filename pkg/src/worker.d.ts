@@ -203,6 +203,13 @@ export interface IdempotencyOptions {
    */
   corsOrigins?: string[] | string;
   /**
+   * Allowed callers may send credentials (cookies): the layer's CORS answers
+   * and preflights carry `Access-Control-Allow-Credentials: true`, always with
+   * the caller's own origin, never `*`. `IDEMPOTENCY_CORS_CREDENTIALS`.
+   * @defaultValue `false`
+   */
+  corsCredentials?: boolean;
+  /**
    * The bearer token of the admin paths, `GET /.well-known/oncekey/records/{record}`
    * (a record's state) and `POST …/{record}/release` (release its attempt
    * in flight). Keep it a secret (`npx wrangler secret put

@@ -98,6 +98,11 @@ pub struct Config {
     pub fail_open: bool,
     /// `IDEMPOTENCY_CORS_ORIGINS`: allowed cross-origin callers (`*` allowed).
     pub cors_origins: Vec<String>,
+    /// `IDEMPOTENCY_CORS_CREDENTIALS`: allowed callers may send credentials
+    /// (cookies): the layer's CORS answers carry
+    /// `Access-Control-Allow-Credentials: true`, always with the caller's
+    /// own origin, never a wildcard.
+    pub cors_credentials: bool,
     /// `IDEMPOTENCY_ADMIN_TOKEN` (a secret): the bearer token of the admin
     /// paths (SPEC §12). Unset or empty, there are none: those paths go to
     /// the origin like any other.
@@ -115,7 +120,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 19] = [
+pub const VARIABLES: [&str; 20] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -134,6 +139,7 @@ pub const VARIABLES: [&str; 19] = [
     "IDEMPOTENCY_STORE_TIMEOUT_MS",
     "IDEMPOTENCY_FAIL_OPEN",
     "IDEMPOTENCY_CORS_ORIGINS",
+    "IDEMPOTENCY_CORS_CREDENTIALS",
     "IDEMPOTENCY_ADMIN_TOKEN",
 ];
 
@@ -303,6 +309,7 @@ impl Config {
             store_timeout_ms,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
+            cors_credentials: vars.flag("IDEMPOTENCY_CORS_CREDENTIALS", false)?,
             admin_token: vars.admin_token()?,
         })
     }

@@ -2,10 +2,9 @@
 
 /// Headers that are never stored: hop-by-hop headers (RFC 9110 §7.6.1),
 /// `set-cookie` (a replay must not hand one caller's session to a retry)
-/// and the framing headers the runtime recomputes. Nor is any
-/// `access-control-*` header ([`CORS_PREFIX`]): CORS is answered for the
-/// caller at hand, and a replay to a second allowed origin must not carry
-/// the first one's `Access-Control-Allow-Origin`.
+/// and the framing headers the runtime recomputes. The origin's
+/// `access-control-*` headers are stored with the `Origin` they answered
+/// ([`CORS_ORIGIN`]) and replayed to that `Origin` only (SPEC §3).
 const NOT_STORED: &[&str] = &[
     "connection",
     "content-length",
@@ -20,8 +19,13 @@ const NOT_STORED: &[&str] = &[
     "upgrade",
 ];
 
-/// The prefix of the CORS response headers, never stored.
-const CORS_PREFIX: &str = "access-control-";
+/// The prefix of the CORS response headers.
+pub(crate) const CORS_PREFIX: &str = "access-control-";
+
+/// The stored header that holds the `Origin` of the request whose answer
+/// carried CORS headers (empty: it had none). A colon cannot begin a field
+/// name, so no origin's header is ever mistaken for it; it is never sent.
+pub(crate) const CORS_ORIGIN: &str = ":cors-origin";
 
 /// A response as kept in a `Completed` record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +43,8 @@ pub struct StoredResponse {
 impl StoredResponse {
     /// Captures an origin answer for storage: drops the headers that are
     /// never stored (and any named in `Connection`), and keeps the body only
-    /// if it is at most `max_body_bytes` long.
+    /// if it is at most `max_body_bytes` long. Its CORS headers are kept
+    /// with `origin`, the request's `Origin` ([`StoredResponse::headers_for`]).
     ///
     /// ```
     /// use oncekey::core::StoredResponse;
@@ -48,11 +53,18 @@ impl StoredResponse {
     ///     vec![("Content-Type".into(), "application/json".into()), ("Set-Cookie".into(), "s=1".into())],
     ///     b"{}".to_vec(),
     ///     1024,
+    ///     None,
     /// );
     /// assert_eq!(r.headers, vec![("content-type".to_string(), "application/json".to_string())]);
     /// assert_eq!(r.body.as_deref(), Some(&b"{}"[..]));
     /// ```
-    pub fn capture(status: u16, headers: Vec<(String, String)>, body: Vec<u8>, max_body_bytes: usize) -> Self {
+    pub fn capture(
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        max_body_bytes: usize,
+        origin: Option<&str>,
+    ) -> Self {
         let named_in_connection: Vec<String> = headers
             .iter()
             .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
@@ -62,13 +74,40 @@ impl StoredResponse {
             .into_iter()
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
             .filter(|(name, _)| {
-                !NOT_STORED.contains(&name.as_str())
-                    && !named_in_connection.contains(name)
-                    && !name.starts_with(CORS_PREFIX)
+                !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name) && name != CORS_ORIGIN
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut headers = headers;
+        if headers.iter().any(|(name, _)| name.starts_with(CORS_PREFIX)) {
+            headers.push((CORS_ORIGIN.to_owned(), origin.unwrap_or_default().to_owned()));
+        }
         let body = (body.len() <= max_body_bytes).then_some(body);
         Self { status, headers, body }
+    }
+
+    /// The stored headers as a replay to a request from `origin` (its
+    /// `Origin`, if any) carries them: the origin's CORS headers only when
+    /// that is the `Origin` they answered, so a browser's retry reads its
+    /// replay as it read the first answer and no other site gets the first
+    /// caller's permission. A record stored before CORS headers were kept
+    /// has none, and replays as it always did.
+    ///
+    /// ```
+    /// use oncekey::core::StoredResponse;
+    /// let cors = vec![("access-control-allow-origin".into(), "https://a.example".into())];
+    /// let r = StoredResponse::capture(201, cors, vec![], 1024, Some("https://a.example"));
+    /// assert_eq!(r.headers_for(Some("https://a.example")).len(), 1);
+    /// assert!(r.headers_for(Some("https://b.example")).is_empty());
+    /// assert!(r.headers_for(None).is_empty());
+    /// ```
+    pub fn headers_for(&self, origin: Option<&str>) -> Vec<(String, String)> {
+        let answered = self.headers.iter().find(|(name, _)| name == CORS_ORIGIN).map(|(_, value)| value.as_str());
+        let same = answered == Some(origin.unwrap_or_default());
+        self.headers
+            .iter()
+            .filter(|(name, _)| name != CORS_ORIGIN && (same || !name.starts_with(CORS_PREFIX)))
+            .cloned()
+            .collect()
     }
 
     /// Whether the body was too large to keep.
@@ -131,16 +170,48 @@ mod tests {
             ]),
             b"ok".to_vec(),
             10,
+            Some("https://a.example"),
         );
-        assert_eq!(r.headers, h(&[("content-type", "text/plain"), ("location", "/orders/1")]));
+        let cors = [
+            ("access-control-allow-origin", "https://a.example"),
+            ("access-control-expose-headers", "Location"),
+            ("access-control-allow-credentials", "true"),
+        ];
+        let mut kept = h(&[("content-type", "text/plain"), ("location", "/orders/1")]);
+        kept.splice(2..2, h(&cors));
+        kept.push((CORS_ORIGIN.into(), "https://a.example".into()));
+        assert_eq!(r.headers, kept, "CORS kept, with the Origin it answered");
+    }
+
+    #[test]
+    fn cors_headers_replay_to_the_origin_they_answered_only() {
+        let cors = h(&[("Vary", "Origin"), ("Access-Control-Allow-Origin", "https://a.example")]);
+        let from_a = StoredResponse::capture(201, cors.clone(), vec![], 10, Some("https://a.example"));
+        let vary = h(&[("vary", "Origin")]);
+        assert_eq!(
+            from_a.headers_for(Some("https://a.example")),
+            h(&[("vary", "Origin"), ("access-control-allow-origin", "https://a.example")])
+        );
+        assert_eq!(from_a.headers_for(Some("https://b.example")), vary);
+        assert_eq!(from_a.headers_for(None), vary, "a caller with no Origin");
+        // Answered to a request with no Origin (a wildcard, say): replayed to such requests only.
+        let no_origin = StoredResponse::capture(201, h(&[("access-control-allow-origin", "*")]), vec![], 10, None);
+        assert_eq!(no_origin.headers_for(None), h(&[("access-control-allow-origin", "*")]));
+        assert!(no_origin.headers_for(Some("https://a.example")).is_empty());
+        // A header named like the marker from the origin is not stored.
+        let forged = StoredResponse::capture(201, h(&[(CORS_ORIGIN, "https://b.example")]), vec![], 10, None);
+        assert!(forged.headers.is_empty());
+        // A record stored before CORS was kept: no marker, no CORS, replayed as before.
+        let old = StoredResponse { status: 201, headers: h(&[("location", "/o/1")]), body: None };
+        assert_eq!(old.headers_for(Some("https://a.example")), h(&[("location", "/o/1")]));
     }
 
     #[test]
     fn body_limit_is_inclusive() {
-        let kept = StoredResponse::capture(200, vec![], vec![0; 10], 10);
+        let kept = StoredResponse::capture(200, vec![], vec![0; 10], 10, None);
         assert_eq!(kept.body, Some(vec![0; 10]));
         assert!(!kept.body_omitted());
-        let big = StoredResponse::capture(200, vec![], vec![0; 11], 10);
+        let big = StoredResponse::capture(200, vec![], vec![0; 11], 10, None);
         assert!(big.body_omitted());
         assert_eq!(big.status, 200);
     }

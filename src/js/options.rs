@@ -7,7 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::Config;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 19] = [
+const OPTIONS: [(&str, &str); 20] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -26,6 +26,7 @@ const OPTIONS: [(&str, &str); 19] = [
     ("storeTimeoutMs", "IDEMPOTENCY_STORE_TIMEOUT_MS"),
     ("failOpen", "IDEMPOTENCY_FAIL_OPEN"),
     ("corsOrigins", "IDEMPOTENCY_CORS_ORIGINS"),
+    ("corsCredentials", "IDEMPOTENCY_CORS_CREDENTIALS"),
     ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
 ];
 

@@ -1,7 +1,10 @@
 // CORS preflights over a raw socket, with request-header names no browser
 // would send: the answer allows only names that can be headers (RFC 9110
-// tokens), as sent, and never echoes other bytes back.
+// tokens), as sent, and never echoes other bytes back. Then the CORS a
+// replay carries (SPEC §3, §5): an API's own, kept with the Origin it
+// answered; the layer's, with credentials.
 import assert from "node:assert/strict";
+import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import { start } from "./harness.mjs";
 import { rawRequest } from "./rawhttp.mjs";
@@ -153,5 +156,108 @@ describe("CORS headers of an origin that does its own (the production proxy)", (
       "allowed for the caller at hand, not the first one",
     );
     assert.equal(replay.headers.get("location"), "/orders/1");
+  });
+});
+
+describe("an API that answers CORS itself, IDEMPOTENCY_CORS_ORIGINS unset (the usual setup)", () => {
+  const A = "https://shop.example";
+  const B = "https://evil.example";
+  let api;
+  let proxy;
+  const runs = new Map();
+  before(async () => {
+    // A real Node API, doing CORS as such APIs do: the caller's Origin
+    // echoed, Location exposed, Vary: Origin.
+    api = http.createServer((req, res) => {
+      const cors = {
+        "access-control-allow-origin": req.headers.origin ?? "*",
+        "access-control-expose-headers": "Location",
+        vary: "Origin",
+      };
+      req.resume();
+      req.on("end", () => {
+        const key = req.headers["idempotency-key"];
+        runs.set(key, (runs.get(key) ?? 0) + 1);
+        res.writeHead(201, { ...cors, "content-type": "application/json", location: "/orders/1" });
+        res.end('{"orderId":"o1"}');
+      });
+    });
+    await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({ worker: "proxy", vars: { ORIGIN_URL: `http://127.0.0.1:${api.address().port}` } });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    api?.close();
+  });
+
+  const send = (key, origin) =>
+    proxy.fetch("/v1/orders", {
+      method: "POST",
+      headers: { ...(origin ? { origin } : {}), "content-type": "application/json", "idempotency-key": key },
+      body: "{}",
+    });
+
+  test("the replay to the same Origin carries the API's CORS, so a browser can read it; the API ran once", async () => {
+    const key = crypto.randomUUID();
+    const first = await send(key, A);
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get("access-control-allow-origin"), A);
+    for (let i = 0; i < 3; i++) {
+      const replay = await send(key, A);
+      assert.equal(replay.headers.get("idempotent-replayed"), "true");
+      assert.equal(replay.headers.get("access-control-allow-origin"), A, "readable by the page that sent it");
+      assert.equal(replay.headers.get("access-control-expose-headers"), "Location");
+      assert.equal(replay.headers.get("location"), "/orders/1");
+      assert.deepEqual(await replay.json(), { orderId: "o1" });
+    }
+    assert.equal(runs.get(key), 1);
+  });
+
+  test("a replay to another Origin, or to a caller with none, carries no CORS at all", async () => {
+    const key = crypto.randomUUID();
+    assert.equal((await send(key, A)).status, 201);
+    for (const origin of [B, undefined]) {
+      const replay = await send(key, origin);
+      assert.equal(replay.headers.get("idempotent-replayed"), "true", `${origin}`);
+      const cors = [...replay.headers.keys()].filter((name) => name.startsWith("access-control-"));
+      assert.deepEqual(cors, [], `${origin}: no other site gets the first caller's permission`);
+      assert.ok(![...replay.headers.keys()].some((name) => name.startsWith(":")), "the stored marker is never sent");
+    }
+    assert.equal(runs.get(key), 1);
+  });
+});
+
+describe("IDEMPOTENCY_CORS_CREDENTIALS=true", () => {
+  const A = "https://app.example";
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: "*", IDEMPOTENCY_CORS_CREDENTIALS: "true" } });
+  });
+  after(() => worker?.dispose());
+
+  test("preflights, first answers and replays allow credentials, for the caller's own origin", async () => {
+    const preflight = await worker.fetch("/api/orders", {
+      method: "OPTIONS",
+      headers: {
+        origin: A,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "idempotency-key",
+      },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get("access-control-allow-credentials"), "true");
+    assert.equal(preflight.headers.get("access-control-allow-origin"), A);
+    const key = crypto.randomUUID();
+    const post = () =>
+      worker.fetch("/api/orders", {
+        method: "POST",
+        headers: { origin: A, "content-type": "application/json", "idempotency-key": key, cookie: "session=1" },
+        body: JSON.stringify({ item: "tea", quantity: 1, amountCents: 500 }),
+      });
+    for (const res of [await post(), await post()]) {
+      assert.equal(res.headers.get("access-control-allow-credentials"), "true");
+      assert.equal(res.headers.get("access-control-allow-origin"), A, "never `*` with credentials");
+      await res.arrayBuffer();
+    }
   });
 });

@@ -41,6 +41,9 @@ const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 pub struct Exchange {
     config: Rc<Config>,
+    /// The request's `Origin`, if any: a stored answer's CORS headers are
+    /// kept with it and replayed to it only (SPEC §3).
+    origin: Option<String>,
     /// The allowed cross-origin caller of this request, if any.
     cors: Option<String>,
     log: DecisionLog,
@@ -122,6 +125,7 @@ impl Exchange {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
         let mut exchange = Self {
             config,
+            origin: head.origin.clone(),
             cors,
             log: DecisionLog::default(),
             timing: Timing::default(),
@@ -436,12 +440,12 @@ impl Exchange {
         let (outcome, reply) = match result {
             OriginResult::Answered { status, headers, body } => {
                 let max = self.config.max_response_bytes;
-                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max);
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, self.origin.as_deref());
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
                 (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Bytes(body) })
             }
             OriginResult::Streaming { status, headers } => {
-                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0);
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0, self.origin.as_deref());
                 let stored = StoredResponse { body: None, ..stored };
                 (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Origin })
             }
@@ -477,7 +481,7 @@ impl Exchange {
         // duplicate arriving in between waits in the object for it). The
         // log line and data point wait for `finish`, to say how it ended.
         self.timing.finish_after_answer = true;
-        let reply = reply.decorated(&self.timing, self.cors.as_deref());
+        let reply = reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials);
         self.log.status = reply.status;
         self.stage = Stage::Finishing(finishing);
         Action::Respond(reply)
@@ -619,7 +623,7 @@ impl Exchange {
     fn replay(&mut self, completed: &Completed) -> Action {
         self.log.outcome = Verdict::Replay;
         self.log.attempt = Some(completed.attempt);
-        self.respond(Reply::replay(completed))
+        self.respond(Reply::replay(completed, self.origin.as_deref()))
     }
 
     /// One of the layer's own errors.
@@ -662,7 +666,7 @@ impl Exchange {
         let reply = if self.log.outcome == Verdict::Preflight {
             reply
         } else {
-            reply.decorated(&self.timing, self.cors.as_deref())
+            reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials)
         };
         self.log.status = reply.status;
         self.stage = Stage::Answered;

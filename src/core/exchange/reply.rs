@@ -64,11 +64,13 @@ impl Reply {
         Self { status, headers, body: ReplyBody::Bytes(body.into_bytes()) }
     }
 
-    /// A stored answer replayed: its status, headers and body (or an empty
-    /// body and `Idempotent-Body-Omitted: true`), marked as a replay.
-    pub fn replay(completed: &Completed) -> Self {
+    /// A stored answer replayed to a request from `origin` (its `Origin`):
+    /// its status, headers (the origin's CORS only to the `Origin` they
+    /// answered) and body (or an empty body and `Idempotent-Body-Omitted:
+    /// true`), marked as a replay.
+    pub fn replay(completed: &Completed, origin: Option<&str>) -> Self {
         let response = &completed.response;
-        let mut headers = response.headers.clone();
+        let mut headers = response.headers_for(origin);
         set(&mut headers, "idempotent-replayed", "true");
         set(&mut headers, "cache-control", "no-store");
         if response.body_omitted() {
@@ -82,6 +84,7 @@ impl Reply {
 
     /// The answer to an allowed CORS preflight for a covered request.
     pub fn preflight(config: &Config, origin: &str, requested_headers: Option<&str>) -> Self {
+        let credentials = config.cors_credentials.then(|| ("access-control-allow-credentials", "true".to_owned()));
         let mut methods = config.methods.clone();
         methods.extend(["GET", "HEAD", "OPTIONS"].map(String::from));
         let headers = [
@@ -92,7 +95,7 @@ impl Reply {
             ("access-control-max-age", "600".to_owned()),
             ("cache-control", "no-store".to_owned()),
         ];
-        let headers = headers.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
+        let headers = headers.into_iter().chain(credentials).map(|(name, value)| (name.to_owned(), value)).collect();
         Self { status: 204, headers, body: ReplyBody::Bytes(Vec::new()) }
     }
 
@@ -100,8 +103,10 @@ impl Reply {
     /// tiers' `Server-Timing`, and for an allowed cross-origin caller its
     /// `Access-Control-Allow-Origin` (unless the answer has one) and the
     /// layer's headers in `Access-Control-Expose-Headers`, merged with what
-    /// the origin exposes (a 201's `Location` stays readable).
-    pub(crate) fn decorated(mut self, timing: &Timing, cors: Option<&str>) -> Self {
+    /// the origin exposes (a 201's `Location` stays readable); with
+    /// `credentials` (`IDEMPOTENCY_CORS_CREDENTIALS`),
+    /// `Access-Control-Allow-Credentials: true`.
+    pub(crate) fn decorated(mut self, timing: &Timing, cors: Option<&str>, credentials: bool) -> Self {
         if let Some(value) = timing.header_value() {
             self.headers.push(("server-timing".to_owned(), value));
         }
@@ -109,6 +114,9 @@ impl Reply {
             if !has(&self.headers, "access-control-allow-origin") {
                 self.headers.push(("access-control-allow-origin".to_owned(), origin.to_owned()));
                 self.headers.push(("vary".to_owned(), "Origin".to_owned()));
+            }
+            if credentials {
+                set(&mut self.headers, "access-control-allow-credentials", "true");
             }
             let exposed = merge_exposed(&self.headers);
             set(&mut self.headers, "access-control-expose-headers", &exposed);
@@ -182,12 +190,12 @@ mod tests {
             expires_at: 9,
         };
         let names = |reply: &Reply| reply.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
-        let omitted = Reply::replay(&stored(None));
+        let omitted = Reply::replay(&stored(None), None);
         assert_eq!(
             names(&omitted),
             ["content-type", "location", "idempotent-replayed", "cache-control", "idempotent-body-omitted"]
         );
-        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())));
+        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())), None);
         assert!(
             ["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())),
             "kept with the body"

@@ -588,6 +588,57 @@ fn the_origin_s_exposed_headers_are_kept_and_its_cors_headers_never_replayed() {
 }
 
 #[test]
+fn an_api_s_own_cors_is_replayed_to_the_origin_it_answered_and_no_other() {
+    // IDEMPOTENCY_CORS_ORIGINS unset: the API answers CORS itself (SPEC §3).
+    let mut world = World::new(&[]);
+    world.origin = Box::new(|_| OriginResult::Answered {
+        status: 201,
+        headers: vec![
+            ("location".into(), "/orders/1".into()),
+            ("access-control-allow-origin".into(), "https://shop.example".into()),
+            ("access-control-expose-headers".into(), "Location".into()),
+            ("vary".into(), "Origin".into()),
+        ],
+        body: b"{}".to_vec(),
+    });
+    let from = |origin: Option<&str>| RequestHead { origin: origin.map(Into::into), ..keyed("k1") };
+    let first = world.run(from(Some("https://shop.example")), order());
+    assert_eq!(header(&first.reply, "access-control-allow-origin"), Some("https://shop.example"));
+    let replay = world.run(from(Some("https://shop.example")), order());
+    assert_eq!(header(&replay.reply, "idempotent-replayed"), Some("true"));
+    assert_eq!(header(&replay.reply, "access-control-allow-origin"), Some("https://shop.example"), "readable again");
+    assert_eq!(header(&replay.reply, "access-control-expose-headers"), Some("Location"));
+    assert!(replay.reply.headers.iter().all(|(n, _)| !n.starts_with(':')), "the marker is never sent");
+    for stranger in [Some("https://evil.example"), None] {
+        let other = world.run(from(stranger), order());
+        assert_eq!(header(&other.reply, "idempotent-replayed"), Some("true"), "{stranger:?}");
+        assert!(
+            other.reply.headers.iter().all(|(n, _)| !n.starts_with("access-control-")),
+            "{stranger:?}: no one else gets the first caller's permission"
+        );
+        assert_eq!(header(&other.reply, "location"), Some("/orders/1"));
+    }
+}
+
+#[test]
+fn credentialed_callers_get_allow_credentials_with_their_own_origin() {
+    let vars = [("IDEMPOTENCY_CORS_ORIGINS", "*"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")];
+    let mut world = World::new(&vars);
+    let from = RequestHead { origin: Some("https://app.example".into()), ..keyed("k1") };
+    for run in [world.run(from.clone(), order()), world.run(from.clone(), order())] {
+        assert_eq!(header(&run.reply, "access-control-allow-origin"), Some("https://app.example"), "never `*`");
+        assert_eq!(header(&run.reply, "access-control-allow-credentials"), Some("true"));
+    }
+    let preflight = RequestHead { method: "OPTIONS".into(), key: None, preflight_method: Some("POST".into()), ..from };
+    let answered = world.run(preflight, BodyRead::Incomplete);
+    assert_eq!(header(&answered.reply, "access-control-allow-credentials"), Some("true"));
+    assert_eq!(header(&answered.reply, "access-control-allow-origin"), Some("https://app.example"));
+    let without = World::new(&[("IDEMPOTENCY_CORS_ORIGINS", "*")])
+        .run(RequestHead { origin: Some("https://app.example".into()), ..keyed("k2") }, order());
+    assert_eq!(header(&without.reply, "access-control-allow-credentials"), None);
+}
+
+#[test]
 fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let world = World::new(&[]);
     let (mut duplicate, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
