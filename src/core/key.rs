@@ -156,6 +156,16 @@ mod tests {
     }
 
     #[test]
+    fn firefox_s_automatic_key_is_a_quoted_number_and_accepted() {
+        // Firefox (network.http.idempotencyKey.enabled) adds, to a POST or
+        // PATCH that has none, `"<u64 in decimal>"`: an sf-string of digits.
+        for sent in ["\"0\"", "\"9812762323548309112\"", "\"18446744073709551615\""] {
+            let key = IdempotencyKey::parse(sent).unwrap();
+            assert_eq!(format!("\"{}\"", key.as_str()), sent);
+        }
+    }
+
+    #[test]
     fn length_limits() {
         assert!(IdempotencyKey::parse(&"k".repeat(255)).is_ok());
         assert_eq!(IdempotencyKey::parse(&"k".repeat(256)), Err(KeyError::TooLong(256)));
