@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use super::options::{CONSUMER_OPTIONS, config_of};
-use super::values::Object;
+use super::values::{Object, point_object};
 use crate::core::{
     ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, Message,
 };
@@ -103,12 +103,7 @@ impl JsConsumer {
     /// `IDEMPOTENCY_METRICS` (`counts`: what `takeCounts` gave).
     #[wasm_bindgen(js_name = dataPoint)]
     pub fn data_point(&self, counts: &[u8]) -> JsValue {
-        let point = ConsumerStats::decode(counts).unwrap_or_default().data_point(&self.config.name);
-        Object::empty()
-            .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
-            .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
-            .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
-            .done()
+        point_object(&ConsumerStats::decode(counts).unwrap_or_default().data_point(&self.config.name))
     }
 
     /// The batch's counts (encoded), reset; undefined when nothing was

@@ -6,7 +6,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::values::{Object, header_pairs, joined};
+use super::values::{header_pairs, joined, point_object};
 use crate::core::{
     Action, AnswerRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
     copy_ttl_secs,
@@ -179,11 +179,7 @@ impl JsExchange {
     #[wasm_bindgen(getter)]
     pub fn point(&self) -> JsValue {
         let Pending::Metric(point) = &self.pending else { return JsValue::UNDEFINED };
-        Object::empty()
-            .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
-            .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
-            .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
-            .done()
+        point_object(point)
     }
 
     /// `readBody`: whether the body may be read in one call (its declared

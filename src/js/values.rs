@@ -3,7 +3,7 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::{Reply, ReplyBody};
+use crate::core::{DataPoint, Reply, ReplyBody};
 
 /// An object being built, field by field.
 pub(crate) struct Object(js_sys::Object);
@@ -86,4 +86,14 @@ pub(crate) fn respond(reply: &Reply) -> JsValue {
         ReplyBody::Origin => object.set("body", JsValue::NULL),
     }
     .done()
+}
+
+/// An Analytics Engine data point as `writeDataPoint` takes it:
+/// `{blobs, doubles, indexes}`.
+pub(crate) fn point_object(point: &DataPoint) -> JsValue {
+    Object::empty()
+        .set("blobs", point.blobs.iter().map(JsValue::from).collect::<js_sys::Array>())
+        .set("doubles", point.doubles.iter().map(|&n| JsValue::from_f64(n)).collect::<js_sys::Array>())
+        .set("indexes", point.indexes.iter().map(JsValue::from).collect::<js_sys::Array>())
+        .done()
 }
