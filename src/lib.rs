@@ -26,3 +26,5 @@ pub mod edge;
 pub mod browser;
 #[cfg(all(feature = "js", target_arch = "wasm32"))]
 pub mod js;
+#[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
+mod message_body;

@@ -25,7 +25,6 @@ use std::fmt::Display;
 use std::future::Future;
 use std::rc::Rc;
 
-use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{
     Env, MessageBatch, MessageExt, Method, QueueRetryOptionsBuilder, RawMessage, Request, RequestInit, js_sys,
 };
@@ -204,7 +203,7 @@ impl Consumer {
         E: Display,
     {
         let id = message.id();
-        let body = body_bytes(&message.body());
+        let body = crate::message_body::message_body_bytes(&message.body());
         let custom_key = self.key_fn.as_ref().map(|key_fn| key_fn(&id, &body));
         let message_info = Message { id, body, timestamp_ms: message.timestamp().as_millis() };
         let (mut delivery, mut action) = DeliveryExchange::start(&self.config, message_info, custom_key);
@@ -263,19 +262,4 @@ impl Consumer {
         ConsumerStats::decode(&res.bytes().await?)
             .ok_or_else(|| worker::Error::RustError("counters: not a ConsumerStats".into()))
     }
-}
-
-/// A message body as bytes: strings as UTF-8, byte arrays as they are,
-/// anything else as its JSON text.
-fn body_bytes(body: &JsValue) -> Vec<u8> {
-    if let Some(text) = body.as_string() {
-        return text.into_bytes();
-    }
-    if let Some(buffer) = body.dyn_ref::<js_sys::ArrayBuffer>() {
-        return js_sys::Uint8Array::new(buffer).to_vec();
-    }
-    if let Some(bytes) = body.dyn_ref::<js_sys::Uint8Array>() {
-        return bytes.to_vec();
-    }
-    js_sys::JSON::stringify(body).ok().and_then(|s| s.as_string()).unwrap_or_default().into_bytes()
 }

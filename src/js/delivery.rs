@@ -83,9 +83,11 @@ impl JsConsumer {
         self.config.strategy == EventKeyStrategy::Custom
     }
 
-    /// Starts one message's delivery: its id, body bytes, timestamp, and the
-    /// key the user's function gave it (undefined otherwise).
-    pub fn start(&self, id: String, body: Vec<u8>, timestamp_ms: f64, key: Option<String>) -> JsDelivery {
+    /// Starts one message's delivery: its id, body (as the queue gives it),
+    /// timestamp, and the key the user's function gave it (undefined
+    /// otherwise).
+    pub fn start(&self, id: String, body: JsValue, timestamp_ms: f64, key: Option<String>) -> JsDelivery {
+        let body = crate::message_body::message_body_bytes(&body);
         let message = Message { id, body, timestamp_ms: timestamp_ms as u64 };
         let (inner, action) = DeliveryExchange::start(&self.config, message, key);
         let mut delivery = JsDelivery { inner, kind: DeliveryKind::Done, pending: DeliveryAction::Done };

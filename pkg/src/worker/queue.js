@@ -13,17 +13,6 @@ const countersObject = (name) => `consumer-counters:${name}`;
 const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
 /**
- * A message body as bytes, as the Rust host reads one: a string as UTF-8,
- * bytes as they are, anything else as its JSON text.
- */
-function bodyBytes(body) {
-  if (typeof body === "string") return new TextEncoder().encode(body);
-  if (body instanceof ArrayBuffer) return new Uint8Array(body);
-  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-  return new TextEncoder().encode(JSON.stringify(body) ?? "");
-}
-
-/**
  * Wraps a queue `handler(message, env, ctx, run)` so that it runs at most
  * once per event key; returns a `queue(batch, env, ctx)` handler. `run` is
  * `{key, attempt, reclaimed}`. The wrapper acknowledges or retries every
@@ -52,7 +41,7 @@ export function withQueueIdempotency(handler, options = {}) {
     const namespace = env?.[coordinator];
     for (const message of batch.messages) {
       const key = keyOf === undefined ? undefined : String(keyOf(message));
-      const delivery = consumer.start(message.id, bodyBytes(message.body), message.timestamp.getTime(), key);
+      const delivery = consumer.start(message.id, message.body, message.timestamp.getTime(), key);
       try {
         await perform(delivery, { message, namespace, coordinator, handler, env, ctx });
         consumer.count(delivery);
