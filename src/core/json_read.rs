@@ -163,23 +163,24 @@ impl<'a> Reader<'a> {
     /// name, the last of a repeated name kept.
     fn members(&mut self, depth: usize) -> Option<Vec<(String, String)>> {
         self.eat(b'{')?;
-        let mut members: Vec<(String, String)> = Vec::new();
-        let mut first = true;
+        // Each member with its position, so that of a repeated name the last
+        // is kept after sorting (without a scan per member).
+        let mut members: Vec<(String, usize, String)> = Vec::new();
         while self.next_token()? != b'}' {
-            if !first {
+            if !members.is_empty() {
                 self.eat(b',')?;
             }
-            first = false;
             let name = self.string()?;
             self.eat(b':')?;
             let mut value = String::new();
             self.canonical(&mut value, depth + 1)?;
-            members.retain(|(n, _)| *n != name);
-            members.push((name, value));
+            members.push((name, members.len(), value));
         }
         self.bump();
-        members.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-        Some(members)
+        // By name, the latest first within a name; then one per name.
+        members.sort_unstable_by(|(a, at, _), (b, bt, _)| a.cmp(b).then(bt.cmp(at)));
+        members.dedup_by(|later, kept| later.0 == kept.0);
+        Some(members.into_iter().map(|(name, _, value)| (name, value)).collect())
     }
 
     /// One value, written canonically to `out`.
