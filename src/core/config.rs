@@ -103,6 +103,10 @@ pub struct Config {
     /// `Access-Control-Allow-Credentials: true`, always with the caller's
     /// own origin, never a wildcard.
     pub cors_credentials: bool,
+    /// `IDEMPOTENCY_FORMS=inject`: HTML answers' post forms get a hidden
+    /// `idempotency_key` field, and a form post with no header takes its
+    /// key from it (SPEC §8, [`form_keys`](super::form_keys)).
+    pub inject_forms: bool,
     /// `IDEMPOTENCY_ADMIN_TOKEN` (a secret): the bearer token of the admin
     /// paths (SPEC §12). Unset or empty, there are none: those paths go to
     /// the origin like any other.
@@ -120,7 +124,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 20] = [
+pub const VARIABLES: [&str; 21] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -140,6 +144,7 @@ pub const VARIABLES: [&str; 20] = [
     "IDEMPOTENCY_FAIL_OPEN",
     "IDEMPOTENCY_CORS_ORIGINS",
     "IDEMPOTENCY_CORS_CREDENTIALS",
+    "IDEMPOTENCY_FORMS",
     "IDEMPOTENCY_ADMIN_TOKEN",
 ];
 
@@ -310,6 +315,11 @@ impl Config {
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
             cors_credentials: vars.flag("IDEMPOTENCY_CORS_CREDENTIALS", false)?,
+            inject_forms: match vars.get("IDEMPOTENCY_FORMS").as_deref() {
+                None | Some("off") => false,
+                Some("inject") => true,
+                Some(other) => return Err(vars.bad("IDEMPOTENCY_FORMS", other, "`off` or `inject`")),
+            },
             admin_token: vars.admin_token()?,
         })
     }
@@ -684,12 +694,21 @@ mod tests {
             ("IDEMPOTENCY_KV_REPLAY", ""),
             ("IDEMPOTENCY_STORE_TIMEOUT_MS", "0"),
             ("IDEMPOTENCY_FAIL_OPEN", "TRUE "),
+            ("IDEMPOTENCY_FORMS", "true"),
+            ("IDEMPOTENCY_FORMS", "Inject"),
         ];
         for (variable, value) in cases {
             let err = with(&[(variable, value)]).expect_err(&format!("{variable}={value:?} must fail"));
             assert_eq!(err.variable, variable, "{value:?}");
             assert!(err.to_string().starts_with(variable));
         }
+    }
+
+    #[test]
+    fn forms_are_off_unless_inject() {
+        assert!(!Config::default().inject_forms);
+        assert!(!with(&[("IDEMPOTENCY_FORMS", "off")]).unwrap().inject_forms);
+        assert!(with(&[("IDEMPOTENCY_FORMS", "inject")]).unwrap().inject_forms);
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn optional(hasher: &mut PartHasher, value: Option<&[u8]>) {
 }
 
 /// `Text/Plain; charset=UTF-8` → `text/plain`.
-fn media_type(content_type: &str) -> String {
+pub(crate) fn media_type(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 

@@ -40,6 +40,8 @@ mod event;
 mod exchange;
 mod expiry;
 mod fingerprint;
+mod form_field;
+mod form_keys;
 mod json_line;
 mod json_read;
 mod key;
@@ -82,6 +84,8 @@ pub use exchange::{
 };
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
+pub use form_field::KEY_FIELD;
+pub use form_keys::key_input;
 pub use json_line::JsonObject;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use metrics::{DataPoint, METRICS_BINDING};

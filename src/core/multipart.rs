@@ -32,6 +32,10 @@ pub(crate) struct FormPart<'a> {
     pub(crate) transfer_encoding: Option<&'a [u8]>,
     /// The part's bytes, without the CRLF that belongs to the next delimiter.
     pub(crate) content: &'a [u8],
+    /// Where the part lies in the body with the delimiter before it, as
+    /// `start..end` offsets: without these bytes the body is the same form
+    /// less this part, every other byte as it was.
+    pub(crate) span: (usize, usize),
 }
 
 /// The body is not a well-formed `multipart/form-data` with its boundary.
@@ -64,7 +68,7 @@ pub(crate) fn parts<'a>(content_type: &'a str, body: &'a [u8]) -> Option<Parts<'
     // and a quoted boundary's content is the boundary itself.
     let boundary = boundary
         .filter(|b| (1..=70).contains(&b.len()) && b.iter().all(|&c| is_bchar(c)) && b.last() != Some(&b' '))?;
-    Some(Parts { body, boundary, next: Next::Start })
+    Some(Parts { body, boundary, next: Next::Start, delimiter: 0 })
 }
 
 /// The parts of a form, in order (see [`parts`]).
@@ -73,6 +77,8 @@ pub(crate) struct Parts<'a> {
     body: &'a [u8],
     boundary: &'a [u8],
     next: Next,
+    /// Where the delimiter before the next part starts (its CRLF, if any).
+    delimiter: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -106,8 +112,8 @@ impl<'a> Parts<'a> {
                 // The first delimiter may open the body, without the CRLF
                 // that every later one carries.
                 let opening = self.body.strip_prefix(b"--").is_some_and(|b| b.starts_with(self.boundary));
-                let end =
-                    if opening { 2 + self.boundary.len() } else { self.delimiter_from(0)? + 4 + self.boundary.len() };
+                self.delimiter = if opening { 0 } else { self.delimiter_from(0)? };
+                let end = self.delimiter + if opening { 2 } else { 4 } + self.boundary.len();
                 self.after_delimiter(end)?
             }
         };
@@ -116,7 +122,8 @@ impl<'a> Parts<'a> {
             return Ok(None);
         };
         let end = self.delimiter_from(start)?;
-        let part = form_part(&self.body[start..end])?;
+        let part = FormPart { span: (self.delimiter, end), ..form_part(&self.body[start..end])? };
+        self.delimiter = end;
         self.next = match self.after_delimiter(end + 4 + self.boundary.len())? {
             Some(start) => Next::Part(start),
             None => Next::Done,
@@ -220,7 +227,8 @@ fn form_part(bytes: &[u8]) -> Result<FormPart<'_>, Malformed> {
         Some(at) => trim(&value[..at]),
         None => value,
     });
-    Ok(FormPart { name: name.ok_or(Malformed)?, filename, filename_ext, media_type, transfer_encoding, content })
+    let name = name.ok_or(Malformed)?;
+    Ok(FormPart { name, filename, filename_ext, media_type, transfer_encoding, content, span: (0, 0) })
 }
 
 /// Calls `each` with every `; name=value` parameter of a header value
@@ -302,8 +310,9 @@ mod tests {
 
     const CT: &str = "multipart/form-data; boundary=XyZ";
 
+    /// The parts, spans left out (the span tests read them).
     fn read<'a>(content_type: &'a str, body: &'a [u8]) -> Option<Result<Vec<FormPart<'a>>, Malformed>> {
-        parts(content_type, body).map(Iterator::collect)
+        parts(content_type, body).map(|parts| parts.map(|part| part.map(|p| FormPart { span: (0, 0), ..p })).collect())
     }
 
     fn field<'a>(name: &'a str, content: &'a str) -> FormPart<'a> {
@@ -314,7 +323,39 @@ mod tests {
             media_type: None,
             transfer_encoding: None,
             content: content.as_bytes(),
+            span: (0, 0),
         }
+    }
+
+    /// The body without the part at `index`, by its span.
+    fn without(content_type: &str, body: &[u8], index: usize) -> Vec<u8> {
+        let part = parts(content_type, body).unwrap().nth(index).unwrap().unwrap();
+        let (start, end) = part.span;
+        [&body[..start], &body[end..]].concat()
+    }
+
+    #[test]
+    fn a_part_without_its_span_leaves_the_same_form_less_that_part() {
+        let body = b"preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n\
+            --XyZ\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\n2\r\n\
+            --XyZ \t\r\nContent-Disposition: form-data; name=\"c\"\r\n\r\n3\r\n--XyZ--\r\nepilogue";
+        let names = |body: &[u8]| -> Vec<Vec<u8>> {
+            read(CT, body).unwrap().unwrap().iter().map(|p| [p.name, b"=", p.content].concat()).collect()
+        };
+        assert_eq!(names(&without(CT, body, 0)), [b"b=2".to_vec(), b"c=3".to_vec()]);
+        assert_eq!(names(&without(CT, body, 1)), [b"a=1".to_vec(), b"c=3".to_vec()]);
+        assert_eq!(names(&without(CT, body, 2)), [b"a=1".to_vec(), b"b=2".to_vec()]);
+        // The preamble, the padding after a later delimiter and the epilogue stay.
+        assert!(without(CT, body, 0).starts_with(b"preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"b\""));
+        assert!(without(CT, body, 1).windows(7).any(|w| w == b"--XyZ \t"));
+        assert!(without(CT, body, 2).ends_with(b"2\r\n--XyZ--\r\nepilogue"));
+        // A body that opens with its delimiter, and a form's only part.
+        let opening = b"--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n\
+            --XyZ\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\n2\r\n--XyZ--\r\n";
+        assert_eq!(names(&without(CT, opening, 0)), [b"b=2".to_vec()]);
+        let only = without(CT, &without(CT, opening, 0), 0);
+        assert_eq!(only, b"\r\n--XyZ--\r\n");
+        assert_eq!(read(CT, &only), Some(Ok(Vec::new())), "still a form, with no parts");
     }
 
     #[test]
@@ -466,7 +507,7 @@ v
     fn the_iterator_stops_at_the_first_error() {
         let body = b"--XyZ\r\nContent-Disposition: form-data; name=a\r\n\r\nv\r\n--XyZ\r\nbroken\r\n\r\nv\r\n--XyZ--";
         let mut parts = parts(CT, body).unwrap();
-        assert_eq!(parts.next(), Some(Ok(field("a", "v"))));
+        assert_eq!(parts.next(), Some(Ok(FormPart { span: (0, 50), ..field("a", "v") })));
         assert_eq!(parts.next(), Some(Err(Malformed)));
         assert_eq!(parts.next(), None);
     }

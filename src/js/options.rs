@@ -7,7 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::Config;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 20] = [
+const OPTIONS: [(&str, &str); 21] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -27,6 +27,7 @@ const OPTIONS: [(&str, &str); 20] = [
     ("failOpen", "IDEMPOTENCY_FAIL_OPEN"),
     ("corsOrigins", "IDEMPOTENCY_CORS_ORIGINS"),
     ("corsCredentials", "IDEMPOTENCY_CORS_CREDENTIALS"),
+    ("forms", "IDEMPOTENCY_FORMS"),
     ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
 ];
 

@@ -10,6 +10,8 @@ use super::action::{Action, BodyRead, HeaderEdit, OriginResult};
 use super::head::RequestHead;
 use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
+use crate::core::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
+use crate::core::form_keys::{edit_headers, gets_form_keys};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
     Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, decode_decision, decode_finished,
@@ -61,14 +63,18 @@ pub struct Exchange {
     /// KV-only mode: the reservation `begin` made, held in this request's
     /// memory (KV cannot hold one), for `finish`.
     reserved: Option<Record>,
+    /// Whether an HTML answer's post forms get keys (`IDEMPOTENCY_FORMS=inject`,
+    /// and a request whose answer has a body).
+    form_keys: bool,
 }
 
 /// What the exchange waits for.
 #[derive(Debug)]
 enum Stage {
-    /// The body of a keyed request: what is kept of it, and how many bytes
-    /// were read.
-    Body { key: IdempotencyKey, head: RequestHead, body: Vec<u8>, read: usize },
+    /// The body of a keyed request, or of a form post whose key may be in
+    /// its `idempotency_key` field (`key` is then `None`): what is kept of
+    /// it, and how many bytes were read.
+    Body { key: Option<IdempotencyKey>, head: RequestHead, body: Vec<u8>, read: usize },
     /// A KV copy read before the object (`read-first`).
     ReadFirst(Keyed),
     /// The go-ahead to run detached.
@@ -101,6 +107,9 @@ struct Keyed {
     fingerprint: Fingerprint,
     /// The body, until it goes to the origin.
     body: Vec<u8>,
+    /// Whether the key field was taken out of the body: its length is no
+    /// longer the one the client declared.
+    body_edited: bool,
 }
 
 /// An attempt whose outcome is being recorded.
@@ -123,6 +132,7 @@ impl Exchange {
     /// Starts the exchange for a request with head `head` at `now_ms`.
     pub fn start(config: Rc<Config>, head: RequestHead, now_ms: u64) -> (Self, Action) {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
+        let form_keys = config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD");
         let mut exchange = Self {
             config,
             origin: head.origin.clone(),
@@ -135,6 +145,7 @@ impl Exchange {
             waiting: false,
             metrics: head.metrics,
             reserved: None,
+            form_keys,
         };
         let action = exchange.first_action(head);
         (exchange, action)
@@ -164,16 +175,24 @@ impl Exchange {
             return self.respond(Reply::preflight(&config, &origin, head.preflight_headers.as_deref()));
         }
         let rule = config.key_rule(&head.method, &head.path);
+        // A covered form post with no header may carry its key in a field.
+        let field_may_key = config.inject_forms
+            && rule != KeyRule::Uncovered
+            && head.key.is_none()
+            && is_form(head.header("content-type"));
         match rule.key(head.key.as_deref()) {
-            Ok(None) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None),
+            Ok(None) | Err(Problem::MissingKey) if field_may_key => self.read_body(None, head),
+            Ok(None) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None, false),
             Err(problem) => self.refuse(problem),
-            Ok(Some(key)) => {
-                let declared = head.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
-                let whole = declared.is_some_and(|n| n <= config.max_body_bytes as u64);
-                self.stage = Stage::Body { key, head, body: Vec::new(), read: 0 };
-                Action::ReadBody { whole }
-            }
+            Ok(Some(key)) => self.read_body(Some(key), head),
         }
+    }
+
+    fn read_body(&mut self, key: Option<IdempotencyKey>, head: RequestHead) -> Action {
+        let declared = head.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
+        let whole = declared.is_some_and(|n| n <= self.config.max_body_bytes as u64);
+        self.stage = Stage::Body { key, head, body: Vec::new(), read: 0 };
+        Action::ReadBody { whole }
     }
 
     /// A chunk of the keyed request's body was read: whether to read on.
@@ -212,15 +231,37 @@ impl Exchange {
         let Stage::Body { key, head, .. } = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
-        let body = match read {
+        let mut body = match read {
             BodyRead::Complete(body) => body,
             BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.config.max_body_bytes }),
             BodyRead::Incomplete => return self.refuse(Problem::BodyIncomplete),
         };
+        // SPEC §8: the field is the origin's to never see; a header wins over it.
+        let field = match self.config.inject_forms {
+            true => take_key_field(head.header("content-type"), &mut body),
+            false => FieldKey::Absent,
+        };
+        let body_edited = field != FieldKey::Absent;
+        let key = match (key, field) {
+            (Some(key), _) => key,
+            (None, FieldKey::One(raw)) => match IdempotencyKey::parse_bytes(&raw) {
+                Ok(key) => key,
+                Err(e) => return self.refuse(Problem::InvalidKey(format!("{KEY_FIELD} field: {e}"))),
+            },
+            (None, FieldKey::Repeated) => {
+                return self.refuse(Problem::InvalidKey(format!("the {KEY_FIELD} field is sent more than once")));
+            }
+            (None, FieldKey::Absent) => {
+                if self.config.key_rule(&head.method, &head.path) == KeyRule::Required {
+                    return self.refuse(Problem::MissingKey);
+                }
+                return self.forward(Verdict::PassThrough, None, head.has_attempt_header, Some(body), false);
+            }
+        };
         let fingerprint = Fingerprint::of(&head.method, &head.path_and_query(), head.header("content-type"), &body);
         let name = RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key);
         self.log.record = Some(name.to_hex());
-        let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body };
+        let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body, body_edited };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
             self.stage = Stage::ReadFirst(keyed);
@@ -415,12 +456,16 @@ impl Exchange {
                 self.log.outcome = if reclaimed && durable { Verdict::ExecuteReclaimed } else { Verdict::Execute };
                 self.log.attempt = Some(attempt);
                 self.since = now_ms;
+                let mut edits = vec![
+                    HeaderEdit::Set("Idempotency-Key", keyed.key.as_str().to_owned()),
+                    HeaderEdit::Set("Idempotency-Attempt", attempt.to_string()),
+                ];
+                if keyed.body_edited {
+                    edits.push(HeaderEdit::Remove("Content-Length"));
+                }
                 let action = Action::CallOrigin {
                     attempt,
-                    edits: vec![
-                        HeaderEdit::Set("Idempotency-Key", keyed.key.as_str().to_owned()),
-                        HeaderEdit::Set("Idempotency-Attempt", attempt.to_string()),
-                    ],
+                    edits,
                     body: std::mem::take(&mut keyed.body),
                     timeout_ms: self.config.origin_timeout_ms,
                     answer: super::AnswerRead::new(self.config.max_response_bytes),
@@ -442,12 +487,12 @@ impl Exchange {
                 let max = self.config.max_response_bytes;
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, self.origin.as_deref());
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
-                (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Bytes(body) })
+                (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Bytes(body)))
             }
             OriginResult::Streaming { status, headers } => {
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0, self.origin.as_deref());
                 let stored = StoredResponse { body: None, ..stored };
-                (Outcome::Answered(stored), Reply { status, headers, body: ReplyBody::Origin })
+                (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Origin))
             }
             OriginResult::NotSent(e) => {
                 self.log.error = Some(e);
@@ -481,7 +526,7 @@ impl Exchange {
         // duplicate arriving in between waits in the object for it). The
         // log line and data point wait for `finish`, to say how it ended.
         self.timing.finish_after_answer = true;
-        let reply = reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials);
+        let reply = self.dressed(reply);
         self.log.status = reply.status;
         self.stage = Stage::Finishing(finishing);
         Action::Respond(reply)
@@ -564,7 +609,7 @@ impl Exchange {
         Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
         self.log = DecisionLog { outcome, tier: Tier::Origin, error, ..DecisionLog::default() };
         let reply = match result {
-            Ok((status, headers)) => Reply { status, headers, body: ReplyBody::Origin },
+            Ok((status, headers)) => Reply::new(status, headers, ReplyBody::Origin),
             Err(e) => {
                 self.log.error = Some(e);
                 Reply::problem(&Problem::OriginUnreachable)
@@ -638,17 +683,28 @@ impl Exchange {
     /// failing open.
     fn store_failed(&mut self, error: String, keyed: Keyed) -> Action {
         if self.config.fail_open {
-            return self.forward(Verdict::FailOpen, Some(error), true, Some(keyed.body));
+            return self.forward(Verdict::FailOpen, Some(error), true, Some(keyed.body), keyed.body_edited);
         }
         self.log.error = Some(error);
         self.refuse(Problem::StoreUnavailable)
     }
 
     /// Forwards the request unprotected, without a client-sent
-    /// `Idempotency-Attempt`.
-    fn forward(&mut self, outcome: Verdict, error: Option<String>, strip: bool, body: Option<Vec<u8>>) -> Action {
+    /// `Idempotency-Attempt` when `strip`, and without the client's
+    /// `Content-Length` when `body_edited` (the key field is out of it).
+    fn forward(
+        &mut self,
+        outcome: Verdict,
+        error: Option<String>,
+        strip: bool,
+        body: Option<Vec<u8>>,
+        body_edited: bool,
+    ) -> Action {
         self.stage = Stage::Forwarding { outcome, error };
-        let edits = if strip { vec![HeaderEdit::Remove("Idempotency-Attempt")] } else { Vec::new() };
+        let mut edits = if strip { vec![HeaderEdit::Remove("Idempotency-Attempt")] } else { Vec::new() };
+        if body_edited {
+            edits.push(HeaderEdit::Remove("Content-Length"));
+        }
         Action::Forward { edits, body, timeout_ms: self.config.origin_timeout_ms }
     }
 
@@ -663,17 +719,25 @@ impl Exchange {
     /// [`Exchange::respond`], with the log line and data point only when
     /// `logged`.
     fn answer(&mut self, reply: Reply, logged: bool) -> Action {
-        let reply = if self.log.outcome == Verdict::Preflight {
-            reply
-        } else {
-            reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials)
-        };
+        let reply = if self.log.outcome == Verdict::Preflight { reply } else { self.dressed(reply) };
         self.log.status = reply.status;
         self.stage = Stage::Answered;
         if logged {
             self.log_decision();
         }
         Action::Respond(reply)
+    }
+
+    /// What every answer that passed through the layer gets: its
+    /// `Server-Timing` and CORS headers, and an HTML answer's forms their
+    /// keys (SPEC §8).
+    fn dressed(&self, reply: Reply) -> Reply {
+        let mut reply = reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials);
+        if self.form_keys && gets_form_keys(reply.status, &reply.headers) {
+            edit_headers(&mut reply.headers);
+            reply.form_keys = true;
+        }
+        reply
     }
 
     /// Queues the log line and, when the dataset is bound, the data point,

@@ -22,6 +22,12 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: ReplyBody,
+    /// Give the body's post forms their keys as it streams to the caller
+    /// (SPEC §8, `IDEMPOTENCY_FORMS=inject`): each form the rewriter
+    /// reports gets what [`key_input`](crate::core::key_input) returns
+    /// before its end tag. The headers are already those of the rewritten
+    /// body.
+    pub form_keys: bool,
 }
 
 /// Where an answer's body comes from.
@@ -36,6 +42,11 @@ pub enum ReplyBody {
 }
 
 impl Reply {
+    /// An answer as it is, its forms untouched.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: ReplyBody) -> Self {
+        Self { status, headers, body, form_keys: false }
+    }
+
     /// One of the layer's own errors: problem+json, `Cache-Control:
     /// no-store`, and `Retry-After` for the problems that have one.
     pub fn problem(problem: &Problem) -> Self {
@@ -51,7 +62,7 @@ impl Reply {
             Problem::MethodNotAllowed { allow } => headers.push(("allow".to_owned(), (*allow).to_owned())),
             _ => {}
         }
-        Self { status: problem.status(), headers, body: ReplyBody::Bytes(problem.to_json().into_bytes()) }
+        Self::new(problem.status(), headers, ReplyBody::Bytes(problem.to_json().into_bytes()))
     }
 
     /// One of the layer's own JSON answers (the admin paths'), not to be
@@ -61,7 +72,7 @@ impl Reply {
             ("content-type".to_owned(), "application/json".to_owned()),
             ("cache-control".to_owned(), "no-store".to_owned()),
         ];
-        Self { status, headers, body: ReplyBody::Bytes(body.into_bytes()) }
+        Self::new(status, headers, ReplyBody::Bytes(body.into_bytes()))
     }
 
     /// A stored answer replayed to a request from `origin` (its `Origin`):
@@ -79,7 +90,7 @@ impl Reply {
             headers.retain(|(name, _)| !DESCRIBE_THE_BODY.iter().any(|d| name.eq_ignore_ascii_case(d)));
             set(&mut headers, "idempotent-body-omitted", "true");
         }
-        Self { status: response.status, headers, body: ReplyBody::Bytes(response.body.clone().unwrap_or_default()) }
+        Self::new(response.status, headers, ReplyBody::Bytes(response.body.clone().unwrap_or_default()))
     }
 
     /// The answer to an allowed CORS preflight for a covered request.
@@ -96,7 +107,7 @@ impl Reply {
             ("cache-control", "no-store".to_owned()),
         ];
         let headers = headers.into_iter().chain(credentials).map(|(name, value)| (name.to_owned(), value)).collect();
-        Self { status: 204, headers, body: ReplyBody::Bytes(Vec::new()) }
+        Self::new(204, headers, ReplyBody::Bytes(Vec::new()))
     }
 
     /// Adds what every answer that passed through the layer carries: the

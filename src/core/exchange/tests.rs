@@ -29,6 +29,8 @@ struct World {
     abandoned: Vec<u64>,
     /// Data points written, in order.
     points: Vec<DataPoint>,
+    /// The headers of what an unprotected forward gets back.
+    forwarded_headers: Vec<(String, String)>,
     now: u64,
 }
 
@@ -41,6 +43,8 @@ struct Run {
     log: serde_json::Value,
     edits: Vec<HeaderEdit>,
     forwarded_body: Option<Option<Vec<u8>>>,
+    /// The body the last origin call sent.
+    origin_body: Option<Vec<u8>>,
 }
 
 fn created() -> OriginResult {
@@ -65,6 +69,7 @@ impl World {
             calls: Vec::new(),
             abandoned: Vec::new(),
             points: Vec::new(),
+            forwarded_headers: vec![("content-type".into(), "text/plain".into())],
             now: 1_000,
         }
     }
@@ -80,6 +85,7 @@ impl World {
         let (mut exchange, mut action) = Exchange::start(Rc::clone(&self.config), head, self.now);
         let mut body = Some(body);
         let (mut steps, mut reply, mut edits, mut forwarded_body) = (Vec::new(), None, Vec::new(), None);
+        let mut origin_body = None;
         let mut log = serde_json::Value::Null;
         loop {
             self.now += 1;
@@ -145,10 +151,11 @@ impl World {
                     };
                     exchange.store_answered(reply, now)
                 }
-                Action::CallOrigin { attempt, edits: e, .. } => {
+                Action::CallOrigin { attempt, edits: e, body, .. } => {
                     steps.push("call-origin");
                     self.calls.push(attempt);
                     edits = e;
+                    origin_body = Some(body);
                     let result = (self.origin)(attempt);
                     exchange.origin_answered(result, now)
                 }
@@ -160,7 +167,7 @@ impl World {
                     steps.push("forward");
                     edits = e;
                     forwarded_body = Some(body);
-                    exchange.forwarded(Ok((200, vec![("content-type".into(), "text/plain".into())])), now)
+                    exchange.forwarded(Ok((200, self.forwarded_headers.clone())), now)
                 }
                 Action::Respond(r) => {
                     steps.push("respond");
@@ -185,9 +192,11 @@ impl World {
                 Action::Done => break,
             };
         }
-        Run { steps, reply: reply.expect("every exchange answers"), log, edits, forwarded_body }
+        Run { steps, reply: reply.expect("every exchange answers"), log, edits, forwarded_body, origin_body }
     }
 }
+
+mod forms;
 
 fn keyed(key: &str) -> RequestHead {
     RequestHead {
