@@ -20,6 +20,7 @@ use crate::core::{
 use super::deadline::within;
 use super::disconnect::CallerGone;
 use super::durable_store::{DurableStore, StoreError};
+use super::form_keys;
 use super::http::{self, now_ms};
 use super::kv_replay::KvReplay;
 use super::layer::{COORDINATOR_BINDING, KV_BINDING};
@@ -316,8 +317,12 @@ impl<O: OriginCall> Host<O> {
     }
 
     /// The runtime's response for a reply.
+    /// The caller's response for `reply`, an HTML body's forms given keys
+    /// as it streams when the reply says so (SPEC §8).
     fn response(&mut self, reply: Reply) -> Result<Response> {
-        http::reply_response(reply, self.kept.take())
+        let form_keys = reply.form_keys;
+        let response = http::reply_response(reply, self.kept.take())?;
+        Ok(if form_keys { form_keys::with_keys(response) } else { response })
     }
 }
 

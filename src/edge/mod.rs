@@ -24,6 +24,7 @@ mod coordinator;
 mod deadline;
 mod disconnect;
 mod durable_store;
+mod form_keys;
 mod host;
 mod http;
 mod kv_replay;

@@ -143,6 +143,13 @@ impl JsExchange {
         joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()]))
     }
 
+    /// `respond`: give the body's post forms their keys as it streams
+    /// (`withFormKeys`, with [`key_input`](crate::core::key_input)).
+    #[wasm_bindgen(getter, js_name = formKeys)]
+    pub fn form_keys(&self) -> bool {
+        matches!(&self.pending, Pending::Respond(reply) if reply.form_keys)
+    }
+
     /// The header edits of `forward` and `callOrigin`
     /// (`op\nname\nvalue\n...`: `set`, or `remove` with an empty value).
     #[wasm_bindgen(getter)]

@@ -12,11 +12,13 @@
 //! coordinator's atomic step inside a JavaScript Durable Object;
 //! [`record_name`] names a key's record for the `oncekey-record` command;
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
-//! protocol for `withQueueIdempotency`.
+//! protocol for `withQueueIdempotency`; [`key_input`] gives an HTML
+//! answer's forms their keys.
 
 mod coordinator;
 mod delivery;
 mod exchange;
+mod form_keys;
 mod layer;
 mod options;
 mod record_name;
@@ -25,5 +27,6 @@ mod values;
 pub use coordinator::{JsCoordinator, misconfigured_reply};
 pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery, add_counts, counts_of};
 pub use exchange::JsExchange;
+pub use form_keys::key_input;
 pub use layer::Layer;
 pub use record_name::record_name;

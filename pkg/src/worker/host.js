@@ -5,7 +5,8 @@
 // back, as src/edge/layer.rs does for Rust workers. The request and
 // response side is http.js (src/edge/http.rs), time limits deadline.js
 // (src/edge/deadline.rs).
-import { ActionKind } from "oncekey-worker-wasm";
+import { ActionKind, keyInput } from "oncekey-worker-wasm";
+import { withFormKeys } from "../../../src/form_keys.js";
 import { untilAborted, within } from "./deadline.js";
 import { joined, readAnswer, readBody, replyResponse } from "./http.js";
 import { isNotSent } from "./not-sent.js";
@@ -132,11 +133,16 @@ class Host {
     }
   }
 
-  /** The runtime's response for a `respond` action (the kept response's body, if it names none). */
+  /**
+   * The runtime's response for a `respond` action (the kept response's
+   * body, if it names none), an HTML body's forms given keys as it streams
+   * when the exchange says so (SPEC §8).
+   */
   response(exchange) {
     const kept = this.kept;
     this.kept = undefined;
-    return replyResponse(exchange, kept);
+    const response = replyResponse(exchange, kept);
+    return exchange.formKeys ? withFormKeys(response, keyInput) : response;
   }
 
   /** The user's handler, called once: its Response, or a rejection. */

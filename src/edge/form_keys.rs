@@ -1,0 +1,44 @@
+//! Gives an HTML answer's post forms their keys as it streams (SPEC §8), for
+//! the Rust host: the same `HTMLRewriter` glue as the JavaScript host
+//! (src/form_keys.js), bound here, with the core's [`key_input`] deciding
+//! what each form gets. The runtime's rewriter (lol_html inside workerd)
+//! streams the body outside the wasm: nothing is copied in, and the wasm
+//! carries no HTML parser.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::{Closure, wasm_bindgen};
+use worker::Response;
+use worker::js_sys::{Array, Uint8Array};
+
+use crate::core::key_input;
+
+#[wasm_bindgen(module = "/src/form_keys.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = withFormKeys)]
+    fn with_form_keys(
+        response: &worker::web_sys::Response,
+        key_input: &worker::js_sys::Function,
+    ) -> worker::web_sys::Response;
+}
+
+/// The signature `withFormKeys` calls: the form's `method`, its controls'
+/// `formmethod`s, whether it has the field, the clock, random bytes.
+type KeyInput = dyn Fn(Option<String>, Array, bool, f64, Uint8Array) -> Option<String>;
+
+thread_local! {
+    /// One function for the isolate's life: made once, never per answer.
+    static KEY_INPUT: Closure<KeyInput> = Closure::new(
+        |method: Option<String>, submitters: Array, has_field: bool, now_ms: f64, random: Uint8Array| {
+            let submitters: Vec<String> = submitters.iter().filter_map(|s| s.as_string()).collect();
+            let mut bytes = [0; 10];
+            random.copy_to(&mut bytes[..random.length().min(10) as usize]);
+            key_input(method.as_deref(), &submitters, has_field, now_ms as u64, bytes)
+        },
+    );
+}
+
+/// `response` with its post forms given keys as its body streams.
+pub(crate) fn with_keys(response: Response) -> Response {
+    let response: worker::web_sys::Response = response.into();
+    KEY_INPUT.with(|key_input| Response::from(with_form_keys(&response, key_input.as_ref().unchecked_ref())))
+}

@@ -1,0 +1,247 @@
+// Forms with no JavaScript (SPEC §8, IDEMPOTENCY_FORMS=inject), on the
+// production proxy in front of a Node server that renders plain HTML forms:
+// each post form of each page served gets its own key, streamed; a form
+// post takes its key from that field, which the server never sees; other
+// answers pass byte for byte.
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, test } from "node:test";
+import { start } from "./harness.mjs";
+
+const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const KEY_FIELD = /<input type="hidden" name="idempotency_key" value="([^"]+)">/g;
+
+const PAGE = `<!doctype html><html><body>
+<form method="post" action="/orders" id="a"><input name="item" value="tea"><button>Buy</button></form>
+<form method="get" action="/search" id="b"><input name="q"></form>
+<FORM METHOD="POST" action="/orders" id="c"><input type="hidden" name="idempotency_key" value="page-own-key"></FORM>
+<form action="/orders" id="d"><button formmethod="post">Buy</button></form>
+</body></html>`;
+const JSON_BODY = '{"html":"<form method=post></form>"}';
+
+/** Each form of a page, by id, with the keys given to it. */
+function formsOf(html) {
+  const forms = {};
+  for (const match of html.matchAll(/<form[^>]* id="(\w)"[^>]*>([\s\S]*?)<\/form>/gi)) {
+    forms[match[1]] = [...match[2].matchAll(KEY_FIELD)].map((m) => m[1]);
+  }
+  return forms;
+}
+
+/** The server: its pages, and every order post it got. */
+function server() {
+  const posts = [];
+  let releaseBig;
+  const bigReleased = new Promise((resolve) => {
+    releaseBig = resolve;
+  });
+  const api = http.createServer(async (req, res) => {
+    if (req.method === "GET" && req.url === "/shop") {
+      res.writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "content-length": Buffer.byteLength(PAGE),
+        etag: '"page-v1"',
+        "cache-control": "public, max-age=60",
+      });
+      return res.end(PAGE);
+    }
+    if (req.method === "GET" && req.url === "/data.json") {
+      res.writeHead(200, { "content-type": "application/json", etag: '"d1"', "content-length": JSON_BODY.length });
+      return res.end(JSON_BODY);
+    }
+    if (req.method === "GET" && req.url.startsWith("/big")) {
+      // One form, then nothing more until the test has seen its key: the
+      // layer must stream the page, not hold it. Then 16 MB of forms.
+      res.writeHead(200, { "content-type": "text/html" });
+      res.write('<!doctype html><form method="post" action="/orders"><button>0</button></form>');
+      await bigReleased;
+      const chunk = `<p>${"x".repeat(8000)}</p><form method="post"><button>n</button></form>\n`;
+      for (let i = 0; i < 2048; i++) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      return res.end("</html>");
+    }
+    if (req.method === "POST" && req.url === "/orders") {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const body = Buffer.concat(chunks);
+      posts.push({ headers: req.headers, body });
+      res.writeHead(303, { location: `/orders/${posts.length}` });
+      return res.end();
+    }
+    res.writeHead(404).end();
+  });
+  return { api, posts, releaseBig };
+}
+
+describe("IDEMPOTENCY_FORMS=inject", () => {
+  let proxy;
+  let origin;
+  before(async () => {
+    origin = server();
+    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}`, IDEMPOTENCY_FORMS: "inject" },
+    });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    origin?.api.close();
+  });
+
+  test("every post form of a page gets a new UUIDv7; get forms and a page's own key are left alone", async () => {
+    const res = await proxy.fetch("/shop");
+    assert.equal(res.status, 200);
+    const html = await res.text();
+    const forms = formsOf(html);
+    assert.deepEqual(Object.keys(forms).sort(), ["a", "b", "c", "d"], html);
+    assert.equal(forms.a.length, 1);
+    assert.match(forms.a[0], UUID7);
+    assert.equal(forms.d.length, 1, "a form whose button posts it");
+    assert.match(forms.d[0], UUID7);
+    assert.notEqual(forms.a[0], forms.d[0]);
+    assert.deepEqual(forms.b, [], "a get form: a key would only land in the URL");
+    assert.deepEqual(forms.c, ["page-own-key"], "the page's own field wins");
+    // The body is new with each answer: nothing may describe the origin's bytes or share it.
+    assert.equal(res.headers.get("etag"), null);
+    assert.equal(res.headers.get("cache-control"), "private, max-age=60");
+    const again = formsOf(await (await proxy.fetch("/shop")).text());
+    assert.notEqual(again.a[0], forms.a[0], "each page served has its own keys");
+  });
+
+  test("a form post is keyed by its field: the server gets the header, the rest of the body byte for byte, once", async () => {
+    const forms = formsOf(await (await proxy.fetch("/shop")).text());
+    const key = forms.a[0];
+    const before = origin.posts.length;
+    const body = `item=green+tea&note=%C3%A9t%C3%A9&idempotency_key=${key}&qty=2`;
+    const post = () =>
+      proxy.fetch("/orders", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+        redirect: "manual",
+      });
+    const first = await post();
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get("location"), `/orders/${before + 1}`);
+    // A double click, a back-and-resubmit, a reload-resubmit: the same request again.
+    const again = await Promise.all([post(), post(), post()]);
+    for (const res of again) {
+      assert.equal(res.status, 303);
+      assert.equal(res.headers.get("idempotent-replayed"), "true");
+      assert.equal(res.headers.get("location"), `/orders/${before + 1}`, "the same confirmation");
+    }
+    assert.equal(origin.posts.length, before + 1, "one order");
+    const got = origin.posts[before];
+    assert.equal(got.headers["idempotency-key"], key);
+    assert.equal(got.body.toString(), "item=green+tea&note=%C3%A9t%C3%A9&qty=2");
+    assert.equal(got.headers["content-length"], String(got.body.length));
+  });
+
+  test("a multipart form post is keyed by its field too, the field's part taken out", async () => {
+    const key = formsOf(await (await proxy.fetch("/shop")).text()).a[0];
+    const before = origin.posts.length;
+    const form = () => {
+      const data = new FormData();
+      data.append("item", "tea");
+      data.append("receipt", new Blob(["a file\r\n--not a delimiter"], { type: "text/plain" }), "r.txt");
+      data.append("idempotency_key", key);
+      return data;
+    };
+    // Each FormData is encoded with a new boundary (undici's, as a browser
+    // would: Miniflare's dispatch takes bytes): still the same request.
+    for (let i = 0; i < 2; i++) {
+      const encoded = new Response(form());
+      const res = await proxy.fetch("/orders", {
+        method: "POST",
+        headers: { "content-type": encoded.headers.get("content-type") },
+        body: new Uint8Array(await encoded.arrayBuffer()),
+        redirect: "manual",
+      });
+      assert.equal(res.status, 303);
+    }
+    assert.equal(origin.posts.length, before + 1);
+    const got = origin.posts[before];
+    assert.equal(got.headers["idempotency-key"], key);
+    const text = got.body.toString();
+    assert.ok(!text.includes("idempotency_key") && !text.includes(key), text);
+    assert.ok(text.includes('name="item"') && text.includes("a file\r\n--not a delimiter"), text);
+    assert.equal(got.headers["content-length"], String(got.body.length));
+  });
+
+  test("a bad field is a 400 invalid-key, and nothing reaches the server", async () => {
+    const before = origin.posts.length;
+    for (const body of ["idempotency_key=a+b", "idempotency_key=k1&idempotency_key=k2"]) {
+      const res = await proxy.fetch("/orders", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+      });
+      assert.equal(res.status, 400, body);
+      assert.equal((await res.json()).type, "urn:oncekey:problem:invalid-key");
+    }
+    assert.equal(origin.posts.length, before);
+  });
+
+  test("a large page streams: the first form's key reaches the browser before the server sends the rest", async () => {
+    // Uncompressed: local workerd's gzip holds a slow answer's first bytes
+    // back, with or without the layer.
+    const res = await proxy.fetch("/big", { headers: { "accept-encoding": "identity" } });
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!seen.includes('name="idempotency_key"')) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, "the page ended before its first form had a key");
+      seen += decoder.decode(value, { stream: true });
+    }
+    origin.releaseBig();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    const size = seen.length;
+    const keys = [...seen.matchAll(KEY_FIELD)].map((m) => m[1]);
+    assert.ok(size > 16_000_000, `${size} bytes`);
+    assert.equal(keys.length, 2049, "every form of 16 MB, keyed as it passed");
+    assert.equal(new Set(keys).size, keys.length, "each its own key");
+  });
+
+  test("an answer that is not HTML passes byte for byte, its length and validator kept", async () => {
+    const res = await proxy.fetch("/data.json", { headers: { "accept-encoding": "identity" } });
+    assert.equal(await res.text(), JSON_BODY);
+    assert.equal(res.headers.get("etag"), '"d1"');
+    assert.equal(res.headers.get("content-length"), String(JSON_BODY.length));
+  });
+});
+
+describe("IDEMPOTENCY_FORMS unset (off)", () => {
+  let proxy;
+  let origin;
+  before(async () => {
+    origin = server();
+    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({ worker: "proxy", vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}` } });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    origin?.api.close();
+  });
+
+  test("pages pass untouched and a field is just a field", async () => {
+    const res = await proxy.fetch("/shop");
+    assert.equal(await res.text(), PAGE);
+    assert.equal(res.headers.get("etag"), '"page-v1"');
+    const post = await proxy.fetch("/orders", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "item=tea&idempotency_key=k1",
+      redirect: "manual",
+    });
+    assert.equal(post.status, 303);
+    assert.equal(origin.posts.at(-1).body.toString(), "item=tea&idempotency_key=k1");
+    assert.equal(origin.posts.at(-1).headers["idempotency-key"], undefined);
+  });
+});
