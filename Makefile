@@ -225,7 +225,7 @@ test-browser-types: build-browser
 test-browser-pack: build-browser
 	scripts/test-browser-pack.sh
 
-test-browser-e2e: install-browser www-vendor build-demo build-proxy-js test-browser-pack
+test-browser-e2e: install-browser www-vendor build-demo build-demo-js build-proxy-js test-browser-pack
 	scripts/test-node-counted.sh tests/browser-e2e/
 
 test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e

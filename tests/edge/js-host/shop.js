@@ -8,6 +8,7 @@
 // An order with a customer publishes `OrderPlaced` for the loyalty flow
 // (loyalty.js), which `GET /api/loyalty/…` and `/api/consumer/stats` read.
 
+import { serveClassic } from "./classic.js";
 import { publish, serveLoyalty } from "./loyalty.js";
 
 const MAX_DELAY_MS = 10_000;
@@ -22,6 +23,7 @@ export async function serve(request, env) {
       if (request.method === "GET") return await list(request, env);
       return problem(405, "method-not-allowed", "Use GET or POST on /api/orders.");
     }
+    if (path === "/classic" || path.startsWith("/classic/")) return await serveClassic(request, env);
     if (request.method === "GET" && (path.startsWith("/api/loyalty/") || path === "/api/consumer/stats")) {
       return await serveLoyalty(path, env);
     }
@@ -62,7 +64,17 @@ async function create(request, env) {
   }
   const valid = validate(input);
   if (valid === undefined) return badOrder();
-  const { item, quantity, amountCents, customerId } = valid;
+  const created = await place(env, { ...valid, attempt });
+  await publish(env, created, fault);
+  if (fault === "drop") throw new Dropped("Demo-Fault: drop");
+  // The order exists but the answer is a 500: its outcome is unknown to the
+  // caller, so the layer stores it rather than running it again.
+  if (fault === "error") return problem(500, "charge-failed", "The order was created but the answer failed.");
+  return new Response(JSON.stringify(created), { status: 201, headers: { "content-type": "application/json" } });
+}
+
+/** Creates an order and its pretend charge in the order book: the order as stored. */
+export async function place(env, { item, quantity, amountCents, customerId, attempt }) {
   const now = Date.now();
   // Keys in serde_json's order (a sorted map), as the Rust demo writes them.
   const order = {
@@ -75,25 +87,23 @@ async function create(request, env) {
     orderId: newId(now),
     quantity,
   };
-  const stub = env.ORDERS.get(env.ORDERS.idFromName(item));
-  const added = await stub.fetch("https://orders.demo/add", {
+  const added = await env.ORDERS.get(env.ORDERS.idFromName(item)).fetch("https://orders.demo/add", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(order),
   });
-  const created = await added.json();
-  await publish(env, created, fault);
-  if (fault === "drop") throw new Dropped("Demo-Fault: drop");
-  // The order exists but the answer is a 500: its outcome is unknown to the
-  // caller, so the layer stores it rather than running it again.
-  if (fault === "error") return problem(500, "charge-failed", "The order was created but the answer failed.");
-  return new Response(JSON.stringify(created), { status: 201, headers: { "content-type": "application/json" } });
+  return added.json();
+}
+
+/** Every order of `item`, as the order book lists them. */
+export function ordersOf(env, item) {
+  return env.ORDERS.get(env.ORDERS.idFromName(item)).fetch("https://orders.demo/list");
 }
 
 async function list(request, env) {
   const item = new URL(request.url).searchParams.get("item");
   if (item === null) return problem(400, "missing-item", "Name the item: GET /api/orders?item=...");
-  return env.ORDERS.get(env.ORDERS.idFromName(item)).fetch("https://orders.demo/list");
+  return ordersOf(env, item);
 }
 
 /**

@@ -7,6 +7,7 @@
 //! The queue consumer (loyalty points, [`loyalty`]) sits next to [`shop`]:
 //! the order handler is the one place that knows an order was created.
 
+mod classic;
 mod loyalty;
 mod orders;
 mod shop;

@@ -32,6 +32,9 @@ pub async fn serve(req: Request, env: Env) -> std::result::Result<Response, Orig
             super::loyalty::serve(path, &env).await.map(Ok)
         }
         (_, "/api/orders") => Ok(Ok(problem(405, "method-not-allowed", "Use GET or POST on /api/orders."))),
+        (_, path) if path == "/classic" || path.starts_with("/classic/") => {
+            super::classic::serve(req, &env).await.map(Ok)
+        }
         _ => Ok(Ok(problem(404, "not-found", "No such route in the demo origin."))),
     };
     match answer {
@@ -68,6 +71,30 @@ async fn create(mut req: Request, env: &Env) -> Result<std::result::Result<Respo
         None => return Ok(Ok(bad_order())),
     };
     let (item, quantity, amount_cents, customer_id) = order;
+    let created = place(env, &item, quantity, amount_cents, customer_id, attempt).await?;
+    super::loyalty::publish(env, &created, fault.as_deref()).await;
+    match fault.as_deref() {
+        Some("drop") => return Ok(Err(OriginError::NoAnswer("Demo-Fault: drop".into()))),
+        // The order exists but the answer is a 500: its outcome is unknown
+        // to the caller, so the layer stores it rather than running it again.
+        Some("error") => return Ok(Ok(problem(500, "charge-failed", "The order was created but the answer failed."))),
+        _ => {}
+    }
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    Ok(Ok(ResponseBuilder::new().with_status(201).with_headers(headers).fixed(created.to_string().into_bytes())))
+}
+
+/// Creates an order and its pretend charge in the order book: the order
+/// as stored.
+pub(crate) async fn place(
+    env: &Env,
+    item: &str,
+    quantity: u64,
+    amount_cents: u64,
+    customer_id: Option<String>,
+    attempt: Option<u32>,
+) -> Result<Value> {
     let now = worker::Date::now().as_millis();
     let order = json!({
         "orderId": new_id(now),
@@ -84,20 +111,15 @@ async fn create(mut req: Request, env: &Env) -> Result<std::result::Result<Respo
         worker::RequestInit::new().with_method(Method::Post).with_body(Some(order.to_string().into())),
     )?;
     stub_req.headers_mut()?.set("Content-Type", "application/json")?;
-    let stub = env.durable_object("ORDERS")?.get_by_name(&item)?;
+    let stub = env.durable_object("ORDERS")?.get_by_name(item)?;
     let mut created = stub.fetch_with_request(stub_req).await?;
-    let created: Value = created.json().await?;
-    super::loyalty::publish(env, &created, fault.as_deref()).await;
-    match fault.as_deref() {
-        Some("drop") => return Ok(Err(OriginError::NoAnswer("Demo-Fault: drop".into()))),
-        // The order exists but the answer is a 500: its outcome is unknown
-        // to the caller, so the layer stores it rather than running it again.
-        Some("error") => return Ok(Ok(problem(500, "charge-failed", "The order was created but the answer failed."))),
-        _ => {}
-    }
-    let headers = Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    Ok(Ok(ResponseBuilder::new().with_status(201).with_headers(headers).fixed(created.to_string().into_bytes())))
+    created.json().await
+}
+
+/// Every order of `item`, as the order book lists them.
+pub(crate) async fn orders_of(env: &Env, item: &str) -> Result<Response> {
+    let stub = env.durable_object("ORDERS")?.get_by_name(item)?;
+    stub.fetch_with_str("https://orders.demo/list").await
 }
 
 async fn list(req: &Request, env: &Env) -> Result<std::result::Result<Response, OriginError>> {
@@ -105,8 +127,7 @@ async fn list(req: &Request, env: &Env) -> Result<std::result::Result<Response, 
     let Some((_, item)) = url.query_pairs().find(|(k, _)| k == "item") else {
         return Ok(Ok(problem(400, "missing-item", "Name the item: GET /api/orders?item=...")));
     };
-    let stub = env.durable_object("ORDERS")?.get_by_name(&item)?;
-    Ok(Ok(stub.fetch_with_str("https://orders.demo/list").await?))
+    Ok(Ok(orders_of(env, &item).await?))
 }
 
 /// Item, quantity, amount and customer of a valid order body.
