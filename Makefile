@@ -158,6 +158,14 @@ bench-queue: install build-worker build-demo-js
 
 bench: bench-queue
 
+## Workerd CPU and latency per HTML answer with IDEMPOTENCY_FORMS=inject
+## against off, both hosts (bench/forms.mjs).
+.PHONY: bench-forms
+bench-forms: install build-worker build-proxy-js
+	node bench/forms.mjs
+
+bench: bench-forms
+
 ## The library as others use it (SPEC §10): `cargo publish --dry-run`, no
 ## exact pins or global choices in its dependencies, and a crate outside it
 ## (tests/consumer) that depends on it with feature `edge`, built for wasm32.

@@ -210,6 +210,14 @@ export interface IdempotencyOptions {
    */
   corsCredentials?: boolean;
   /**
+   * `"inject"`: every post form in an HTML answer gets a hidden
+   * `idempotency_key` field with a new UUIDv7 (streamed through
+   * `HTMLRewriter`), and a form post with no `Idempotency-Key` header is
+   * keyed by that field, which your handler never sees. `IDEMPOTENCY_FORMS`.
+   * @defaultValue `"off"`
+   */
+  forms?: "off" | "inject";
+  /**
    * The bearer token of the admin paths, `GET /.well-known/oncekey/records/{record}`
    * (a record's state) and `POST …/{record}/release` (release its attempt
    * in flight). Keep it a secret (`npx wrangler secret put
