@@ -61,6 +61,12 @@ function server() {
       }
       return res.end("</html>");
     }
+    if (req.method === "POST" && req.url === "/review") {
+      // A keyed post whose answer is a page with a form: its replay is HTML too.
+      req.resume();
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end('<form method="post" action="/orders" id="r"><button>Confirm</button></form>');
+    }
     if (req.method === "POST" && req.url === "/orders") {
       const chunks = [];
       for await (const chunk of req) chunks.push(chunk);
@@ -168,6 +174,24 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.ok(!text.includes("idempotency_key") && !text.includes(key), text);
     assert.ok(text.includes('name="item"') && text.includes("a file\r\n--not a delimiter"), text);
     assert.equal(got.headers["content-length"], String(got.body.length));
+  });
+
+  test("a replayed page gets new keys: the stored answer is the server's own", async () => {
+    const key = crypto.randomUUID();
+    const send = () =>
+      proxy.fetch("/review", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: "{}",
+      });
+    const first = await send();
+    const firstKeys = formsOf(await first.text()).r;
+    const replay = await send();
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    const replayKeys = formsOf(await replay.text()).r;
+    assert.equal(firstKeys.length, 1);
+    assert.equal(replayKeys.length, 1);
+    assert.notEqual(replayKeys[0], firstKeys[0]);
   });
 
   test("a bad field is a 400 invalid-key, and nothing reaches the server", async () => {
