@@ -8,198 +8,194 @@
 // the next form post once the worker has given it.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { start } from "../edge/harness.mjs";
 
 let browser;
+/** Each host's demo, the hop in front of it, and a browser context with JavaScript off. */
+const hosts = {};
+
+/** Starts the demo on `host` behind a hop that records form posts and can lose or hold back an answer. */
+async function setUp(host) {
+  const at = { host, posts: [], loseNext: false, holdNext: false, lost: 0 };
+  at.demo = await start({ worker: "demo", host });
+  at.hop = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    if (req.method === "POST") at.posts.push(body.toString());
+    const hopByHop = ["host", "connection", "content-length", "content-encoding", "keep-alive", "transfer-encoding"];
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !hopByHop.includes(name)));
+    const upstream = await fetch(new URL(req.url, at.demo.url), {
+      method: req.method,
+      headers,
+      body: req.method === "POST" ? body : undefined,
+      redirect: "manual",
+    });
+    const answer = Buffer.from(await upstream.arrayBuffer());
+    if (req.method === "POST" && at.holdNext) {
+      // A slow answer: the user clicks again meanwhile.
+      at.holdNext = false;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    }
+    if (req.method === "POST" && at.loseNext) {
+      at.loseNext = false;
+      at.lost++;
+      return req.socket.destroy();
+    }
+    res.writeHead(
+      upstream.status,
+      Object.fromEntries([...upstream.headers].filter(([name]) => !hopByHop.includes(name))),
+    );
+    res.end(answer);
+  });
+  await new Promise((resolve) => at.hop.listen(0, "127.0.0.1", resolve));
+  at.base = `http://127.0.0.1:${at.hop.address().port}`;
+  at.context = await browser.newContext({ javaScriptEnabled: false });
+  hosts[host] = at;
+}
+
 before(async () => {
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic"],
   });
+  for (const host of ["rust", "js"]) await setUp(host);
 });
-after(() => browser?.close());
+after(async () => {
+  for (const at of Object.values(hosts)) {
+    await at.context?.close();
+    await at.demo?.dispose();
+    at.hop?.close();
+  }
+  await browser?.close();
+});
 
-for (const host of ["rust", "js"]) {
-  describe(`the no-script order form, ${host} host`, () => {
-    let demo;
-    let hop;
-    let base;
-    let context;
-    /** Form posts that reached the hop; whether to lose, or hold back, the next answer. */
-    const posts = [];
-    let loseNext = false;
-    let holdNext = false;
-    let lost = 0;
+const unique = (name) => `${name}-${crypto.randomUUID().slice(0, 8)}`;
+const count = async (at, item) =>
+  (await (await at.demo.fetch(`/api/orders?item=${encodeURIComponent(item)}`)).json()).count;
+const postsOf = (at, item) => at.posts.filter((body) => body.includes(`item=${item}`)).length;
 
-    before(async () => {
-      demo = await start({ worker: "demo", host });
-      hop = createServer(async (req, res) => {
-        const chunks = [];
-        for await (const chunk of req) chunks.push(chunk);
-        const body = Buffer.concat(chunks);
-        if (req.method === "POST") posts.push(body.toString());
-        const hopByHop = [
-          "host",
-          "connection",
-          "content-length",
-          "content-encoding",
-          "keep-alive",
-          "transfer-encoding",
-        ];
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !hopByHop.includes(name)));
-        const upstream = await fetch(new URL(req.url, demo.url), {
-          method: req.method,
-          headers,
-          body: req.method === "POST" ? body : undefined,
-          redirect: "manual",
-        });
-        const answer = Buffer.from(await upstream.arrayBuffer());
-        if (req.method === "POST" && holdNext) {
-          // A slow answer: the user clicks again meanwhile.
-          holdNext = false;
-          await new Promise((resolve) => setTimeout(resolve, 1500));
-        }
-        if (req.method === "POST") {
-          if (loseNext) {
-            loseNext = false;
-            lost++;
-            return req.socket.destroy();
-          }
-        }
-        res.writeHead(
-          upstream.status,
-          Object.fromEntries([...upstream.headers].filter(([name]) => !hopByHop.includes(name))),
-        );
-        res.end(answer);
-      });
-      await new Promise((resolve) => hop.listen(0, "127.0.0.1", resolve));
-      base = `http://127.0.0.1:${hop.address().port}`;
-      context = await browser.newContext({ javaScriptEnabled: false });
-    });
-    after(async () => {
-      await context?.close();
-      await demo?.dispose();
-      hop?.close();
-    });
-
-    const unique = (name) => `${name}-${crypto.randomUUID().slice(0, 8)}`;
-    const count = async (item) =>
-      (await (await demo.fetch(`/api/orders?item=${encodeURIComponent(item)}`)).json()).count;
-    const postsOf = (item) => posts.filter((body) => body.includes(`item=${item}`)).length;
-
-    /** Opens the form and fills it in; the key the edge gave it. */
-    async function fill(tab, item, quantity = "2") {
-      if (!tab.url().endsWith("/classic")) await tab.goto(`${base}/classic`);
-      await tab.fill('input[name="item"]', item);
-      await tab.fill('input[name="quantity"]', quantity);
-      await tab.fill('input[name="amountCents"]', "450");
-      return tab.getAttribute('input[name="idempotency_key"]', "value");
-    }
-
-    async function confirmed(tab, item) {
-      // A navigation the next click replaced ends as aborted: wait on for the one that lands.
-      for (let tries = 0; ; tries++) {
-        try {
-          await tab.waitForURL(/\/classic\/orders\//);
-          break;
-        } catch (error) {
-          if (tries >= 2 || !/ERR_ABORTED/.test(String(error))) throw error;
-        }
-      }
-      const text = await tab.textContent("#order");
-      assert.ok(text.includes(item), text);
-      return text.match(/Order (\S+):/)[1];
-    }
-
-    test("the page has no script and its form a UUIDv7 key", async () => {
-      const tab = await context.newPage();
-      await tab.goto(`${base}/classic`);
-      assert.equal(await tab.locator("script").count(), 0);
-      const key = await tab.getAttribute('input[name="idempotency_key"]', "value");
-      assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-      await tab.close();
-    });
-
-    test("a second click while the first is pending makes one order and shows its confirmation", async () => {
-      const tab = await context.newPage();
-      const item = unique("dbl");
-      await fill(tab, item);
-      holdNext = true;
-      // The mouse, as a user's: Playwright's click would wait for the first navigation.
-      const box = await tab.locator('button[type="submit"]').boundingBox();
-      const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
-      await tab.mouse.click(x, y);
-      while (postsOf(item) < 1) await new Promise((resolve) => setTimeout(resolve, 20));
-      await tab.mouse.click(x, y);
-      await confirmed(tab, item);
-      assert.equal(postsOf(item), 2, "the browser posted twice");
-      assert.equal(await count(item), 1);
-      await tab.close();
-    });
-
-    test("back and resubmit: the same page's key, the same order", async () => {
-      const tab = await context.newPage();
-      const item = unique("back");
-      const key = await fill(tab, item);
-      await tab.click('button[type="submit"]');
-      const order = await confirmed(tab, item);
-      await tab.goBack();
-      assert.equal(await tab.getAttribute('input[name="idempotency_key"]', "value"), key, "the page as it was served");
-      await fill(tab, item);
-      await tab.click('button[type="submit"]');
-      assert.equal(await confirmed(tab, item), order, "its confirmation again");
-      assert.equal(postsOf(item), 2);
-      assert.equal(await count(item), 1);
-      await tab.close();
-    });
-
-    test("a reload after the answer was lost resends the form: one order, its confirmation", async () => {
-      const tab = await context.newPage();
-      const item = unique("reload");
-      await fill(tab, item);
-      loseNext = true;
-      const before = lost;
-      await tab.click('button[type="submit"]').catch(() => {});
-      await tab.waitForLoadState();
-      assert.equal(lost, before + 1, "the first answer was lost");
-      await tab.reload().catch(() => {});
-      await confirmed(tab, item);
-      assert.equal(postsOf(item), 2, "the reload sent the form again");
-      assert.equal(await count(item), 1);
-      await tab.close();
-    });
-
-    test("the form loaded again is a new submission: a second order", async () => {
-      const tab = await context.newPage();
-      const item = unique("again");
-      const first = await fill(tab, item);
-      await tab.click('button[type="submit"]');
-      await confirmed(tab, item);
-      await tab.goto(`${base}/classic`);
-      const second = await fill(tab, item);
-      assert.notEqual(second, first);
-      await tab.click('button[type="submit"]');
-      await confirmed(tab, item);
-      assert.equal(await count(item), 2);
-      await tab.close();
-    });
-
-    test("after a validation error, the re-rendered form has a fresh key and the edited resubmit is accepted", async () => {
-      const tab = await context.newPage();
-      const item = unique("edit");
-      const first = await fill(tab, item, "0");
-      await tab.click('button[type="submit"]');
-      await tab.waitForSelector('[role="alert"]');
-      const fresh = await tab.getAttribute('input[name="idempotency_key"]', "value");
-      assert.ok(fresh && fresh !== first, `${fresh} after ${first}`);
-      await tab.fill('input[name="quantity"]', "1");
-      await tab.click('button[type="submit"]');
-      await confirmed(tab, item);
-      assert.equal(await count(item), 1);
-      await tab.close();
-    });
-  });
+/** Opens the form (unless open) and fills it in; the key the edge gave it. */
+async function fill(at, tab, item, quantity = "2") {
+  if (!tab.url().endsWith("/classic")) await tab.goto(`${at.base}/classic`);
+  await tab.fill('input[name="item"]', item);
+  await tab.fill('input[name="quantity"]', quantity);
+  await tab.fill('input[name="amountCents"]', "450");
+  return tab.getAttribute('input[name="idempotency_key"]', "value");
 }
+
+/** Waits for the confirmation of `item`'s order; the order's id. */
+async function confirmed(tab, item) {
+  // A navigation the next click replaced ends as aborted: wait on for the one that lands.
+  for (let tries = 0; ; tries++) {
+    try {
+      await tab.waitForURL(/\/classic\/orders\//);
+      break;
+    } catch (error) {
+      if (tries >= 2 || !/ERR_ABORTED/.test(String(error))) throw error;
+    }
+  }
+  const text = await tab.textContent("#order");
+  assert.ok(text.includes(item), text);
+  return text.match(/Order (\S+):/)[1];
+}
+
+/** Runs `scenario` on each host, in its own tab. */
+async function onEachHost(scenario) {
+  for (const at of Object.values(hosts)) {
+    const tab = await at.context.newPage();
+    try {
+      await scenario(at, tab);
+    } catch (error) {
+      error.message = `${at.host} host: ${error.message}`;
+      throw error;
+    } finally {
+      await tab.close();
+    }
+  }
+}
+
+test("the page has no script and its form a UUIDv7 key", () =>
+  onEachHost(async (at, tab) => {
+    await tab.goto(`${at.base}/classic`);
+    assert.equal(await tab.locator("script").count(), 0);
+    const key = await tab.getAttribute('input[name="idempotency_key"]', "value");
+    assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  }));
+
+test("a second click while the first is pending makes one order and shows its confirmation", () =>
+  onEachHost(async (at, tab) => {
+    const item = unique("dbl");
+    await fill(at, tab, item);
+    at.holdNext = true;
+    // The mouse, as a user's: Playwright's click would wait for the first navigation.
+    const box = await tab.locator('button[type="submit"]').boundingBox();
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    await tab.mouse.click(x, y);
+    while (postsOf(at, item) < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    await tab.mouse.click(x, y);
+    await confirmed(tab, item);
+    assert.equal(postsOf(at, item), 2, "the browser posted twice");
+    assert.equal(await count(at, item), 1);
+  }));
+
+test("back and resubmit: the same page's key, the same order", () =>
+  onEachHost(async (at, tab) => {
+    const item = unique("back");
+    const key = await fill(at, tab, item);
+    await tab.click('button[type="submit"]');
+    const order = await confirmed(tab, item);
+    await tab.goBack();
+    assert.equal(await tab.getAttribute('input[name="idempotency_key"]', "value"), key, "the page as it was served");
+    await fill(at, tab, item);
+    await tab.click('button[type="submit"]');
+    assert.equal(await confirmed(tab, item), order, "its confirmation again");
+    assert.equal(postsOf(at, item), 2);
+    assert.equal(await count(at, item), 1);
+  }));
+
+test("a reload after the answer was lost resends the form: one order, its confirmation", () =>
+  onEachHost(async (at, tab) => {
+    const item = unique("reload");
+    await fill(at, tab, item);
+    at.loseNext = true;
+    const before = at.lost;
+    await tab.click('button[type="submit"]').catch(() => {});
+    await tab.waitForLoadState();
+    assert.equal(at.lost, before + 1, "the first answer was lost");
+    await tab.reload().catch(() => {});
+    await confirmed(tab, item);
+    assert.equal(postsOf(at, item), 2, "the reload sent the form again");
+    assert.equal(await count(at, item), 1);
+  }));
+
+test("the form loaded again is a new submission: a second order", () =>
+  onEachHost(async (at, tab) => {
+    const item = unique("again");
+    const first = await fill(at, tab, item);
+    await tab.click('button[type="submit"]');
+    await confirmed(tab, item);
+    await tab.goto(`${at.base}/classic`);
+    const second = await fill(at, tab, item);
+    assert.notEqual(second, first);
+    await tab.click('button[type="submit"]');
+    await confirmed(tab, item);
+    assert.equal(await count(at, item), 2);
+  }));
+
+test("after a validation error, the re-rendered form has a fresh key and the edited resubmit is accepted", () =>
+  onEachHost(async (at, tab) => {
+    const item = unique("edit");
+    const first = await fill(at, tab, item, "0");
+    await tab.click('button[type="submit"]');
+    await tab.waitForSelector('[role="alert"]');
+    const fresh = await tab.getAttribute('input[name="idempotency_key"]', "value");
+    assert.ok(fresh && fresh !== first, `${fresh} after ${first}`);
+    await tab.fill('input[name="quantity"]', "1");
+    await tab.click('button[type="submit"]');
+    await confirmed(tab, item);
+    assert.equal(await count(at, item), 1);
+  }));
