@@ -24,6 +24,8 @@ pub mod edge;
 
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;
+#[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
+mod form_key_input;
 #[cfg(all(feature = "js", target_arch = "wasm32"))]
 pub mod js;
 #[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]

@@ -46,9 +46,14 @@ fn take_from_urlencoded(body: &mut Vec<u8>) -> FieldKey {
     let mut values = Vec::new();
     let mut kept: Vec<&[u8]> = Vec::new();
     for pair in body.split(|&b| b == b'&') {
-        match form_urlencoded::parse(pair).next() {
-            Some((name, value)) if name == KEY_FIELD => values.push(value.into_owned().into_bytes()),
-            _ => kept.push(pair),
+        let (name, value) = match pair.iter().position(|&b| b == b'=') {
+            Some(at) => (&pair[..at], &pair[at + 1..]),
+            None => (pair, &b""[..]),
+        };
+        if decoded(name) == KEY_FIELD.as_bytes() {
+            values.push(decoded(value));
+        } else {
+            kept.push(pair);
         }
     }
     if values.is_empty() {
@@ -56,6 +61,13 @@ fn take_from_urlencoded(body: &mut Vec<u8>) -> FieldKey {
     }
     *body = kept.join(&b'&');
     one_of(values)
+}
+
+/// A urlencoded name or value as bytes: `+` is a space, then
+/// percent-decoding (a `%` not followed by two hex digits stays as it is).
+fn decoded(text: &[u8]) -> Vec<u8> {
+    let spaced: Vec<u8> = text.iter().map(|&b| if b == b'+' { b' ' } else { b }).collect();
+    percent_encoding::percent_decode(&spaced).collect()
 }
 
 /// Each part named `idempotency_key` that is not a file, removed with the

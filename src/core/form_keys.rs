@@ -63,7 +63,9 @@ pub fn key_input(
     now_ms: u64,
     random: [u8; 10],
 ) -> Option<String> {
-    let posts = |m: &str| m.trim().eq_ignore_ascii_case("post");
+    // An enumerated attribute: its keyword in any case, nothing around it
+    // (HTML: a `method` of " post " is invalid, and the form submits with GET).
+    let posts = |m: &str| m.eq_ignore_ascii_case("post");
     if has_field || !(method.is_some_and(posts) || submitters.iter().any(|m| posts(m))) {
         return None;
     }
@@ -91,7 +93,8 @@ mod tests {
         assert!(crate::core::IdempotencyKey::parse(key).is_ok(), "a key §1 accepts");
         for (method, submitters, has_field, gets) in [
             (Some("POST"), &[][..], false, true),
-            (Some(" Post "), &[], false, true),
+            (Some("pOsT"), &[], false, true),
+            (Some(" post "), &[], false, false),
             (Some("get"), &["post"][..], false, true),
             (None, &["get", "POST"], false, true),
             (Some("post"), &[], true, false),

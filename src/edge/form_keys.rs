@@ -1,6 +1,6 @@
 //! Gives an HTML answer's post forms their keys as it streams (SPEC §8), for
 //! the Rust host: the same `HTMLRewriter` glue as the JavaScript host
-//! (src/form_keys.js), bound here, with the core's [`key_input`] deciding
+//! (src/form_keys.js), bound here, with the core's [`key_input`](crate::core::key_input) deciding
 //! what each form gets. The runtime's rewriter (lol_html inside workerd)
 //! streams the body outside the wasm: nothing is copied in, and the wasm
 //! carries no HTML parser.
@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::{Closure, wasm_bindgen};
 use worker::Response;
 use worker::js_sys::{Array, Uint8Array};
 
-use crate::core::key_input;
+use crate::form_key_input::key_input_of;
 
 #[wasm_bindgen(module = "/src/form_keys.js")]
 extern "C" {
@@ -29,10 +29,7 @@ thread_local! {
     /// One function for the isolate's life: made once, never per answer.
     static KEY_INPUT: Closure<KeyInput> = Closure::new(
         |method: Option<String>, submitters: Array, has_field: bool, now_ms: f64, random: Uint8Array| {
-            let submitters: Vec<String> = submitters.iter().filter_map(|s| s.as_string()).collect();
-            let mut bytes = [0; 10];
-            random.copy_to(&mut bytes[..random.length().min(10) as usize]);
-            key_input(method.as_deref(), &submitters, has_field, now_ms as u64, bytes)
+            key_input_of(method, &submitters, has_field, now_ms, &random)
         },
     );
 }
