@@ -34,7 +34,8 @@ install:
 lint: install
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets --quiet -- -D warnings
-	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js,browser -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
 	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -- -D warnings
 	node_modules/.bin/biome check .
@@ -122,10 +123,16 @@ PEER_SOURCES := $(wildcard bench/peers/*.ts)
 
 build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 	esbuild $< --bundle --format=esm --platform=neutral --target=es2022 --main-fields=module,main \
-	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' \
+	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' --external:'*.wasm' \
 	  --log-level=warning --outfile=$@
 
-bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js
+# The cold-start control holds oncekey/proxy's wasm beside its bundle.
+build/bench/do-only-wasm.js: pkg/dist/proxy.js
+build/bench/oncekey_proxy_bg.wasm: pkg/dist/proxy.js
+	mkdir -p build/bench && cp pkg/dist/oncekey_proxy_bg.wasm $@
+
+bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js \
+  build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
 ## peers in one workerd, then cold start per worker (bench/edge.mjs).
@@ -252,6 +259,7 @@ bench: bench-browser
 ## installed, bundled by `wrangler deploy --dry-run`, run in workerd; and tsc.
 WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
   $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/record-name.js) \
+  pkg/src/proxy.js pkg/src/proxy.d.ts src/form_keys.js src/form_key_input.rs src/message_body.rs src/lib.rs \
   pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh
 
 .PHONY: build-worker-js test-worker-js
@@ -260,6 +268,9 @@ build-worker-js: install build-browser pkg/dist/worker.js
 
 pkg/dist/worker.js: $(WORKER_JS_SOURCES)
 	scripts/build-worker-js.sh
+
+# Built beside worker.js, by the same script.
+pkg/dist/proxy.js: pkg/dist/worker.js
 
 ## The whole npm package (browser and worker entries) into pkg/dist/;
 ## `npm pack` in pkg/ is what users install.
@@ -288,7 +299,7 @@ test: test-clients
 .PHONY: build-proxy-js
 build-proxy-js: build-worker-js build/proxy-js/index.js
 
-build/proxy-js/index.js: workers/proxy-js/index.js pkg/dist/worker.js wrangler.toml
+build/proxy-js/index.js: workers/proxy-js/index.js pkg/dist/worker.js pkg/dist/proxy.js wrangler.toml
 	rm -rf build/proxy-js
 	WRANGLER_LOG=warn wrangler deploy --dry-run --outdir build/proxy-js > /dev/null
 

@@ -191,6 +191,28 @@ const IMPLS = {
     sameScriptAs: "floor",
   },
 };
+/**
+ * Controls of the cold start alone. do-only-wasm: do-only holding
+ * oncekey/proxy's wasm, instantiated at load and never called
+ * (bench/peers/do-only-wasm.ts): the platform's charge for a module of that
+ * size, apart from running it.
+ */
+const COLD_CONTROLS = {
+  "do-only-wasm": {
+    worker: () => ({
+      ...peer("do-only-wasm", { kv: false }),
+      modulesRoot: join(ROOT, "build", "bench"),
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    }),
+    host: "do-only-wasm.bench",
+    files: () => [
+      join(ROOT, "build", "bench", "do-only-wasm.js"),
+      join(ROOT, "build", "bench", "oncekey_proxy_bg.wasm"),
+    ],
+  },
+};
+/** A cold start's implementation or control, by name. */
+const coldImpl = (name) => IMPLS[name] ?? COLD_CONTROLS[name];
 // BENCH_QUIET=1: the production proxy (default, and KV copies off) and
 // do-only alone in one workerd. Nine workers busy in one process blur the
 // smaller differences (the twin shows how much); three blur them less.
@@ -435,7 +457,7 @@ async function coldSample(impl) {
   const workers =
     impl === null
       ? [{ ...originWorker, routes: ["origin.bench/*"] }]
-      : [IMPLS[impl].worker(), { ...originWorker, routes: ["origin.bench/*"] }];
+      : [coldImpl(impl).worker(), { ...originWorker, routes: ["origin.bench/*"] }];
   const started = process.hrtime.bigint();
   const mf = new Miniflare({
     workers,
@@ -457,10 +479,10 @@ async function coldSample(impl) {
     if (originFirst.status !== 201) throw new Error(`cold start: origin answered ${originFirst.status}`);
     if (impl === null) return sample;
     cpu = threadsCpuMs(pid);
-    const first = await postTo(url, IMPLS[impl].host, item(), randomUUID());
+    const first = await postTo(url, coldImpl(impl).host, item(), randomUUID());
     const firstCpu = threadsCpuMs(pid) - cpu;
     cpu = threadsCpuMs(pid);
-    const second = await postTo(url, IMPLS[impl].host, item(), randomUUID());
+    const second = await postTo(url, coldImpl(impl).host, item(), randomUUID());
     const secondCpu = threadsCpuMs(pid) - cpu;
     for (const r of [first, second])
       if (r.status !== 201) throw new Error(`cold start: ${impl} answered ${r.status}: ${r.text}`);
@@ -473,7 +495,11 @@ async function coldSample(impl) {
 async function coldStart() {
   const loadStart = loadavg();
   // The controls that run another worker's script have no cold start of their own.
-  const names = [...Object.keys(IMPLS).filter((impl) => !IMPLS[impl].sameScriptAs), null];
+  const names = [
+    ...Object.keys(IMPLS).filter((impl) => !IMPLS[impl].sameScriptAs),
+    ...Object.keys(COLD_CONTROLS),
+    null,
+  ];
   const samples = new Map(names.map((n) => [n, []]));
   for (let run = 0; run < COLD_RUNS; run++) {
     const order = names.map((_, i) => names[(i + run) % names.length]);
@@ -499,7 +525,7 @@ function coldTable({ samples }) {
       );
       continue;
     }
-    const { raw, gz } = sizes(IMPLS[impl].files());
+    const { raw, gz } = sizes(coldImpl(impl).files());
     rows.push(
       `| ${impl} | ${f1(raw / 1024)} / ${f1(gz / 1024)} | ${stat(pick("readyMs"), (x) => x.toFixed(0))} | ${stat(pick("startupCpu"), (x) => x.toFixed(0))} | ${stat(pick("firstMs"))} | ${stat(pick("firstCpu"))} | ${stat(pick("secondMs"))} | ${stat(pick("secondCpu"))} |`,
     );

@@ -7,6 +7,9 @@
 #   pkg/dist/oncekey_worker_bg.wasm  the core, its exchange and coordinator steps
 #   pkg/dist/worker.d.ts             the types
 #   pkg/dist/oncekey-record.js       the operator's command (npx oncekey-record), Node
+#   pkg/dist/proxy.js                `oncekey/proxy`: the HTTP side alone
+#   pkg/dist/oncekey_proxy_bg.wasm   its wasm: the same bindings without the queue consumer's
+#   pkg/dist/proxy.d.ts              its types
 #
 # The wasm stays an import (`import wasm from "./oncekey_worker_bg.wasm"`):
 # wrangler's bundler turns it into a WebAssembly.Module with no user config.
@@ -33,7 +36,8 @@ rm -rf "$BINDGEN"
   "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
 
 mkdir -p "$OUT"
-rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/oncekey-record.js"
+rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/oncekey-record.js" \
+  "$OUT/proxy.js" "$OUT/oncekey_proxy_bg.wasm" "$OUT/proxy.d.ts"
 "$BIN/wasm-opt" -Oz "$BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_worker_bg.wasm"
 # `oncekey-worker-wasm` is the bindings' JS, resolved to the build above;
 # `cloudflare:workers` and the wasm are the runtime's and the user's
@@ -55,4 +59,22 @@ if [ -f pkg/src/hono.js ]; then
     --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"
   cp pkg/src/hono.d.ts "$OUT/hono.d.ts"
 fi
+
+# `oncekey/proxy`: the bindings without the queue consumer's (pkg/worker-wasm
+# without its default `queue` feature), the same HTTP glue.
+cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm --no-default-features
+PROXY_BINDGEN=$CARGO_TARGET_DIR/bindgen-proxy
+rm -rf "$PROXY_BINDGEN"
+"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
+  --remove-name-section --remove-producers-section \
+  --out-dir "$PROXY_BINDGEN" --out-name oncekey_worker_wasm \
+  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
+"$BIN/wasm-opt" -Oz "$PROXY_BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_proxy_bg.wasm"
+"$BIN/esbuild" pkg/src/proxy.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
+  --legal-comments=none --log-level=warning \
+  --alias:oncekey-worker-wasm="$PROXY_BINDGEN/oncekey_worker_wasm.js" \
+  --external:cloudflare:workers --external:./oncekey_proxy_bg.wasm \
+  --outfile="$OUT/proxy.js"
+cp pkg/src/proxy.d.ts "$OUT/proxy.d.ts"
+echo "built $OUT/proxy.js: $(cd "$OUT" && cat proxy.js oncekey_proxy_bg.wasm | gzip -9 | wc -c) bytes gzip (proxy JS + wasm)"
 echo "built $OUT/worker.js: $(cd "$OUT" && cat worker.js oncekey_worker_bg.wasm | gzip -9 | wc -c) bytes gzip (worker JS + wasm)"

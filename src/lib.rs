@@ -28,5 +28,5 @@ pub mod browser;
 mod form_key_input;
 #[cfg(all(feature = "js", target_arch = "wasm32"))]
 pub mod js;
-#[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
+#[cfg(any(feature = "edge", all(feature = "js-queue", target_arch = "wasm32")))]
 mod message_body;

@@ -12,10 +12,13 @@
 //! coordinator's atomic step inside a JavaScript Durable Object;
 //! [`record_name`] names a key's record for the `oncekey-record` command;
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
-//! protocol for `withQueueIdempotency`; [`key_input`] gives an HTML
+//! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
+//! build leaves them out); [`key_input`] gives an HTML
 //! answer's forms their keys.
 
 mod coordinator;
+mod counts;
+#[cfg(feature = "js-queue")]
 mod delivery;
 mod exchange;
 mod form_keys;
@@ -25,7 +28,9 @@ mod record_name;
 mod values;
 
 pub use coordinator::{JsCoordinator, misconfigured_reply};
-pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery, add_counts, counts_of};
+pub use counts::{add_counts, counts_of};
+#[cfg(feature = "js-queue")]
+pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
 pub use exchange::JsExchange;
 pub use form_keys::key_input;
 pub use layer::Layer;

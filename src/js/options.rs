@@ -34,6 +34,7 @@ const OPTIONS: [(&str, &str); 21] = [
 /// Options read by the JavaScript glue itself, not the core.
 const GLUE_OPTIONS: [&str; 1] = ["bindings"];
 
+#[cfg(feature = "js-queue")]
 /// The options of `withQueueIdempotency` that are variables too: the same
 /// names as the HTTP options where they mean the same; the handler's time
 /// limit is the origin's variable (SPEC §11).

@@ -53,6 +53,9 @@ test("the packed package ships the worker entry, and wrangler bundles it with no
     "dist/oncekey_worker_bg.wasm",
     "dist/hono.js",
     "dist/hono.d.ts",
+    "dist/proxy.js",
+    "dist/proxy.d.ts",
+    "dist/oncekey_proxy_bg.wasm",
   ]) {
     assert.ok(files.includes(`package/${file}`), `${file} is in the tarball`);
   }
@@ -553,6 +556,10 @@ export const a = withIdempotency(async () => new Response("ok"), { ttlSeconds: t
 export const b = withIdempotency(async () => "not a response");
 export const c = withIdempotency(async () => new Response("ok"), { kvReplay: "sometimes" });
 export const d = withIdempotency(async () => new Response("ok"), { releaseOn: 503 });
+import { proxy } from "oncekey/proxy";
+export const e = proxy({ ttlSeconds: true });
+export const f = proxy({ forms: "inject" });
+export { withQueueIdempotency } from "oncekey/proxy";
 `,
   );
   let output = "";
@@ -561,9 +568,10 @@ export const d = withIdempotency(async () => new Response("ok"), { releaseOn: 50
   } catch (error) {
     output = error.stdout;
   }
-  for (const line of [2, 3, 4])
+  for (const line of [2, 3, 4, 7, 9])
     assert.match(output, new RegExp(`misuse\\.ts\\(${line},`), `line ${line} of the misuse is an error`);
   assert.doesNotMatch(output, /misuse\.ts\(5,/, "releaseOn takes a number, as the runtime does");
+  assert.doesNotMatch(output, /misuse\.ts\(8,/, "oncekey/proxy takes oncekey/worker's options");
   assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
 });
 

@@ -1,0 +1,119 @@
+// The HTTP side of `oncekey/worker` and `oncekey/proxy`: `proxy()` and
+// `withIdempotency()`, each a `fetch` handler over the core's `Layer` (made
+// once per isolate) and its `Exchange` (host.js performs its actions). The
+// entries (worker.js, proxy.js) instantiate the wasm before any handler
+// runs.
+import { Layer, misconfiguredReply } from "oncekey-worker-wasm";
+import { drive } from "./host.js";
+import { queryOf, start } from "./http.js";
+
+/**
+ * The production proxy (SPEC §10) as a `fetch` handler: every request goes
+ * on to the origin — the Worker bound as `ORIGIN` (`bindings.origin`), else
+ * `ORIGIN_URL` with the request's path and query, or the request's own URL
+ * for `ORIGIN_URL=request` — protected as `withIdempotency` protects a
+ * handler. No origin configured: every request is answered 500
+ * `misconfigured` naming `ORIGIN_URL`.
+ */
+export function proxy(options = {}) {
+  const binding = options?.bindings?.origin ?? "ORIGIN";
+  // The layer that maps each request to its URL, and the origin's kind:
+  // chosen by the core once the layer is made.
+  let layer;
+  let origin;
+  const toOrigin = (request, env) => forward(origin, layer, request, env[binding]);
+  return protect(toOrigin, { ...options, [OWN_ORIGIN]: true }, (made, env) => {
+    origin = made.proxyOrigin(env?.[binding] !== undefined);
+    layer = made;
+  });
+}
+
+/**
+ * Sends `request` on to the proxy's origin, at the URL the core gives.
+ * Redirects are handed back: the runtime gives every incoming request the
+ * `manual` redirect mode, and the requests the host makes from it keep it.
+ */
+function forward(origin, layer, request, service) {
+  if (origin === "service") return service.fetch(request);
+  if (origin === "url") {
+    const url = new URL(request.url);
+    return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), request));
+  }
+  return fetch(request);
+}
+
+/** 500 `misconfigured`, with the core's log line. */
+function misconfiguredResponse(message) {
+  const { status, headers, body, line } = misconfiguredReply(message);
+  console.error(line);
+  return new Response(body, { status, headers });
+}
+
+/**
+ * Wraps `handler` so that every covered request with an `Idempotency-Key`
+ * runs it at most once per key; returns a `fetch` handler. The options are
+ * validated by the core on the first request (they are merged over `env`'s
+ * `IDEMPOTENCY_*` variables), once per isolate.
+ */
+export function withIdempotency(handler, options = {}) {
+  if (typeof handler !== "function") throw new TypeError("withIdempotency: the handler must be a function");
+  return protect(handler, options);
+}
+
+/**
+ * The `fetch` handler that runs `handler` behind the layer made from
+ * `options` and `env` on the first request; `prepare(layer, env)`, if
+ * given, runs then too, and what it throws makes the worker misconfigured
+ * like a bad option does.
+ */
+function protect(handler, options, prepare) {
+  const { bindings: names = {}, [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
+  const bindings = {
+    coordinator: names.coordinator ?? "IDEMPOTENCY_DO",
+    kv: names.kv ?? "IDEMPOTENCY_KV",
+    metrics: names.metrics ?? "IDEMPOTENCY_METRICS",
+  };
+  // Variables are fixed for an isolate's life: the layer (or why there is
+  // none) is made on the first request and kept.
+  let layer;
+  let headersRead;
+  let misconfigured;
+  return async function fetch(request, env, ctx) {
+    if (layer === undefined && misconfigured === undefined) {
+      let made;
+      try {
+        made = new Layer(layerOptions, env ?? {});
+        const names = [bindings.coordinator, bindings.kv, bindings.metrics];
+        const problem = made.envProblem(
+          Object.keys(env ?? {}),
+          names,
+          found(env?.[names[0]], "idFromName"),
+          found(env?.[names[1]], "put"),
+        );
+        if (problem !== undefined) throw new Error(problem);
+        prepare?.(made, env);
+        headersRead = made.headersRead();
+        layer = made;
+      } catch (error) {
+        made?.free();
+        misconfigured = error instanceof Error ? error.message : String(error);
+      }
+    }
+    if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
+    const exchange = start(layer, request, headersRead, env?.[bindings.metrics] !== undefined);
+    return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying });
+  };
+}
+
+/**
+ * How a binding was found, for the core: 0 nothing bound, 1 a binding of
+ * another kind, 2 one with the method its kind has (`idFromName` for a
+ * Durable Object namespace, `put` for KV).
+ */
+function found(binding, method) {
+  if (binding === undefined || binding === null) return 0;
+  return typeof binding[method] === "function" ? 2 : 1;
+}
+
+/** Marks the proxy's own origin call, whose failures are the layer's to answer (502). */
+const OWN_ORIGIN = Symbol("oncekey.proxy");
