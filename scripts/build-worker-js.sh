@@ -26,32 +26,44 @@ OUT=pkg/dist
 export CARGO_TARGET_DIR=$PWD/target/worker-js
 export RUSTFLAGS='--cfg sha2_backend_soft="compact"'
 export CARGO_PROFILE_RELEASE_STRIP=false
-cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm
-
-BINDGEN=$CARGO_TARGET_DIR/bindgen
-rm -rf "$BINDGEN"
-"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
-  --remove-name-section --remove-producers-section \
-  --out-dir "$BINDGEN" --out-name oncekey_worker_wasm \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
+# One entry: the bindings built with cargo's `$1` (the crate's features),
+# into `$2` (the bindgen output's directory, under the target dir), its wasm
+# optimised into pkg/dist/`$3`, and the entry `$4` bundled into pkg/dist/`$5`
+# with `oncekey-worker-wasm` resolved to those bindings' JS; `cloudflare:workers`
+# and the wasm are the runtime's and the user's bundler's to provide.
+entry() {
+  local features=$1 bindgen=$CARGO_TARGET_DIR/$2 wasm=$3 source=$4 out=$5
+  # shellcheck disable=SC2086 # `features` is cargo flags, or none
+  cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm $features
+  rm -rf "$bindgen"
+  "$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
+    --remove-name-section --remove-producers-section \
+    --out-dir "$bindgen" --out-name oncekey_worker_wasm \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
+  "$BIN/wasm-opt" -Oz "$bindgen/oncekey_worker_wasm_bg.wasm" -o "$OUT/$wasm"
+  "$BIN/esbuild" "$source" --bundle --format=esm --minify --target=es2022 --platform=neutral \
+    --legal-comments=none --log-level=warning \
+    --alias:oncekey-worker-wasm="$bindgen/oncekey_worker_wasm.js" \
+    --external:cloudflare:workers --external:"./$wasm" \
+    --outfile="$OUT/$out"
+}
 
 mkdir -p "$OUT"
 rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/oncekey-record.js" \
   "$OUT/proxy.js" "$OUT/oncekey_proxy_bg.wasm" "$OUT/proxy.d.ts"
-"$BIN/wasm-opt" -Oz "$BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_worker_bg.wasm"
-# `oncekey-worker-wasm` is the bindings' JS, resolved to the build above;
-# `cloudflare:workers` and the wasm are the runtime's and the user's
-# bundler's to provide.
-"$BIN/esbuild" pkg/src/worker.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
-  --legal-comments=none --log-level=warning \
-  --alias:oncekey-worker-wasm="$BINDGEN/oncekey_worker_wasm.js" \
-  --external:cloudflare:workers --external:./oncekey_worker_bg.wasm \
-  --outfile="$OUT/worker.js"
+
+# `oncekey/proxy`: the bindings without the queue consumer's (pkg/worker-wasm
+# without its default `queue` feature), the same HTTP glue.
+entry --no-default-features bindgen-proxy oncekey_proxy_bg.wasm pkg/src/proxy.js proxy.js
+cp pkg/src/proxy.d.ts "$OUT/proxy.d.ts"
+
+# `oncekey/worker`, with the queue consumer.
+entry "" bindgen oncekey_worker_bg.wasm pkg/src/worker.js worker.js
 cp pkg/src/worker.d.ts "$OUT/worker.d.ts"
 # The same bindings under Node, reading the wasm beside it.
 "$BIN/esbuild" pkg/src/record-name.js --bundle --format=esm --minify --target=node20 --platform=node \
   --legal-comments=none --log-level=warning --banner:js='#!/usr/bin/env node' \
-  --alias:oncekey-worker-wasm="$BINDGEN/oncekey_worker_wasm.js" \
+  --alias:oncekey-worker-wasm="$CARGO_TARGET_DIR/bindgen/oncekey_worker_wasm.js" \
   --outfile="$OUT/oncekey-record.js"
 chmod +x "$OUT/oncekey-record.js"
 if [ -f pkg/src/hono.js ]; then
@@ -59,22 +71,5 @@ if [ -f pkg/src/hono.js ]; then
     --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"
   cp pkg/src/hono.d.ts "$OUT/hono.d.ts"
 fi
-
-# `oncekey/proxy`: the bindings without the queue consumer's (pkg/worker-wasm
-# without its default `queue` feature), the same HTTP glue.
-cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm --no-default-features
-PROXY_BINDGEN=$CARGO_TARGET_DIR/bindgen-proxy
-rm -rf "$PROXY_BINDGEN"
-"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
-  --remove-name-section --remove-producers-section \
-  --out-dir "$PROXY_BINDGEN" --out-name oncekey_worker_wasm \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
-"$BIN/wasm-opt" -Oz "$PROXY_BINDGEN/oncekey_worker_wasm_bg.wasm" -o "$OUT/oncekey_proxy_bg.wasm"
-"$BIN/esbuild" pkg/src/proxy.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
-  --legal-comments=none --log-level=warning \
-  --alias:oncekey-worker-wasm="$PROXY_BINDGEN/oncekey_worker_wasm.js" \
-  --external:cloudflare:workers --external:./oncekey_proxy_bg.wasm \
-  --outfile="$OUT/proxy.js"
-cp pkg/src/proxy.d.ts "$OUT/proxy.d.ts"
 echo "built $OUT/proxy.js: $(cd "$OUT" && cat proxy.js oncekey_proxy_bg.wasm | gzip -9 | wc -c) bytes gzip (proxy JS + wasm)"
 echo "built $OUT/worker.js: $(cd "$OUT" && cat worker.js oncekey_worker_bg.wasm | gzip -9 | wc -c) bytes gzip (worker JS + wasm)"
