@@ -247,10 +247,11 @@ for (const n of (process.env.PROFILE_SHOW ?? "").split(",").filter(Boolean)) {
 }
 
 /**
- * build/profile-js: the JS host's proxy (workers/proxy-js/index.js) bundled
- * from pkg/src without minifying, over the worker-wasm crate's release wasm
- * with its function names kept (wasm-bindgen without --remove-name-section,
- * wasm-opt -Oz -g), otherwise as scripts/build-worker-js.sh builds it.
+ * build/profile-js: the JS host's proxy (workers/proxy-js/index.js, on
+ * `oncekey/proxy`) bundled from pkg/src without minifying, over the
+ * worker-wasm crate's release wasm without the queue feature and with its
+ * function names kept (wasm-bindgen without --remove-name-section, wasm-opt
+ * -Oz -g), otherwise as scripts/build-worker-js.sh builds it.
  */
 function buildProfileJs() {
   const tools = process.env.TOOLS ?? ".tools";
@@ -262,15 +263,15 @@ function buildProfileJs() {
     CARGO_PROFILE_RELEASE_STRIP: "false",
   };
   const run = (cmd) => execSync(cmd, { stdio: "inherit", env });
-  run("cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm");
+  run("cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm --no-default-features");
   const out = "build/profile-js";
   mkdirSync(`${out}/bindgen`, { recursive: true });
   run(
     `${tools}/bin/wasm-bindgen --target web --omit-default-module-path --out-dir ${out}/bindgen --out-name oncekey_worker_wasm ${target}/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm`,
   );
-  run(`node_modules/.bin/wasm-opt -Oz -g ${out}/bindgen/oncekey_worker_wasm_bg.wasm -o ${out}/oncekey_worker_bg.wasm`);
+  run(`node_modules/.bin/wasm-opt -Oz -g ${out}/bindgen/oncekey_worker_wasm_bg.wasm -o ${out}/oncekey_proxy_bg.wasm`);
   run(
-    `node_modules/.bin/esbuild workers/proxy-js/index.js --bundle --format=esm --target=es2022 --platform=neutral --log-level=warning --alias:oncekey/worker=./pkg/src/worker.js --alias:oncekey-worker-wasm=./${out}/bindgen/oncekey_worker_wasm.js --external:cloudflare:workers --external:./oncekey_worker_bg.wasm --outfile=${out}/index.js`,
+    `node_modules/.bin/esbuild workers/proxy-js/index.js --bundle --format=esm --target=es2022 --platform=neutral --log-level=warning --alias:oncekey/proxy=./pkg/src/proxy.js --alias:oncekey-worker-wasm=./${out}/bindgen/oncekey_worker_wasm.js --external:cloudflare:workers --external:./oncekey_proxy_bg.wasm --outfile=${out}/index.js`,
   );
   if (!existsSync(`${out}/index.js`)) throw new Error("profile-js: no bundle");
 }
