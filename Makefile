@@ -188,6 +188,13 @@ test-crate: install
 test-deploy: install build-worker build-worker-js www-vendor
 	scripts/test-node-counted.sh tests/deploy/deploy.test.js
 
+## Every relative link and anchor in the Markdown pages resolves (tests/docs).
+.PHONY: test-docs
+test-docs:
+	scripts/test-node-counted.sh tests/docs/links.test.js
+
+test: test-docs
+
 test: install test-core test-core-wasm test-crate test-edge test-deploy
 
 ## ---- The browser package and the demo page --------------------------------

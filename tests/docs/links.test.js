@@ -1,0 +1,78 @@
+// Every relative link and anchor in the project's Markdown resolves: a
+// link to a file names one that exists, and `#anchor` names a heading of
+// the page it points to (GitHub's heading ids). Code blocks and inline code
+// are not links.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { test } from "node:test";
+
+const ROOT = join(dirname(new URL(import.meta.url).pathname), "..", "..");
+
+/** The Markdown pages: the README, the package's, and docs/ if there is one. */
+function pages() {
+  const found = ["README.md", "pkg/README.md"].map((f) => join(ROOT, f));
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir)) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (entry.endsWith(".md")) found.push(path);
+    }
+  };
+  if (existsSync(join(ROOT, "docs"))) walk(join(ROOT, "docs"));
+  return found.filter((f) => existsSync(f));
+}
+
+/** The text outside fenced code blocks. */
+function unfenced(markdown) {
+  return markdown.replace(/^```[\s\S]*?^```/gm, "");
+}
+
+/** The text outside fenced code blocks and inline code. */
+function prose(markdown) {
+  return unfenced(markdown).replace(/`[^`\n]*`/g, "");
+}
+
+/** GitHub's id for each heading of `markdown`, duplicates numbered. */
+function headingIds(markdown) {
+  const ids = new Set();
+  const seen = new Map();
+  // Inline code keeps its text in the id (its backticks go, as punctuation).
+  for (const [, text] of unfenced(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/\s/g, "-");
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    ids.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return ids;
+}
+
+/** The relative links of `markdown`: `[text](target)`, not http(s) or mailto. */
+function links(markdown) {
+  return [...prose(markdown).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((m) => m[1])
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+test("every relative link and anchor in the Markdown pages resolves", () => {
+  const all = pages();
+  assert.ok(all.length >= 2, `the README and the package's README at least: ${all}`);
+  const broken = [];
+  for (const page of all) {
+    const markdown = readFileSync(page, "utf8");
+    for (const target of links(markdown)) {
+      const [path, anchor] = target.split("#");
+      const file = path === "" ? page : join(dirname(page), decodeURI(path));
+      const where = `${relative(ROOT, page)}: ${target}`;
+      if (!existsSync(file)) {
+        broken.push(`${where}: no such file`);
+      } else if (anchor !== undefined && file.endsWith(".md") && !headingIds(readFileSync(file, "utf8")).has(anchor)) {
+        broken.push(`${where}: no such heading`);
+      }
+    }
+  }
+  assert.deepEqual(broken, []);
+});
