@@ -188,6 +188,13 @@ test-crate: install
 test-deploy: install build-worker build-worker-js www-vendor
 	scripts/test-node-counted.sh tests/deploy/deploy.test.js
 
+## The GitHub Actions workflows pass actionlint (tests/workflows).
+.PHONY: test-workflows
+test-workflows: install
+	scripts/test-node-counted.sh tests/workflows/lint.test.js
+
+test: test-workflows
+
 ## Every relative link and anchor in the Markdown pages resolves (tests/docs).
 .PHONY: test-docs
 test-docs:
