@@ -1,6 +1,7 @@
 //! The core's [`key_input`](crate::core::key_input) as `withFormKeys`
-//! (src/form_keys.js) calls it, for both hosts: the JavaScript host exports
-//! it, the Rust host hands it over as a closure.
+//! (src/form_keys.js) calls it, for both hosts: the JavaScript host's wasm
+//! exports it as `keyInput` (feature `js`), the Rust host hands it over as a
+//! closure.
 
 use js_sys::{Array, Uint8Array};
 
@@ -8,7 +9,8 @@ use js_sys::{Array, Uint8Array};
 /// form: its `method`, its controls' `formmethod`s (strings), whether it has
 /// the key field, the clock, random bytes (the first 10 are used; fewer are
 /// padded with zeros).
-pub(crate) fn key_input_of(
+#[cfg_attr(all(feature = "js", target_arch = "wasm32"), wasm_bindgen::prelude::wasm_bindgen(js_name = keyInput))]
+pub fn key_input_of(
     method: Option<String>,
     submitters: &Array,
     has_field: bool,

@@ -13,15 +13,14 @@
 //! [`record_name`] names a key's record for the `oncekey-record` command;
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
-//! build leaves them out); [`key_input`] gives an HTML
-//! answer's forms their keys.
+//! build leaves them out); `keyInput` (src/form_key_input.rs, shared with
+//! the Rust host) gives an HTML answer's forms their keys.
 
 mod coordinator;
 mod counts;
 #[cfg(feature = "js-queue")]
 mod delivery;
 mod exchange;
-mod form_keys;
 mod layer;
 mod options;
 mod record_name;
@@ -32,6 +31,5 @@ pub use counts::{add_counts, counts_of};
 #[cfg(feature = "js-queue")]
 pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
 pub use exchange::JsExchange;
-pub use form_keys::key_input;
 pub use layer::Layer;
 pub use record_name::record_name;
