@@ -67,11 +67,13 @@ function server() {
       res.writeHead(200, { "content-type": "text/html" });
       return res.end('<form method="post" action="/orders" id="r"><button>Confirm</button></form>');
     }
-    if (req.method === "POST" && req.url === "/orders") {
+    if (req.method === "POST" && (req.url === "/orders" || req.url === "/orders?slow=1")) {
       const chunks = [];
       for await (const chunk of req) chunks.push(chunk);
       const body = Buffer.concat(chunks);
       posts.push({ headers: req.headers, body });
+      // A slow order: duplicates arrive while it runs.
+      if (req.url.endsWith("slow=1")) await new Promise((resolve) => setTimeout(resolve, 300));
       res.writeHead(303, { location: `/orders/${posts.length}` });
       return res.end();
     }
@@ -143,6 +145,27 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.equal(got.headers["idempotency-key"], key);
     assert.equal(got.body.toString(), "item=green+tea&note=%C3%A9t%C3%A9&qty=2");
     assert.equal(got.headers["content-length"], String(got.body.length));
+  });
+
+  test("10 concurrent posts of one page's form, 3 rounds: one order each, every browser gets its 303", async () => {
+    for (let round = 0; round < 3; round++) {
+      const key = formsOf(await (await proxy.fetch("/shop")).text()).a[0];
+      const before = origin.posts.length;
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          proxy.fetch("/orders?slow=1", {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: `item=tea&idempotency_key=${key}`,
+            redirect: "manual",
+          }),
+        ),
+      );
+      assert.equal(origin.posts.length, before + 1, `round ${round}: one execution`);
+      const locations = new Set(answers.map((res) => `${res.status} ${res.headers.get("location")}`));
+      assert.deepEqual([...locations], [`303 /orders/${before + 1}`], `round ${round}: the same answer for all`);
+      assert.equal(answers.filter((res) => res.headers.get("idempotent-replayed") === "true").length, 9);
+    }
   });
 
   test("a multipart form post is keyed by its field too, the field's part taken out", async () => {
