@@ -2,7 +2,8 @@
 // npm `uuid` v7 and `crypto.randomUUID()` in one Node process, package size
 // (gzip), and time from import to first key in headless Chromium. Writes its
 // section of bench/RESULTS.md.
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import { createServer } from "node:http";
 import { cpus, platform, release } from "node:os";
 import { join, extname } from "node:path";
@@ -139,10 +140,5 @@ Browser build, wasm + JavaScript: **${f(browserGzip)} bytes gzip** (target ≤ 2
 median **${f(firstKey.median)} ms**, min ${f(firstKey.min)} ms, max ${f(firstKey.max)} ms.
 <!-- browser:end -->`;
 
-const file = join(ROOT, "bench/RESULTS.md");
-let text = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmark results\n";
-text = /<!-- browser:start -->[\s\S]*<!-- browser:end -->/.test(text)
-  ? text.replace(/<!-- browser:start -->[\s\S]*<!-- browser:end -->/, section)
-  : `${text.trimEnd()}\n\n${section}\n`;
-writeFileSync(file, text);
+writeSection("browser", section);
 console.log(section);

@@ -1,13 +1,13 @@
 // Writes the criterion results of `cargo bench --bench core` (benches/core.rs)
 // into bench/RESULTS.md, between <!-- core:start --> and <!-- core:end -->.
 import { execSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const RESULTS = join(ROOT, "bench", "RESULTS.md");
 const CRITERION = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, "target"), "criterion");
 
 /** Every benchmark criterion saved this run: {id, median ns, throughput}. */
@@ -64,9 +64,5 @@ encoded bytes for the record rows.
 ${rows.join("\n")}
 <!-- core:end -->
 `;
-let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-doc = doc.includes("<!-- core:start -->")
-  ? doc.replace(/<!-- core:start -->[\s\S]*<!-- core:end -->\n?/, section)
-  : `${doc.trimEnd()}\n\n${section}`;
-writeFileSync(RESULTS, doc);
+writeSection("core", section);
 console.log(section);

@@ -44,7 +44,8 @@
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -54,8 +55,6 @@ import { COMPATIBILITY_DATE, WORKERS, defaultVars } from "../tests/edge/harness.
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-// BENCH_RESULTS: write elsewhere (a trial run).
-const RESULTS = process.env.BENCH_RESULTS ?? join(ROOT, "bench", "RESULTS.md");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -547,7 +546,9 @@ if (COLD_ONLY) {
 
 const { results, oneInFlight, loadStart, loadEnd, seriesCount } = await steady();
 if (QUIET) {
-  writeSection("edge-quiet", quietSection());
+  const quiet = quietSection();
+  writeSection("edge-quiet", quiet);
+  console.log(quiet);
   process.exit(0);
 }
 const cold = COLD_RUNS > 0 ? await coldStart() : null;
@@ -768,15 +769,7 @@ served from the colo, a DO call may cross regions).
 `;
 
 writeSection("edge", section);
-
-/** Puts `section` between its `<!-- name:start/end -->` marks in RESULTS (the rest is left alone). */
-function writeSection(name, section) {
-  let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-  const marks = new RegExp(`<!-- ${name}:start -->[\\s\\S]*<!-- ${name}:end -->\\n?`);
-  doc = marks.test(doc) ? doc.replace(marks, () => section) : `${doc.trimEnd()}\n\n${section}`;
-  writeFileSync(RESULTS, doc);
-  console.log(section);
-}
+console.log(section);
 
 /**
  * The BENCH_QUIET run's report: CPU per request and p50 per path, against

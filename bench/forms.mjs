@@ -4,16 +4,12 @@
 // workerd, in interleaved rounds; CPU is workerd's (all threads), from
 // /proc, per page, and latency the p50 of sequential GETs.
 // Writes the `forms` section of bench/RESULTS.md.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import http from "node:http";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { start } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const RESULTS = process.env.BENCH_RESULTS ?? join(ROOT, "bench", "RESULTS.md");
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
 const PAGES = Number(process.env.PAGES ?? 200);
 
@@ -83,8 +79,5 @@ With \`inject\`, the page streams through the runtime's \`HTMLRewriter\` (lol_ht
 wasm), and each post form costs one call of the core's \`key_input\` (a UUIDv7). Answers that are not HTML are
 not rewritten and cost nothing more.
 <!-- forms:end -->`;
-let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-const marked = /<!-- forms:start -->[\s\S]*<!-- forms:end -->/;
-doc = marked.test(doc) ? doc.replace(marked, section) : `${doc.trimEnd()}\n\n${section}\n`;
-writeFileSync(RESULTS, doc);
+writeSection("forms", section);
 console.log(section);

@@ -6,14 +6,10 @@
 //   LOAD_KEYS (10000)   keys in the clean run, each sent by 5 clients
 //   FAULT_KEYS (10000)  keys in the run with faults
 //   CONCURRENCY (64)    requests in flight
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runLoad } from "../tests/edge/load.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const RESULTS = join(ROOT, "bench", "RESULTS.md");
 const LOAD_KEYS = Number(process.env.LOAD_KEYS ?? 10_000);
 const FAULT_KEYS = Number(process.env.FAULT_KEYS ?? 10_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
@@ -145,10 +141,7 @@ next \`Idempotency-Attempt\`: that number is what the origin has to fence on.
 }
 
 function write(section) {
-  let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-  if (doc.includes("<!-- load:start -->")) doc = doc.replace(/<!-- load:start -->[\s\S]*<!-- load:end -->\n?/, section);
-  else doc = `${doc.trimEnd()}\n\n${section}`;
-  writeFileSync(RESULTS, doc);
+  writeSection("load", section);
 }
 
 write(render(null, load()));

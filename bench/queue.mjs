@@ -9,16 +9,13 @@
 // round. CPU is workerd's, all threads, from /proc/<pid>/task/*/schedstat.
 // Writes the `queue` section of bench/RESULTS.md.
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeSection } from "./results.mjs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, defaultVars, QUEUE, WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const RESULTS = process.env.BENCH_RESULTS ?? join(ROOT, "bench", "RESULTS.md");
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000);
 const BATCH = 10;
@@ -158,8 +155,5 @@ counters' object to the handler's work; a redelivery is one \`begin\` that finds
 handler (which, with no dedup, runs again: here its own \`Unique-By\` check keeps the points right).
 <!-- queue:end -->`;
 
-let doc = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n\n";
-const marked = /<!-- queue:start -->[\s\S]*<!-- queue:end -->/;
-doc = marked.test(doc) ? doc.replace(marked, section) : `${doc.trimEnd()}\n\n${section}\n`;
-writeFileSync(RESULTS, doc);
+writeSection("queue", section);
 console.log(section);
