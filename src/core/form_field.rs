@@ -21,10 +21,26 @@ pub(crate) enum FieldKey {
     Repeated,
 }
 
+/// The two encodings an HTML form posts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoding {
+    Urlencoded,
+    Multipart,
+}
+
+/// The form encoding of a body of this `Content-Type`, if it is one.
+fn encoding(content_type: &str) -> Option<Encoding> {
+    match media_type(content_type).as_str() {
+        "application/x-www-form-urlencoded" => Some(Encoding::Urlencoded),
+        "multipart/form-data" => Some(Encoding::Multipart),
+        _ => None,
+    }
+}
+
 /// Whether a body of this `Content-Type` is a form [`take_key_field`]
 /// reads.
 pub(crate) fn is_form(content_type: Option<&str>) -> bool {
-    content_type.map(media_type).is_some_and(|t| t == "application/x-www-form-urlencoded" || t == "multipart/form-data")
+    content_type.and_then(encoding).is_some()
 }
 
 /// Reads the key field of a form `body` and removes every occurrence of
@@ -32,10 +48,10 @@ pub(crate) fn is_form(content_type: Option<&str>) -> bool {
 /// as it is, and has no field.
 pub(crate) fn take_key_field(content_type: Option<&str>, body: &mut Vec<u8>) -> FieldKey {
     let Some(content_type) = content_type else { return FieldKey::Absent };
-    match media_type(content_type).as_str() {
-        "application/x-www-form-urlencoded" => take_from_urlencoded(body),
-        "multipart/form-data" => take_from_multipart(content_type, body),
-        _ => FieldKey::Absent,
+    match encoding(content_type) {
+        Some(Encoding::Urlencoded) => take_from_urlencoded(body),
+        Some(Encoding::Multipart) => take_from_multipart(content_type, body),
+        None => FieldKey::Absent,
     }
 }
 
