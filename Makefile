@@ -195,12 +195,23 @@ test-workflows: install
 
 test: test-workflows
 
-## Every relative link and anchor in the Markdown pages resolves (tests/docs).
+## Every relative link and anchor in the Markdown pages resolves, and every
+## code block of the README is on the docs/ page it leads to (tests/docs).
 .PHONY: test-docs
 test-docs:
-	scripts/test-node-counted.sh tests/docs/links.test.js
+	scripts/test-node-counted.sh tests/docs/links.test.js tests/docs/snippets.test.js
 
 test: test-docs
+
+## docs/openapi/oncekey.yaml (and example.yaml) is valid OpenAPI 3.1, and
+## says what the core does: every problem it answers fits its schema, status
+## and headers there, and the key's schema takes what the key parser takes
+## (tests/docs/openapi.test.js).
+.PHONY: test-openapi
+test-openapi: install
+	scripts/test-node-counted.sh tests/docs/openapi.test.js
+
+test: test-openapi
 
 test: install test-core test-core-wasm test-crate test-edge test-deploy
 

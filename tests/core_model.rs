@@ -6,7 +6,7 @@
 //! Over the atomic store (what the Durable Object runs) every invariant
 //! holds for thousands of random schedules. Over a simulated eventually
 //! consistent store without compare-and-set (KV-only mode) the same
-//! harness finds double executions: the race the README warns about.
+//! harness finds double executions: the race docs/promises.md warns about.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

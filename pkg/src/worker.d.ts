@@ -97,7 +97,8 @@ export interface IdempotencyOptions {
    * included); must be below `leaseSeconds`. Past it the outcome is
    * unknown and the caller gets 502 `origin-unreachable`.
    * `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`.
-   * @defaultValue `100`, or one second under a shorter lease
+   * @defaultValue `100`; under a shorter lease, the lease less three store
+   * time limits and 0.5 s, but at least half the lease (lease 30 → 15)
    */
   originTimeoutSeconds?: number | string;
   /**

@@ -157,7 +157,7 @@ impl Consumer {
     /// batch's counts, which are also added to the consumer's counters.
     ///
     /// The handler returns `Err` for a failure worth retrying; it must
-    /// tolerate running again after a failure or a crash (see the README's
+    /// tolerate running again after a failure or a crash (see docs/queues.md's
     /// handler-side patterns), because those are exactly the runs this
     /// wrapper cannot rule out.
     pub async fn consume<T, F, Fut, E>(&self, batch: &MessageBatch<T>, env: &Env, handler: F) -> ConsumerStats

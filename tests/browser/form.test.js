@@ -1,7 +1,7 @@
 // protectForm in headless Chromium (real DOM, real fetch, real
 // sessionStorage) against a local HTTP server that serves the page, the
 // package's browser build and the endpoint the forms post to. Each test
-// holds one promise of pkg/src/oncekey.d.ts and the README to account.
+// holds one promise of pkg/src/oncekey.d.ts and docs/browser.md to account.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";

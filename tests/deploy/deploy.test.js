@@ -1,6 +1,6 @@
 // What a user deploys (SPEC §10), checked the way they would run it:
 // `wrangler deploy --dry-run` of the root config (the production proxy),
-// the README's origin snippets applied to it, the README's deploy commands,
+// docs/deploying.md's origin snippets applied to it, its deploy commands,
 // `wrangler dev` of the root config in front of a local API, and `make dev`
 // still serving the demo. Run by scripts/test-node-counted.sh (every
 // top-level test must run and pass).
@@ -15,10 +15,12 @@ import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 import { createOrigin, count } from "../edge/origin/app.mjs";
 import { serve } from "../edge/origin/server.mjs";
+import { blocksOf, page } from "../support/docs.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+const DEPLOYING = page("docs/deploying.md");
+const OPERATIONS = page("docs/operations.md");
 const ROOT_CONFIG = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
 const QUIET = {
   ...process.env,
@@ -174,9 +176,9 @@ test("the Rust host's config (workers/proxy/wrangler.toml) deploys the same prox
   rmSync(run.outdir, { recursive: true, force: true });
 });
 
-/** The README's `toml` blocks that configure an origin, by kind. */
-function readmeOriginSnippets() {
-  const blocks = [...README.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+/** docs/deploying.md's `toml` blocks that configure an origin, by kind. */
+function originSnippets() {
+  const blocks = blocksOf(DEPLOYING, "toml");
   const snippets = { url: null, service: null, request: null };
   for (const block of blocks) {
     // Whole configs (the proxy deployed from npm) are not snippets.
@@ -189,7 +191,7 @@ function readmeOriginSnippets() {
 }
 
 /**
- * The root config with a README snippet applied as the README says: the
+ * The root config with a documented snippet applied as the page says: the
  * ORIGIN_URL line replaces the one in [vars], tables are added at the end,
  * other top-level keys (routes) go before the first table.
  */
@@ -211,10 +213,10 @@ function applySnippet(config, snippet) {
   return `${text}\n${tables.join("\n")}\n`;
 }
 
-test("the README's three origin snippets each deploy (dry run) with the origin they name", () => {
-  const snippets = readmeOriginSnippets();
+test("docs/deploying.md's three origin snippets each deploy (dry run) with the origin they name", () => {
+  const snippets = originSnippets();
   for (const [kind, snippet] of Object.entries(snippets)) {
-    assert.ok(snippet, `the README has a toml snippet for the ${kind} origin`);
+    assert.ok(snippet, `docs/deploying.md has a toml snippet for the ${kind} origin`);
     const config = applySnippet(ROOT_CONFIG, snippet);
     const { output } = withConfig(config, (path) => dryRun(path));
     const bindings = bindingsOf(output);
@@ -234,17 +236,16 @@ test("the README's three origin snippets each deploy (dry run) with the origin t
   }
 });
 
-test("the README's metrics binding deploys (dry run): IDEMPOTENCY_METRICS is an Analytics Engine dataset", () => {
-  const blocks = [...README.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+test("docs/operations.md's metrics binding deploys (dry run): IDEMPOTENCY_METRICS is an Analytics Engine dataset", () => {
+  const blocks = blocksOf(OPERATIONS, "toml");
   const snippet = blocks.find((block) => /^\[\[analytics_engine_datasets\]\]/m.test(block));
-  assert.ok(snippet, "the README has an [[analytics_engine_datasets]] block");
+  assert.ok(snippet, "docs/operations.md has an [[analytics_engine_datasets]] block");
   const { output } = withConfig(applySnippet(ROOT_CONFIG, snippet), (path) => dryRun(path));
   assert.match(bindingsOf(output).get("IDEMPOTENCY_METRICS")?.kind ?? "", /Analytics Engine/, output);
 });
 
-test("every wrangler command in the README's deploy steps exists in the pinned wrangler; the dry run runs", () => {
-  const section = README.split(/^## Put oncekey in front of your API$/m)[1]?.split(/^## /m)[0];
-  assert.ok(section, 'the README has "## Put oncekey in front of your API"');
+test("every wrangler command on docs/deploying.md exists in the pinned wrangler; the dry run runs", () => {
+  const section = DEPLOYING;
   const commands = [...section.matchAll(/^(?:\$ )?npx wrangler ([^\n#]+?)\s*(?:#.*)?$/gm)].map((m) => m[1].trim());
   assert.ok(commands.length >= 4, `deploy commands found: ${commands}`);
   for (const command of commands) {

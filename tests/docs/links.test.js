@@ -3,25 +3,10 @@
 // the page it points to (GitHub's heading ids). Code blocks and inline code
 // are not links.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { test } from "node:test";
-
-const ROOT = join(dirname(new URL(import.meta.url).pathname), "..", "..");
-
-/** The Markdown pages: the README, the package's, and docs/ if there is one. */
-function pages() {
-  const found = ["README.md", "pkg/README.md"].map((f) => join(ROOT, f));
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir)) {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (entry.endsWith(".md")) found.push(path);
-    }
-  };
-  if (existsSync(join(ROOT, "docs"))) walk(join(ROOT, "docs"));
-  return found.filter((f) => existsSync(f));
-}
+import { pages, ROOT } from "../support/docs.mjs";
 
 /** The text outside fenced code blocks. */
 function unfenced(markdown) {
@@ -58,8 +43,8 @@ function links(markdown) {
 }
 
 test("every relative link and anchor in the Markdown pages resolves", () => {
-  const all = pages();
-  assert.ok(all.length >= 2, `the README and the package's README at least: ${all}`);
+  const all = pages().map((path) => join(ROOT, path));
+  assert.ok(all.length >= 10, `the READMEs and the docs/ pages: ${all}`);
   const broken = [];
   for (const page of all) {
     const markdown = readFileSync(page, "utf8");

@@ -1,4 +1,4 @@
-// The Analytics Engine data point a decision's log line must give (README,
+// The Analytics Engine data point a decision's log line must give (docs/operations.md,
 // "Metrics": the columns), written once for every suite that checks it.
 
 /** `{blobs, doubles, indexes}` for the log line `line` (parsed JSON). */

@@ -12,6 +12,7 @@ import { Miniflare } from "miniflare";
 import { dataPointOf } from "../support/data-point.mjs";
 import { APP, BASE, DATA_POINT_MARK, ROOT, buildApp, order, startApp } from "./app.mjs";
 import { recordName } from "../edge/harness.mjs";
+import { allBlocks, block } from "../support/docs.mjs";
 
 let tarball;
 let app;
@@ -575,22 +576,12 @@ export { withQueueIdempotency } from "oncekey/proxy";
   assert.doesNotMatch(output, /index\.ts|variants\.ts|shop\.ts/, "only the misuse is an error");
 });
 
-/** The README's fenced block of `lang` whose first line is `firstLine`. */
-function readmeBlock(lang, firstLine) {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const block = [...readme.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, "g"))]
-    .map((m) => m[1])
-    .find((text) => text.startsWith(firstLine));
-  assert.ok(block, `the README has a ${lang} block starting "${firstLine}"`);
-  return block;
-}
-
 /**
  * A fresh project in build/worker-js/`name` from `files` (path → text), as a
  * user makes one: the packed package installed, then `steps` ([command,
  * args]) run in it, then wrangler bundles it into dist/. Its directory.
  */
-function readmeProject(name, files, steps = []) {
+function docsProject(name, files, steps = []) {
   const dir = join(ROOT, "build", "worker-js", name);
   rmSync(dir, { recursive: true, force: true });
   for (const path of Object.keys(files)) mkdirSync(dirname(join(dir, path)), { recursive: true });
@@ -632,13 +623,13 @@ const STRICT_TSCONFIG = JSON.stringify({
   include: ["src/**/*.ts"],
 });
 
-/** The README project steps of a TypeScript worker: its runtime types, then strict `tsc`. */
+/** A documented project's steps of a TypeScript worker: its runtime types, then strict `tsc`. */
 const TYPE_CHECK = [
   [join(ROOT, "node_modules", ".bin", "wrangler"), ["types"]],
   [join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"]],
 ];
 
-/** A README project's bundle in workerd, with the coordinator and KV its `config` binds, and `bindings`. */
+/** A documented project's bundle in workerd, with the coordinator and KV its `config` binds, and `bindings`. */
 function startBundle(dir, config, bindings = {}) {
   const flags = /^compatibility_flags = (\[[^\]]*\])/m.exec(config)?.[1];
   return new Miniflare({
@@ -654,12 +645,12 @@ function startBundle(dir, config, bindings = {}) {
   });
 }
 
-test("the README's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
-  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's");
+test("docs/typescript.md's oncekey/worker example: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler and run in workerd", async () => {
+  const config = block("toml", "# wrangler.toml — the same bindings as the proxy's");
   assert.match(config, /^compatibility_flags = \["enable_request_signal"\]/m, "the example learns of disconnects");
-  const dir = readmeProject(
+  const dir = docsProject(
     "my-worker",
-    { "src/index.ts": readmeBlock("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
+    { "src/index.ts": block("ts", "// src/index.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
     TYPE_CHECK,
   );
   const mf = startBundle(dir, config);
@@ -684,11 +675,11 @@ test("the README's oncekey/worker example: its two files as written, with the pa
   }
 });
 
-test("the README's queue consumer: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler, and run 20 events delivered 3 times each in workerd: each runs once", async () => {
-  const config = readmeBlock("toml", "# wrangler.toml — a queue consumer");
-  const dir = readmeProject(
+test("docs/queues.md's queue consumer: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler, and run 20 events delivered 3 times each in workerd: each runs once", async () => {
+  const config = block("toml", "# wrangler.toml — a queue consumer");
+  const dir = docsProject(
     "my-consumer",
-    { "src/queue.ts": readmeBlock("ts", "// src/queue.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
+    { "src/queue.ts": block("ts", "// src/queue.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
     TYPE_CHECK,
   );
   const queue = /^queue = "([^"]+)"/m.exec(config)[1];
@@ -741,16 +732,16 @@ test("the README's queue consumer: its two files as written, with the packed pac
   }
 });
 
-test("the README's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
-  const config = readmeBlock("toml", "# wrangler.toml — the same bindings as the proxy's").replace(
+test("docs/typescript.md's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
+  const config = block("toml", "# wrangler.toml — the same bindings as the proxy's").replace(
     'main = "src/index.ts"',
     'main = "src/app.ts"',
   );
-  const install = readmeBlock("sh", "npm install -D vitest@");
-  // The pair the README pins is the pair make test runs.
+  const install = block("sh", "npm install -D vitest@");
+  // The pair the page pins is the pair make test runs.
   const dev = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;
   for (const name of ["vitest", "@cloudflare/vitest-pool-workers"])
-    assert.ok(install.includes(`${name}@${dev[name]} `), `the README pins ${name}@${dev[name]}`);
+    assert.ok(install.includes(`${name}@${dev[name]} `), `the page pins ${name}@${dev[name]}`);
   const hono = JSON.parse(readFileSync(join(ROOT, "tests", "worker-js", "app", "package.json"), "utf8")).dependencies
     .hono;
   const tsconfig = JSON.stringify({
@@ -772,12 +763,12 @@ test("the README's Hono app and its tests: app.request() in workerd with the Wor
   const report = join(ROOT, "build", "worker-js", "my-hono-app-vitest.json");
   // vitest and the pool resolve from this repository's node_modules (the
   // project sits inside it), at the versions just checked.
-  const dir = readmeProject(
+  const dir = docsProject(
     "my-hono-app",
     {
-      "src/app.ts": readmeBlock("ts", "// src/app.ts"),
-      "test/app.test.ts": readmeBlock("ts", "// test/app.test.ts"),
-      "vitest.config.ts": readmeBlock("ts", "// vitest.config.ts"),
+      "src/app.ts": block("ts", "// src/app.ts"),
+      "test/app.test.ts": block("ts", "// test/app.test.ts"),
+      "vitest.config.ts": block("ts", "// vitest.config.ts"),
       "wrangler.toml": config,
       "tsconfig.json": tsconfig,
     },
@@ -790,16 +781,15 @@ test("the README's Hono app and its tests: app.request() in workerd with the Wor
   );
   const { numTotalTests, numPassedTests, numFailedTests } = JSON.parse(readFileSync(report, "utf8"));
   const its = readFileSync(join(dir, "test", "app.test.ts"), "utf8").match(/^it\(/gm).length;
-  assert.ok(its >= 3, "the README shows several tests");
+  assert.ok(its >= 3, "the page shows several tests");
   assert.deepEqual(
     { numTotalTests, numPassedTests, numFailedTests },
     { numTotalTests: its, numPassedTests: its, numFailedTests: 0 },
   );
 });
 
-test("every TypeScript block in the README is one the tests above compile and run", () => {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const firstLines = [...readme.matchAll(/```ts\n(.*)\n/g)].map((m) => m[1].split(" — ")[0]);
+test("every TypeScript block of the documentation is one the tests above compile and run", () => {
+  const firstLines = [...new Set(allBlocks("ts").map((text) => text.split("\n")[0].split(" — ")[0]))];
   assert.deepEqual(firstLines.sort(), [
     "// src/app.ts",
     "// src/index.ts",
@@ -809,9 +799,8 @@ test("every TypeScript block in the README is one the tests above compile and ru
   ]);
 });
 
-test("every TOML block in the README parses, and wrangler takes each fragment where its comment puts it (dry run, no warning)", () => {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const blocks = [...readme.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+test("every TOML block of the documentation parses, and wrangler takes each fragment where its comment puts it (dry run, no warning)", () => {
+  const blocks = allBlocks("toml");
   assert.ok(blocks.length >= 7, `${blocks.length} TOML blocks`);
   const parse = (text) =>
     JSON.parse(
@@ -820,8 +809,8 @@ test("every TOML block in the README parses, and wrangler takes each fragment wh
         encoding: "utf8",
       }),
     );
-  // Each fragment goes into the README's own proxy-from-npm config.
-  const base = parse(readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm"));
+  // Each fragment goes into docs/deploying.md's own proxy-from-npm config.
+  const base = parse(block("toml", "# wrangler.toml of the proxy deployed from npm"));
   const dir = join(ROOT, "build", "worker-js", "readme-toml");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, "src"), { recursive: true });
@@ -869,10 +858,10 @@ test("every TOML block in the README parses, and wrangler takes each fragment wh
   assert.ok(checked >= 6, `${checked} configurations dry-run`);
 });
 
-test("the README's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
-  const config = readmeBlock("toml", "# wrangler.toml of the proxy deployed from npm");
-  const dir = readmeProject("my-proxy", {
-    "src/index.js": readmeBlock("js", "// src/index.js"),
+test("docs/deploying.md's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
+  const config = block("toml", "# wrangler.toml of the proxy deployed from npm");
+  const dir = docsProject("my-proxy", {
+    "src/index.js": block("js", "// src/index.js"),
     "wrangler.toml": config,
   });
   // The API: counts executions per item, answers every other path itself.

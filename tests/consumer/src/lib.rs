@@ -1,4 +1,4 @@
-//! What a user writes (README "In your own Rust worker"): their own
+//! What a user writes (docs/rust.md): their own
 //! handler wrapped by the layer, and the coordinator class re-exported so
 //! the Durable Object binding `IDEMPOTENCY_DO` finds it in this worker.
 //! scripts/test-crate.sh builds it for wasm32 and checks both exports.

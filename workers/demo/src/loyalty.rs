@@ -45,7 +45,7 @@ const CONSUMER_FAULTS: [&str; 2] = ["consumer-fail", "consumer-slow"];
 /// Publishes `OrderPlaced` for a created order with a customer (twice for
 /// `Demo-Fault: redeliver`, as a redelivery would). A failed publish is
 /// logged, not answered: the order exists. (An outbox in the order's own
-/// object would make the publish as durable as the order; see the README.)
+/// object would make the publish as durable as the order; see docs/queues.md.)
 pub async fn publish(env: &Env, order: &Value, fault: Option<&str>) {
     let (Some(customer), Some(order_id), Some(cents)) =
         (order["customerId"].as_str(), order["orderId"].as_str(), order["amountCents"].as_u64())
