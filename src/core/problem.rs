@@ -178,6 +178,61 @@ impl Problem {
             .end()
     }
 
+    /// One of each problem the layer answers — every variant, both codes of
+    /// [`Problem::KeyInFlight`], and each record state a refused release
+    /// names — with sample details. `examples/problems.rs` prints them for
+    /// the test that holds `docs/openapi/oncekey.yaml` to the core; not
+    /// part of the API.
+    #[doc(hidden)]
+    pub fn samples() -> Vec<Problem> {
+        let running = RecordState::InFlight { attempt: 2, lease_expires_at: 0, expires_at: 0, outcome_unknown: false };
+        let samples = vec![
+            Self::MissingKey,
+            Self::InvalidKey(super::KeyError::TooLong(256).to_string()),
+            Self::KeyInFlight { retry_after_secs: 1, outcome_unknown: false },
+            Self::KeyInFlight { retry_after_secs: 95, outcome_unknown: true },
+            Self::BodyTooLarge { limit: 1_048_576 },
+            Self::BodyIncomplete,
+            Self::KeyReused,
+            Self::OriginUnreachable,
+            Self::NotCarriedOut,
+            Self::StoreUnavailable,
+            Self::Misconfigured("IDEMPOTENCY_TTL_SECONDS: \"soon\" is not a number".into()),
+            Self::Unauthorized,
+            Self::RecordNotFound("No idempotency record by that name: never written, or expired.".into()),
+            Self::MethodNotAllowed { allow: "GET" },
+            Self::MethodNotAllowed { allow: "POST" },
+            Self::NotInFlight(RecordState::Completed { attempt: 1, status: 201, expires_at: 0 }),
+            Self::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
+            Self::NotInFlight(running),
+            Self::RecordUnreadable,
+            Self::AttemptRunning(running),
+        ];
+        // Names every variant, so a new one fails to compile here until it
+        // has a sample above.
+        for sample in &samples {
+            match sample {
+                Self::MissingKey
+                | Self::InvalidKey(_)
+                | Self::KeyInFlight { .. }
+                | Self::BodyTooLarge { .. }
+                | Self::BodyIncomplete
+                | Self::KeyReused
+                | Self::OriginUnreachable
+                | Self::NotCarriedOut
+                | Self::StoreUnavailable
+                | Self::Misconfigured(_)
+                | Self::Unauthorized
+                | Self::RecordNotFound(_)
+                | Self::MethodNotAllowed { .. }
+                | Self::NotInFlight(_)
+                | Self::RecordUnreadable
+                | Self::AttemptRunning(_) => {}
+            }
+        }
+        samples
+    }
+
     /// The `type` of the Stripe-shaped `error` member: `idempotency_error`
     /// for a problem with the key, `api_error` for a failure of the layer,
     /// its store or the origin, `invalid_request_error` for the rest.
