@@ -213,16 +213,6 @@ test-openapi: install
 
 test: test-openapi
 
-## docs/openapi/oncekey.yaml (and example.yaml) is valid OpenAPI 3.1, and
-## says what the core does: every problem it answers fits its schema, status
-## and headers there, and the key's schema takes what the key parser takes
-## (tests/docs/openapi.test.js).
-.PHONY: test-openapi
-test-openapi: install
-	scripts/test-node-counted.sh tests/docs/openapi.test.js
-
-test: test-openapi
-
 test: install test-core test-core-wasm test-crate test-edge test-deploy
 
 ## ---- The browser package and the demo page --------------------------------
