@@ -197,6 +197,17 @@ const IMPLS = {
  * size, apart from running it.
  */
 const COLD_CONTROLS = {
+  // The JavaScript host with KV copies off: its first request without the
+  // first KV write an isolate makes (which runs after the answer).
+  "oncekey-js-kv-off": {
+    worker: () =>
+      oncekeyWorker("oncekey-js-kv-off", JS, {
+        routes: ["oncekey-js-kv-off.bench/*"],
+        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
+      }),
+    host: "oncekey-js-kv-off.bench",
+    files: () => modulesOf(JS.build),
+  },
   "do-only-wasm": {
     worker: () => ({
       ...peer("do-only-wasm", { kv: false }),
@@ -494,11 +505,11 @@ async function coldSample(impl) {
 async function coldStart() {
   const loadStart = loadavg();
   // The controls that run another worker's script have no cold start of their own.
-  const names = [
-    ...Object.keys(IMPLS).filter((impl) => !IMPLS[impl].sameScriptAs),
-    ...Object.keys(COLD_CONTROLS),
-    null,
-  ];
+  // BENCH_COLD_IMPLS=a,b: only those (and "origin alone"), for an A/B.
+  const only = process.env.BENCH_COLD_IMPLS?.split(",");
+  const names = [...Object.keys(IMPLS).filter((impl) => !IMPLS[impl].sameScriptAs), ...Object.keys(COLD_CONTROLS)]
+    .filter((impl) => !only || only.includes(impl))
+    .concat([null]);
   const samples = new Map(names.map((n) => [n, []]));
   for (let run = 0; run < COLD_RUNS; run++) {
     const order = names.map((_, i) => names[(i + run) % names.length]);
