@@ -5,7 +5,8 @@
 // headers included, and the yaml describes no problem the core does not
 // answer. The key's schema accepts what the core's key parser accepts
 // (`cargo run --example keys`). docs/openapi/example.yaml, which refers to
-// it, must be valid too.
+// it, must be valid too, and docs/http.md's table of the layer's answers
+// must list the core's problems.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -154,6 +155,20 @@ test("oncekey.yaml describes no problem the core does not answer", () => {
     const pinned = schemas[`${name}Problem`].properties;
     assert.equal(nameOf(codeOf({ type: pinned.type.const })), name, `${name}Problem pins its own type`);
   }
+});
+
+test("docs/http.md's table of the layer's answers is the core's: each code once, its status, Retry-After where the core sends it", () => {
+  const page = readFileSync(join(ROOT, "docs/http.md"), "utf8");
+  const rows = [...page.matchAll(/^\| `([a-z-]+)` \| (\d{3}) \|.*\|([^|]*)\|$/gm)].map(([, code, status, retry]) => ({
+    code,
+    status: Number(status),
+    retryAfter: retry.trim() !== "",
+  }));
+  const core = new Map();
+  for (const { status, headers: sent, body } of coreProblems())
+    core.set(codeOf(body), { code: codeOf(body), status, retryAfter: "retry-after" in sent });
+  const byCode = (a, b) => a.code.localeCompare(b.code);
+  assert.deepEqual(rows.sort(byCode), [...core.values()].sort(byCode), "docs/http.md's table vs the core's problems");
 });
 
 test("the Idempotency-Key schema accepts exactly the values the core takes for a key", () => {
