@@ -203,6 +203,18 @@ test-docs:
 
 test: test-docs
 
+## A release's dry runs and checks (docs/releasing.md): every manifest and
+## lockfile carries one version, CHANGELOG.md keeps Keep a Changelog's format,
+## the npm package's `files` hold what it names; `cargo publish --dry-run`
+## (in test-crate's target dir: cached after it) and `npm publish --dry-run`
+## of the built pkg/; then the checks catch each kind of break (self-test).
+.PHONY: test-release
+test-release: pkg
+	scripts/release.sh dry-run --built
+	scripts/release.sh self-test
+
+test: test-release
+
 ## docs/openapi/oncekey.yaml (and example.yaml) is valid OpenAPI 3.1, and
 ## says what the core does: every problem it answers fits its schema, status
 ## and headers there, and the key's schema takes what the key parser takes
