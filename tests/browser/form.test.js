@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
+import { blocksOf, page as docPage } from "../support/docs.mjs";
 
 const DIST = new URL("../../pkg/dist/", import.meta.url);
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -98,6 +99,8 @@ async function serve(form, respond = (n, req, res) => created(res)) {
       const type = path.endsWith(".js") ? "text/javascript" : "application/wasm";
       return res.writeHead(200, { "content-type": type }).end(readFileSync(new URL(path.slice(1), DIST)));
     }
+    // Where docs/browser.md's form goes once its order is placed.
+    if (path === "/thanks") return res.writeHead(200, { "content-type": "text/html" }).end("<p>Thank you</p>");
     if (!path.startsWith("/api/")) return res.writeHead(404).end();
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -923,5 +926,48 @@ test("protectForm with a file input: after a lost answer, the resubmission is th
     ["note", "receipt"],
   );
   assert.equal(parts(first.contentType, first.body)[1][3], "%PDF-1.4 lunch 12.50");
+  assert.deepEqual(errors, []);
+});
+
+test("docs/browser.md's two snippets, as written, in Chromium: the fetch retries a 503 with its key and logs 201; the protected form posts once and goes to /thanks", async (t) => {
+  const html = blocksOf(docPage("docs/browser.md"), "html");
+  const js = blocksOf(docPage("docs/browser.md"), "js");
+  assert.equal(html.length, 1, "one HTML snippet");
+  assert.equal(js.length, 1, "one JavaScript snippet");
+  // The page as a user's would be: the package under its npm name (an
+  // import map stands in for the bundler), the form snippet, the fetch one.
+  const form = `<script type="importmap">{"imports":{"oncekey":"/oncekey.js"}}</script>
+${html[0]}
+<script type="module">${js[0]}</script>`;
+  const s = await serve(form, (n, req, res) =>
+    n === 1 ? json(res, 503, { error: "busy" }, { "retry-after": "0" }) : created(res),
+  );
+  const context = await browser.newContext();
+  t.after(async () => {
+    await context.close();
+    await s.close();
+  });
+  const tab = await context.newPage();
+  const errors = [];
+  const logged = [];
+  tab.on("pageerror", (e) => errors.push(e.message));
+  tab.on("console", (message) => logged.push(message.text()));
+  await load(tab, s);
+  for (let i = 0; i < 100 && s.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+  const [first, retry] = s.requests;
+  assert.deepEqual([first?.path, retry?.path], ["/api/orders", "/api/orders"], "the fetch and its retry");
+  assert.match(first.key, V7, "a UUIDv7 key");
+  assert.equal(retry.key, first.key, "the retry carries the same key");
+  assert.deepEqual(JSON.parse(retry.body), { item: "guji-250g", quantity: 1, amountCents: 1800 });
+  await Promise.all([tab.waitForURL(/\/thanks$/), tab.click("#checkout button")]);
+  const posted = s.requests[2];
+  assert.equal(s.requests.length, 3, "the form posted once");
+  assert.match(posted.key, V7);
+  assert.notEqual(posted.key, first.key, "a new key for the form's submission");
+  assert.equal(posted.body, "item=guji-250g&quantity=1");
+  assert.ok(
+    logged.some((line) => line.startsWith("201")),
+    `the fetch snippet logged its status: ${logged}`,
+  );
   assert.deepEqual(errors, []);
 });
