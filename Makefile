@@ -309,10 +309,14 @@ pkg/dist/worker.js: $(WORKER_JS_SOURCES)
 # Built beside worker.js, by the same script.
 pkg/dist/proxy.js: pkg/dist/worker.js
 
-## The whole npm package (browser and worker entries) into pkg/dist/;
+## The whole npm package (browser and worker entries) into pkg/dist/, and
+## the license texts beside its package.json (npm packs them from there);
 ## `npm pack` in pkg/ is what users install.
 .PHONY: pkg
-pkg: build-browser build-worker-js
+pkg: build-browser build-worker-js pkg/LICENSE-MIT pkg/LICENSE-APACHE
+
+pkg/LICENSE-%: LICENSE-%
+	cp $< $@
 
 test-worker-js: build-worker-js
 	scripts/test-node-counted.sh tests/worker-js/

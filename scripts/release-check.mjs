@@ -11,7 +11,8 @@
 //       publish needs). --dist: every `files` entry is built in pkg/.
 //   node scripts/release-check.mjs --npm-json FILE --npm-log FILE [--root DIR]
 //       what `npm publish --dry-run --json` printed (FILE) and logged: the
-//       tarball holds exactly `files`, package.json and README.md, and npm
+//       tarball holds exactly `files` (the license texts among them, copied
+//       into pkg/ by `make pkg`), package.json and README.md, and npm
 //       corrected nothing in package.json on the way.
 //   node scripts/release-check.mjs --prepare VERSION --date YYYY-MM-DD [--root DIR]
 //       writes VERSION into every manifest and moves CHANGELOG.md's
