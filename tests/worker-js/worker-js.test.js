@@ -835,8 +835,14 @@ test("every TOML block of the documentation parses, and wrangler takes each frag
     const [top, vars = ""] = block.split(/^# in \[vars\].*$/m);
     const whole = parse(top).name !== undefined;
     const config = whole ? {} : structuredClone(base);
+    // A table the config already has (the same binding, name or tag) is
+    // replaced, as a user pasting the fragment would; others are added.
+    const id = (table) => table.binding ?? table.name ?? table.tag;
     for (const [field, value] of Object.entries(parse(top))) {
-      config[field] = Array.isArray(value) && Array.isArray(config[field]) ? [...config[field], ...value] : value;
+      config[field] =
+        Array.isArray(value) && Array.isArray(config[field])
+          ? [...config[field].filter((old) => !value.some((row) => id(row) === id(old))), ...value]
+          : value;
     }
     config.vars = { ...config.vars, ...parse(vars) };
     config.main = "src/index.js";
