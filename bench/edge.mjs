@@ -41,6 +41,10 @@
 // Then cold start: per implementation, BENCH_COLD_RUNS times (interleaved),
 // a fresh workerd holding just that worker and the origin; `mf.ready` and
 // the first request's latency timed apart (see coldStart below).
+// BENCH_COLD_ONLY=1 runs only the cold start and prints its table, for an
+// A/B: BENCH_COLD_IMPLS=a,b limits it to those implementations, and
+// BENCH_COLD_KEYLESS=1 sends its requests with no key (each layer's
+// pass-through).
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -489,10 +493,12 @@ async function coldSample(impl) {
     if (originFirst.status !== 201) throw new Error(`cold start: origin answered ${originFirst.status}`);
     if (impl === null) return sample;
     cpu = threadsCpuMs(pid);
-    const first = await postTo(url, coldImpl(impl).host, item(), randomUUID());
+    // BENCH_COLD_KEYLESS=1: requests with no key (each layer's pass-through), for an A/B.
+    const key = () => (process.env.BENCH_COLD_KEYLESS === "1" ? undefined : randomUUID());
+    const first = await postTo(url, coldImpl(impl).host, item(), key());
     const firstCpu = threadsCpuMs(pid) - cpu;
     cpu = threadsCpuMs(pid);
-    const second = await postTo(url, coldImpl(impl).host, item(), randomUUID());
+    const second = await postTo(url, coldImpl(impl).host, item(), key());
     const secondCpu = threadsCpuMs(pid) - cpu;
     for (const r of [first, second])
       if (r.status !== 201) throw new Error(`cold start: ${impl} answered ${r.status}: ${r.text}`);
