@@ -1,8 +1,10 @@
 // Every relative link and anchor in the project's Markdown resolves: a
 // link to a file names one that exists, and `#anchor` names a heading of
 // the page it points to (GitHub's heading ids). Code blocks and inline code
-// are not links.
+// are not links, but a repository path named in inline code must exist
+// too: pages drift when code moves.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { test } from "node:test";
@@ -60,4 +62,29 @@ test("every relative link and anchor in the Markdown pages resolves", () => {
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test("every repository path the Markdown pages name in code (`src/…`, `tests/…`, `workers/…`) exists", () => {
+  // What git tracks, files and the directories that hold them: a path a
+  // page names must be in every clone, not only in a built one.
+  const tracked = new Set(execFileSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n"));
+  for (const file of [...tracked]) for (let d = dirname(file); d !== "."; d = dirname(d)) tracked.add(d);
+  // Build outputs the pages point at by name.
+  const built = /^(pkg\/dist|www\/vendor|build|target)(\/|$)/;
+  const top = /^(src|tests|workers|pkg|bench|benches|scripts|docs|www|fuzz|examples|\.github|\.ci|\.cargo)\//;
+  const missing = [];
+  let named = 0;
+  for (const page of pages()) {
+    for (const [, code] of unfenced(readFileSync(join(ROOT, page), "utf8")).matchAll(/`([^`\n]+)`/g)) {
+      const path = code.replace(/^\.\//, "");
+      // Only bare paths: not globs, placeholders, commands or anchors.
+      if (!top.test(path) || /[*<>…{}\s]/.test(path)) continue;
+      const file = path.replace(/[#:].*$/, "").replace(/\/$/, "");
+      if (built.test(file)) continue;
+      named++;
+      if (!tracked.has(file)) missing.push(`${page}: ${code}`);
+    }
+  }
+  assert.ok(named >= 50, `the pages name ${named} repository paths`);
+  assert.deepEqual(missing, [], "paths the pages name that the repository does not hold");
 });
