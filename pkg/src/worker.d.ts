@@ -52,7 +52,9 @@ import { DurableObject } from "cloudflare:workers";
  * The options of {@link withIdempotency}: the `IDEMPOTENCY_*` variables of
  * the worker's `[vars]` in camelCase. An option given here wins over its
  * variable; a variable fills what the options leave out; the default fills
- * the rest. Every value is validated by the core on the first request: a
+ * the rest. Every value is validated by the core once per isolate (when
+ * the module loads, where the runtime offers `env` there through
+ * `cloudflare:workers`, else on the first request): a
  * bad one (or an unknown option) answers every request with 500
  * `misconfigured` naming the option and its variable, and logs it with
  * `console.error` — it is never replaced by a default.

@@ -374,6 +374,17 @@ test("options are validated by the core: a bad or unknown one answers 500 miscon
   );
 });
 
+test("a handler called with an env of its own makes its layer from that env, not from the module's env it was made from at load", async () => {
+  // The module's IDEMPOTENCY_PATHS ("/vars/*") leaves /own-env/ uncovered;
+  // the env the handler is called with covers it, and a key is required.
+  await problem(await variants.fetch(...order(item(), undefined, { prefix: "/own-env" })), 400, "missing-key");
+  const key = randomUUID();
+  const it = item();
+  assert.equal((await variants.fetch(...order(it, key, { prefix: "/own-env" }))).status, 201);
+  const again = await variants.fetch(...order(it, key, { prefix: "/own-env" }));
+  assert.equal(again.headers.get("idempotent-replayed"), "true", "covered: replayed");
+});
+
 test("env vars fill what the options leave out, and the bindings can be renamed", async () => {
   const it = item();
   // IDEMPOTENCY_PATHS from [vars] with `required: true` from the options.

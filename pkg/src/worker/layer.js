@@ -3,6 +3,7 @@
 // once per isolate) and its `Exchange` (host.js performs its actions). The
 // entries (worker.js, proxy.js) instantiate the wasm before any handler
 // runs.
+import { env as moduleEnv } from "cloudflare:workers";
 import { Layer, misconfiguredReply } from "oncekey-worker-wasm";
 import { drive } from "./host.js";
 import { queryOf, start } from "./http.js";
@@ -52,8 +53,9 @@ function misconfiguredResponse(message) {
 /**
  * Wraps `handler` so that every covered request with an `Idempotency-Key`
  * runs it at most once per key; returns a `fetch` handler. The options are
- * validated by the core on the first request (they are merged over `env`'s
- * `IDEMPOTENCY_*` variables), once per isolate.
+ * validated by the core once per isolate (merged over `env`'s
+ * `IDEMPOTENCY_*` variables): when the module loads, where the runtime
+ * offers `env` there, else on the first request.
  */
 export function withIdempotency(handler, options = {}) {
   if (typeof handler !== "function") throw new TypeError("withIdempotency: the handler must be a function");
@@ -73,36 +75,60 @@ function protect(handler, options, prepare) {
     kv: names.kv ?? "IDEMPOTENCY_KV",
     metrics: names.metrics ?? "IDEMPOTENCY_METRICS",
   };
-  // Variables are fixed for an isolate's life: the layer (or why there is
-  // none) is made on the first request and kept.
-  let layer;
-  let headersRead;
-  let misconfigured;
-  return async function fetch(request, env, ctx) {
-    if (layer === undefined && misconfigured === undefined) {
-      let made;
-      try {
-        made = new Layer(layerOptions, env ?? {});
-        const names = [bindings.coordinator, bindings.kv, bindings.metrics];
-        const problem = made.envProblem(
-          Object.keys(env ?? {}),
-          names,
-          found(env?.[names[0]], "idFromName"),
-          found(env?.[names[1]], "put"),
-        );
-        if (problem !== undefined) throw new Error(problem);
-        prepare?.(made, env);
-        headersRead = made.headersRead();
-        layer = made;
-      } catch (error) {
-        made?.free();
-        misconfigured = error instanceof Error ? error.message : String(error);
-      }
+  /** The layer (or why there is none) made from `env`, with what it was made from. */
+  const make = (env) => {
+    let made;
+    try {
+      made = new Layer(layerOptions, env);
+      const names = [bindings.coordinator, bindings.kv, bindings.metrics];
+      const problem = made.envProblem(
+        Object.keys(env),
+        names,
+        found(env[names[0]], "idFromName"),
+        found(env[names[1]], "put"),
+      );
+      if (problem !== undefined) throw new Error(problem);
+      prepare?.(made, env);
+      return { env, layer: made, headersRead: made.headersRead() };
+    } catch (error) {
+      made?.free();
+      return { env, misconfigured: error instanceof Error ? error.message : String(error) };
     }
-    if (misconfigured !== undefined) return misconfiguredResponse(misconfigured);
-    const exchange = start(layer, request, headersRead, env?.[bindings.metrics] !== undefined);
+  };
+  // Variables are fixed for an isolate's life: the layer is made once and
+  // kept. Where the runtime hands the module its `env` at load, it is made
+  // then, off the first request's path (on Cloudflare the script loads
+  // while the TLS handshake is under way), and the first request only
+  // checks that its own `env` says the same; else on the first request.
+  let made = moduleEnv !== undefined && Object.keys(moduleEnv).length > 0 ? make(moduleEnv) : undefined;
+  let checked = false;
+  return async function fetch(request, env, ctx) {
+    if (!checked) {
+      if (made === undefined || !sameSettings(made.env, env ?? {})) {
+        made?.layer?.free();
+        made = make(env ?? {});
+      }
+      checked = true;
+    }
+    if (made.misconfigured !== undefined) return misconfiguredResponse(made.misconfigured);
+    const exchange = start(made.layer, request, made.headersRead, env?.[bindings.metrics] !== undefined);
     return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying });
   };
+}
+
+/**
+ * Whether two `env`s configure the layer alike: the same names, each a
+ * variable of the same value or a binding of the same type. (The runtime's
+ * module-level `env` and a request's are different objects over the same
+ * bindings.)
+ */
+function sameSettings(a, b) {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  const bound = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
+  return names.every((name) =>
+    bound(a[name]) ? bound(b[name]) && typeof a[name] === typeof b[name] : a[name] === b[name],
+  );
 }
 
 /**

@@ -17,6 +17,7 @@ interface VariantEnv {
 }
 
 const bindings = { coordinator: "LOCKS", kv: "ANSWERS" };
+const ownEnv = withIdempotency<VariantEnv>(shop, { required: true, bindings });
 const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
   // A TTL under the 60 s floor: every request is 500 misconfigured.
   ["/bad-ttl/", withIdempotency<VariantEnv>(shop, { ttlSeconds: 5, bindings })],
@@ -29,6 +30,10 @@ const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
   ],
   // A typo in an option's name.
   ["/unknown-option/", withIdempotency<VariantEnv>(shop, { ttlSecond: 3600, bindings } as IdempotencyOptions)],
+  // Called with an env of its own, as a harness may call a handler: its
+  // IDEMPOTENCY_PATHS covers /own-env/, where the module's does not. The
+  // layer made from the module's env at load must give way to it.
+  ["/own-env/", (request, env, ctx) => ownEnv(request, { ...env, IDEMPOTENCY_PATHS: "/own-env/*" }, ctx)],
   // Covered paths from [vars] (IDEMPOTENCY_PATHS = "/vars/*"), bindings renamed.
   ["/", withIdempotency<VariantEnv>(shop, { required: true, bindings })],
 ];
