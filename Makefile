@@ -70,7 +70,10 @@ fuzz:
 ## `npx wrangler deploy` and `npx wrangler dev` build what they need.
 ## dev: build the demo, then wrangler from its config (no [build]), so it
 ## starts in seconds.
-LIB_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) Cargo.toml Cargo.lock
+# The top-level src/*.rs and src/*.js are shared by the hosts (the form-key
+# glue, message bodies, variable values).
+SHARED_SOURCES := $(wildcard src/*.rs src/*.js)
+LIB_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) $(SHARED_SOURCES) Cargo.toml Cargo.lock
 PROXY_SOURCES := $(LIB_SOURCES) $(wildcard workers/proxy/src/*.rs) workers/proxy/Cargo.toml
 DEMO_SOURCES := $(LIB_SOURCES) $(wildcard workers/demo/src/*.rs) workers/demo/Cargo.toml
 
@@ -296,7 +299,7 @@ bench: bench-browser
 ## installed, bundled by `wrangler deploy --dry-run`, run in workerd; and tsc.
 WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
   $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/record-name.js) \
-  pkg/src/proxy.js pkg/src/proxy.d.ts src/form_keys.js src/form_key_input.rs src/message_body.rs src/lib.rs \
+  pkg/src/proxy.js pkg/src/proxy.d.ts $(SHARED_SOURCES) \
   pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh
 
 .PHONY: build-worker-js test-worker-js

@@ -30,3 +30,5 @@ mod form_key_input;
 pub mod js;
 #[cfg(any(feature = "edge", all(feature = "js-queue", target_arch = "wasm32")))]
 mod message_body;
+#[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
+mod variable_value;

@@ -10,7 +10,8 @@ use std::rc::Rc;
 
 use worker::{Context, Env, Request, Response, Result};
 
-use crate::core::{BindingFound, Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
+use crate::core::{BindingFound, Config, ConfigError, METRICS_BINDING, Problem, VARIABLES, unknown_variable};
+use crate::variable_value::env_variable;
 
 use super::host::drive;
 use super::http;
@@ -68,8 +69,16 @@ impl Idempotency {
     /// value, an `IDEMPOTENCY_*` variable the layer does not know (a typo),
     /// or a binding it needs that is missing or of the wrong kind.
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
-        let config = Config::from_vars(|name| env.var(name).ok().map(|v| v.to_string()))
-            .map_err(|e: ConfigError| Problem::Misconfigured(e.to_string()))?;
+        let misconfigured = |e: ConfigError| Problem::Misconfigured(e.to_string());
+        // A number or a boolean in [vars] counts, as its text.
+        let mut vars: Vec<(&str, String)> = Vec::new();
+        for name in VARIABLES {
+            if let Some(text) = env_variable(env, name).map_err(misconfigured)? {
+                vars.push((name, text));
+            }
+        }
+        let config = Config::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, text)| text.clone()))
+            .map_err(misconfigured)?;
         if let Some(problem) = env_problem(env, &config) {
             return Err(Problem::Misconfigured(problem));
         }

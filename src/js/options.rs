@@ -4,7 +4,8 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::Config;
+use crate::core::{Config, VARIABLES};
+use crate::variable_value::{env_variable, variable_text};
 
 /// Each option and the variable it sets.
 const OPTIONS: [(&str, &str); 21] = [
@@ -82,43 +83,27 @@ pub(crate) fn config_of(
             if value.is_undefined() {
                 continue;
             }
-            let text = as_variable(&value)
+            let text = variable_text(&value)
                 .ok_or_else(|| format!("option `{option}` must be a string, a number, a boolean or a list of them"))?;
             given.push((option, variable, text));
         }
     }
-    let var = |name: &str| -> Option<String> {
-        if let Some((_, _, text)) = given.iter().find(|(_, variable, _)| *variable == name) {
-            return Some(text.clone());
+    // What the options leave out, from `env`: a number or a boolean in
+    // [vars] counts, as its text.
+    let mut from_env: Vec<(&str, String)> = Vec::new();
+    for name in VARIABLES {
+        if given.iter().all(|(_, variable, _)| *variable != name)
+            && let Some(text) = env_variable(vars, name).map_err(|e| e.to_string())?
+        {
+            from_env.push((name, text));
         }
-        js_sys::Reflect::get(vars, &JsValue::from_str(name)).ok().and_then(|v| v.as_string())
+    }
+    let var = |name: &str| -> Option<String> {
+        let given = given.iter().find(|(_, variable, _)| *variable == name).map(|(_, _, text)| text);
+        given.or_else(|| from_env.iter().find(|(variable, _)| *variable == name).map(|(_, text)| text)).cloned()
     };
     Config::from_vars(var).map_err(|e| match given.iter().find(|(_, variable, _)| *variable == e.variable) {
         Some((option, _, _)) => format!("option `{option}` ({e})"),
         None => e.to_string(),
     })
-}
-
-/// An option's value as its variable would be written: numbers in
-/// decimal, booleans as `true`/`false`, lists comma-separated.
-fn as_variable(value: &JsValue) -> Option<String> {
-    if let Some(text) = value.as_string() {
-        return Some(text);
-    }
-    if let Some(number) = number_text(value) {
-        return Some(number);
-    }
-    if let Some(flag) = value.as_bool() {
-        return Some(flag.to_string());
-    }
-    let list: &js_sys::Array = value.dyn_ref()?;
-    let items: Option<Vec<String>> = list.iter().map(|item| item.as_string().or_else(|| number_text(&item))).collect();
-    Some(items?.join(","))
-}
-
-/// A number as JavaScript writes it (`String(n)`), by the runtime: Rust's
-/// float formatting would add kilobytes to the wasm for this one use.
-fn number_text(value: &JsValue) -> Option<String> {
-    value.as_f64()?;
-    js_sys::Number::from(value.clone()).to_string_with_radix(10).ok().map(String::from)
 }

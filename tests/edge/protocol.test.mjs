@@ -437,6 +437,49 @@ describe("with a bad configuration value", () => {
   });
 });
 
+// wrangler hands a [vars] entry written without quotes (`IDEMPOTENCY_REQUIRED
+// = true`, `IDEMPOTENCY_TTL_SECONDS = 5`) to the worker as a JSON value, not a
+// string: it must count, never be skipped as if unset.
+describe("with unquoted [vars] values: a boolean and a number", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_REQUIRED: true, IDEMPOTENCY_IN_FLIGHT_WAIT_MS: 0 } });
+  });
+  after(() => worker?.dispose());
+
+  test("they are read as their text: a key is required, and a keyed order runs once", async () => {
+    const item = uniqueItem("unquoted");
+    const unkeyed = await order(worker, { item });
+    assert.equal(unkeyed.status, 400);
+    assert.equal((await problemOf(unkeyed)).code, "missing-key");
+    const key = newKey();
+    assert.equal((await order(worker, { key, item })).status, 201);
+    const again = await order(worker, { key, item });
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+  });
+});
+
+describe("with an unquoted number out of range, and a variable bound to an object", () => {
+  for (const [vars, variable, detail] of [
+    [{ IDEMPOTENCY_TTL_SECONDS: 5 }, "IDEMPOTENCY_TTL_SECONDS", /"5" is not a whole number from 60/],
+    [{ IDEMPOTENCY_SCOPE: { header: "authorization" } }, "IDEMPOTENCY_SCOPE", /not a value/],
+  ]) {
+    test(`${variable} = ${JSON.stringify(vars[variable])}: every request → 500 misconfigured naming it`, async () => {
+      const worker = await start({ vars });
+      try {
+        const res = await order(worker, { key: newKey(), item: uniqueItem("misconfigured") });
+        assert.equal(res.status, 500);
+        const problem = await problemOf(res);
+        assert.equal(problem.code, "misconfigured");
+        assert.match(problem.detail, new RegExp(variable));
+        assert.match(problem.detail, detail);
+      } finally {
+        await worker.dispose();
+      }
+    });
+  }
+});
+
 describe("with a typo'd variable (IDEMPOTENCY_TTL for IDEMPOTENCY_TTL_SECONDS)", () => {
   let worker;
   before(async () => {

@@ -1,0 +1,52 @@
+//! A configuration variable's value as the runtime hands it over, read the
+//! same way by both edge hosts (and for `withIdempotency`'s options).
+//! wrangler gives a `[vars]` entry written as a TOML string as a string, and
+//! one written as a number, a boolean or an array as that JSON value
+//! (`IDEMPOTENCY_REQUIRED = true`); each is the text the core parses, so
+//! none is silently ignored.
+
+use js_sys::{Array, Number, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::core::ConfigError;
+
+/// `value` as a variable would be written: a string as it is, a number in
+/// decimal (as JavaScript writes it), a boolean as `true`/`false`, a list
+/// of those comma-separated. None for anything else.
+pub(crate) fn variable_text(value: &JsValue) -> Option<String> {
+    if let Some(text) = value.as_string() {
+        return Some(text);
+    }
+    if let Some(number) = number_text(value) {
+        return Some(number);
+    }
+    if let Some(flag) = value.as_bool() {
+        return Some(flag.to_string());
+    }
+    let list: &Array = value.dyn_ref()?;
+    let items: Option<Vec<String>> = list.iter().map(|item| item.as_string().or_else(|| number_text(&item))).collect();
+    Some(items?.join(","))
+}
+
+/// A number as JavaScript writes it (`String(n)`), by the runtime: Rust's
+/// float formatting would add kilobytes to the wasm for this one use.
+fn number_text(value: &JsValue) -> Option<String> {
+    value.as_f64()?;
+    Number::from(value.clone()).to_string_with_radix(10).ok().map(String::from)
+}
+
+/// Variable `name` of `env`: its text, or None when it is not set.
+///
+/// # Errors
+/// The name is bound to something that is not a value (a JSON object, a
+/// binding): a configuration error naming it, never an unset variable.
+pub(crate) fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, ConfigError> {
+    let value = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    variable_text(&value).map(Some).ok_or_else(|| ConfigError {
+        variable: name,
+        reason: "not a value: write it in [vars] as a string (or a number, a boolean or a list of them)".into(),
+    })
+}
