@@ -135,7 +135,7 @@ build/bench/oncekey_proxy_bg.wasm: pkg/dist/proxy.js
 	mkdir -p build/bench && cp pkg/dist/oncekey_proxy_bg.wasm $@
 
 bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js \
-  build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm
+  build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm build/bench/do-only-deadlines.js
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
 ## peers in one workerd, then cold start per worker (bench/edge.mjs).

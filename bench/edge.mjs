@@ -212,6 +212,15 @@ const COLD_CONTROLS = {
     host: "oncekey-js-kv-off.bench",
     files: () => modulesOf(JS.build),
   },
+  // do-only with the runtime machinery a layer with deadlines uses
+  // (bench/peers/do-only-deadlines.ts): timers raced against the store and
+  // origin calls, an AbortController cut by the caller's signal, bodies read
+  // through readers, the answer streamed before finish.
+  "do-only-deadlines": {
+    worker: () => peer("do-only-deadlines", { kv: false }),
+    host: "do-only-deadlines.bench",
+    files: () => [join(ROOT, "build", "bench", "do-only-deadlines.js")],
+  },
   "do-only-wasm": {
     worker: () => ({
       ...peer("do-only-wasm", { kv: false }),
