@@ -1,121 +1,15 @@
-// A cold-start control, not a peer: do-only (below) with the runtime
-// machinery a layer with deadlines uses on each request, as oncekey does:
-// store calls and the origin call raced against timers, the origin call on
-// its own AbortController cut when the caller's signal aborts, bodies read
-// through their readers, the answer sent before finish as a stream, finish
-// and the log line under waitUntil. What a fresh isolate's first request
-// costs for those APIs, apart from any layer's own code.
-//
-// do-only's description follows.
-// The peer with no KV: the lightest correct design a Workers user would
-// write, in TypeScript. One Durable Object per key, called over JS RPC:
-// `begin` takes the lock (or answers a replay, a conflict, a mismatch), the
-// worker calls the origin, `finish` stores the answer. No KV read, no KV
-// copy: every keyed request makes one `begin` round trip, a first execution
-// also a `finish`. Same rules as plain.ts (key validation, fingerprint,
-// lease, 409 in flight, 422 on a different request, replay, release on
-// 408/425/429/503, every other answer stored), same JSON records, one log
-// line per decision.
-import { DurableObject } from "cloudflare:workers";
-import { toOrigin, type ProxyEnv } from "./proxy";
+// A cold-start control, not a peer: do-only (bench/peers/do-only.ts, whose
+// coordinator and helpers it uses) with the runtime machinery a layer with
+// deadlines uses on each request, as oncekey does: store calls and the
+// origin call raced against timers, the origin call on its own
+// AbortController cut when the caller's signal aborts, bodies read through
+// their readers, the answer sent before finish as a stream, finish and the
+// log line under waitUntil. What a fresh isolate's first request costs for
+// those APIs, apart from any layer's own code.
+import { type Env, KEY, log, NOT_STORED, problem, replay, type Stored, sha256Hex } from "./do-only";
+import { toOrigin } from "./proxy";
 
-interface Env extends ProxyEnv {
-  IDEMPOTENCY_DO: DurableObjectNamespace<Coordinator>;
-}
-
-const LEASE_MS = 120_000;
-const TTL_MS = 86_400_000;
-const RELEASE_ON = [408, 425, 429, 503];
-const NOT_STORED = [
-  "connection",
-  "content-length",
-  "keep-alive",
-  "set-cookie",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "trailer",
-];
-const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
-
-type Stored = { status: number; headers: [string, string][]; body: string };
-type Rec =
-  | { state: "in-flight"; fp: string; attempt: number; leaseUntil: number; expiresAt: number }
-  | { state: "completed"; fp: string; attempt: number; response: Stored; expiresAt: number }
-  | { state: "released"; lastAttempt: number; expiresAt: number };
-type Decision =
-  | { kind: "execute"; attempt: number }
-  | { kind: "in-flight" }
-  | { kind: "mismatch" }
-  | { kind: "replay"; response: Stored };
-
-/** One object per record name: decides and writes with no other await between. */
-export class Coordinator extends DurableObject {
-  async begin(fp: string): Promise<Decision> {
-    const now = Date.now();
-    let rec = await this.ctx.storage.get<Rec>("r");
-    if (rec && rec.expiresAt <= now) rec = undefined;
-    if (rec?.state === "completed")
-      return rec.fp === fp ? { kind: "replay", response: rec.response } : { kind: "mismatch" };
-    if (rec?.state === "in-flight") {
-      if (rec.fp !== fp) return { kind: "mismatch" };
-      if (now < rec.leaseUntil) return { kind: "in-flight" };
-    }
-    const attempt = rec ? (rec.state === "released" ? rec.lastAttempt : rec.attempt) + 1 : 1;
-    const expiresAt = now + LEASE_MS + TTL_MS;
-    this.ctx.storage.put<Rec>("r", { state: "in-flight", fp, attempt, leaseUntil: now + LEASE_MS, expiresAt });
-    if ((await this.ctx.storage.getAlarm()) === null) this.ctx.storage.setAlarm(expiresAt);
-    return { kind: "execute", attempt };
-  }
-
-  /** `response` null: the request was never sent (release). Only the attempt holding the lease lands. */
-  async finish(attempt: number, response: Stored | null): Promise<void> {
-    const now = Date.now();
-    const rec = await this.ctx.storage.get<Rec>("r");
-    if (rec?.state !== "in-flight" || rec.attempt !== attempt || now >= rec.leaseUntil) return;
-    const next: Rec =
-      response === null || RELEASE_ON.includes(response.status)
-        ? { state: "released", lastAttempt: attempt, expiresAt: now + TTL_MS }
-        : { state: "completed", fp: rec.fp, attempt, response, expiresAt: now + TTL_MS };
-    this.ctx.storage.put("r", next);
-  }
-
-  async alarm() {
-    const rec = await this.ctx.storage.get<Rec>("r");
-    if (rec && rec.expiresAt > Date.now()) this.ctx.storage.setAlarm(rec.expiresAt);
-    else await this.ctx.storage.deleteAll();
-  }
-}
-
-const enc = new TextEncoder();
-async function sha256Hex(parts: (string | ArrayBuffer | Uint8Array)[]): Promise<string> {
-  const chunks = parts.map((p) => (typeof p === "string" ? enc.encode(p) : new Uint8Array(p)));
-  const all = new Uint8Array(chunks.reduce((n, c) => n + 8 + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    new DataView(all.buffer).setBigUint64(at, BigInt(c.length));
-    all.set(c, at + 8);
-    at += 8 + c.length;
-  }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function problem(status: number, code: string, extra: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ type: `urn:oncekey:problem:${code}`, title: code, status, detail: code }), {
-    status,
-    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...extra },
-  });
-}
-
-function replay(stored: Stored): Response {
-  const headers = new Headers(stored.headers);
-  headers.set("idempotent-replayed", "true");
-  headers.set("cache-control", "no-store");
-  return new Response(stored.body || null, { status: stored.status, headers });
-}
-
-const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
+export { Coordinator } from "./do-only";
 
 export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {

@@ -10,14 +10,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { toOrigin, type ProxyEnv } from "./proxy";
 
-interface Env extends ProxyEnv {
+export interface Env extends ProxyEnv {
   IDEMPOTENCY_DO: DurableObjectNamespace<Coordinator>;
 }
 
 const LEASE_MS = 120_000;
 const TTL_MS = 86_400_000;
 const RELEASE_ON = [408, 425, 429, 503];
-const NOT_STORED = [
+export const NOT_STORED = [
   "connection",
   "content-length",
   "keep-alive",
@@ -27,9 +27,9 @@ const NOT_STORED = [
   "te",
   "trailer",
 ];
-const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
+export const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
 
-type Stored = { status: number; headers: [string, string][]; body: string };
+export type Stored = { status: number; headers: [string, string][]; body: string };
 type Rec =
   | { state: "in-flight"; fp: string; attempt: number; leaseUntil: number; expiresAt: number }
   | { state: "completed"; fp: string; attempt: number; response: Stored; expiresAt: number }
@@ -79,7 +79,7 @@ export class Coordinator extends DurableObject {
 }
 
 const enc = new TextEncoder();
-async function sha256Hex(parts: (string | ArrayBuffer)[]): Promise<string> {
+export async function sha256Hex(parts: (string | ArrayBuffer | Uint8Array)[]): Promise<string> {
   const chunks = parts.map((p) => (typeof p === "string" ? enc.encode(p) : new Uint8Array(p)));
   const all = new Uint8Array(chunks.reduce((n, c) => n + 8 + c.length, 0));
   let at = 0;
@@ -92,21 +92,21 @@ async function sha256Hex(parts: (string | ArrayBuffer)[]): Promise<string> {
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function problem(status: number, code: string, extra: Record<string, string> = {}): Response {
+export function problem(status: number, code: string, extra: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ type: `urn:oncekey:problem:${code}`, title: code, status, detail: code }), {
     status,
     headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...extra },
   });
 }
 
-function replay(stored: Stored): Response {
+export function replay(stored: Stored): Response {
   const headers = new Headers(stored.headers);
   headers.set("idempotent-replayed", "true");
   headers.set("cache-control", "no-store");
   return new Response(stored.body || null, { status: stored.status, headers });
 }
 
-const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
+export const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
 
 export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
