@@ -64,9 +64,9 @@ export function withIdempotency(handler, options = {}) {
 
 /**
  * The `fetch` handler that runs `handler` behind the layer made from
- * `options` and `env` on the first request; `prepare(layer, env)`, if
- * given, runs then too, and what it throws makes the worker misconfigured
- * like a bad option does.
+ * `options` and `env`, once per isolate (at load or on the first request,
+ * below); `prepare(layer, env)`, if given, runs then too, and what it
+ * throws makes the worker misconfigured like a bad option does.
  */
 function protect(handler, options, prepare) {
   const { bindings: names = {}, [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
