@@ -8,7 +8,7 @@
 use js_sys::{Array, Number, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::ConfigError;
+use crate::core::{ConfigError, VARIABLES};
 
 /// `value` as a variable would be written: a string as it is, a number in
 /// decimal (as JavaScript writes it), a boolean as `true`/`false`, a list
@@ -35,12 +35,32 @@ fn number_text(value: &JsValue) -> Option<String> {
     Number::from(value.clone()).to_string_with_radix(10).ok().map(String::from)
 }
 
+/// The core's variables that `env` sets, each as its text, but those
+/// `skipped` (an option gives them).
+///
+/// # Errors
+/// As [`env_variable`], for the first such variable.
+pub(crate) fn env_variables(
+    env: &JsValue,
+    skipped: impl Fn(&str) -> bool,
+) -> Result<Vec<(&'static str, String)>, ConfigError> {
+    let mut set = Vec::new();
+    for name in VARIABLES {
+        if !skipped(name)
+            && let Some(text) = env_variable(env, name)?
+        {
+            set.push((name, text));
+        }
+    }
+    Ok(set)
+}
+
 /// Variable `name` of `env`: its text, or None when it is not set.
 ///
 /// # Errors
 /// The name is bound to something that is not a value (a JSON object, a
 /// binding): a configuration error naming it, never an unset variable.
-pub(crate) fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, ConfigError> {
+fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, ConfigError> {
     let value = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     if value.is_undefined() || value.is_null() {
         return Ok(None);

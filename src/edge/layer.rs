@@ -10,8 +10,8 @@ use std::rc::Rc;
 
 use worker::{Context, Env, Request, Response, Result};
 
-use crate::core::{BindingFound, Config, ConfigError, METRICS_BINDING, Problem, VARIABLES, unknown_variable};
-use crate::variable_value::env_variable;
+use crate::core::{BindingFound, Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
+use crate::variable_value::env_variables;
 
 use super::host::drive;
 use super::http;
@@ -71,12 +71,7 @@ impl Idempotency {
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
         let misconfigured = |e: ConfigError| Problem::Misconfigured(e.to_string());
         // A number or a boolean in [vars] counts, as its text.
-        let mut vars: Vec<(&str, String)> = Vec::new();
-        for name in VARIABLES {
-            if let Some(text) = env_variable(env, name).map_err(misconfigured)? {
-                vars.push((name, text));
-            }
-        }
+        let vars = env_variables(env, |_| false).map_err(misconfigured)?;
         let config = Config::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, text)| text.clone()))
             .map_err(misconfigured)?;
         if let Some(problem) = env_problem(env, &config) {

@@ -4,8 +4,8 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::{Config, VARIABLES};
-use crate::variable_value::{env_variable, variable_text};
+use crate::core::Config;
+use crate::variable_value::{env_variables, variable_text};
 
 /// Each option and the variable it sets.
 const OPTIONS: [(&str, &str); 21] = [
@@ -90,14 +90,8 @@ pub(crate) fn config_of(
     }
     // What the options leave out, from `env`: a number or a boolean in
     // [vars] counts, as its text.
-    let mut from_env: Vec<(&str, String)> = Vec::new();
-    for name in VARIABLES {
-        if given.iter().all(|(_, variable, _)| *variable != name)
-            && let Some(text) = env_variable(vars, name).map_err(|e| e.to_string())?
-        {
-            from_env.push((name, text));
-        }
-    }
+    let from_env = env_variables(vars, |name| given.iter().any(|(_, variable, _)| *variable == name))
+        .map_err(|e| e.to_string())?;
     let var = |name: &str| -> Option<String> {
         let given = given.iter().find(|(_, variable, _)| *variable == name).map(|(_, _, text)| text);
         given.or_else(|| from_env.iter().find(|(variable, _)| *variable == name).map(|(_, text)| text)).cloned()
