@@ -6,40 +6,19 @@
 // their readers, the answer sent before finish as a stream, finish and the
 // log line under waitUntil. What a fresh isolate's first request costs for
 // those APIs, apart from any layer's own code.
-import { type Env, KEY, log, NOT_STORED, problem, replay, type Stored, sha256Hex } from "./do-only";
+import { answerOf, type Env, keyedRequest, log, NOT_STORED, problem, type Stored } from "./do-only";
 import { toOrigin } from "./proxy";
 
 export { Coordinator } from "./do-only";
 
 export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const raw = req.headers.get("idempotency-key");
-    if ((req.method !== "POST" && req.method !== "PATCH") || raw === null) {
-      const headers = new Headers(req.headers);
-      headers.delete("idempotency-attempt");
-      return toOrigin(new Request(req, { headers }), env);
-    }
-    const key = raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
-    if (!KEY.test(key)) return problem(400, "invalid-key");
-    const body = await readAll(req.body);
-    if (body.byteLength > 1_048_576) return problem(413, "body-too-large");
-    const url = new URL(req.url);
-    const mediaType = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-    const [fp, name] = await Promise.all([
-      sha256Hex([req.method, url.pathname + url.search, mediaType, body]),
-      sha256Hex([url.host, req.headers.get("authorization") ?? "", key]),
-    ]);
-
+    const keyed = await keyedRequest(req, env, (r) => readAll(r.body));
+    if (keyed instanceof Response) return keyed;
+    const { key, body, fp, name } = keyed;
     const stub = env.IDEMPOTENCY_DO.get(env.IDEMPOTENCY_DO.idFromName(name));
     const decision = await within(stub.begin(fp), STORE_MS);
-    switch (decision.kind) {
-      case "in-flight":
-        return problem(409, "key-in-flight", { "retry-after": "1" });
-      case "mismatch":
-        return problem(422, "key-reused");
-      case "replay":
-        return replay(decision.response);
-    }
+    if (decision.kind !== "execute") return answerOf(decision);
     const headers = new Headers(req.headers);
     headers.set("idempotency-key", key);
     headers.set("idempotency-attempt", String(decision.attempt));

@@ -108,36 +108,59 @@ export function replay(stored: Stored): Response {
 
 export const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
 
+/** A keyed request, read: its key, body, fingerprint and record name. */
+export type Keyed = { key: string; body: ArrayBuffer | Uint8Array; fp: string; name: string };
+
+/**
+ * `req` up to its store call: passed through to the origin when it is not
+ * a keyed POST or PATCH, refused for a bad key or a body over 1 MB, else
+ * read (the body by `read`) and fingerprinted.
+ */
+export async function keyedRequest(
+  req: Request,
+  env: ProxyEnv,
+  read: (req: Request) => Promise<ArrayBuffer | Uint8Array> = (r) => r.arrayBuffer(),
+): Promise<Keyed | Response> {
+  const raw = req.headers.get("idempotency-key");
+  if ((req.method !== "POST" && req.method !== "PATCH") || raw === null) {
+    const headers = new Headers(req.headers);
+    headers.delete("idempotency-attempt");
+    return toOrigin(new Request(req, { headers }), env);
+  }
+  const key = raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  if (!KEY.test(key)) return problem(400, "invalid-key");
+  const body = await read(req);
+  if (body.byteLength > 1_048_576) return problem(413, "body-too-large");
+  const url = new URL(req.url);
+  const mediaType = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  const [fp, name] = await Promise.all([
+    sha256Hex([req.method, url.pathname + url.search, mediaType, body]),
+    sha256Hex([url.host, req.headers.get("authorization") ?? "", key]),
+  ]);
+  return { key, body, fp, name };
+}
+
+/** The answer to a `begin` that does not execute: 409, 422 or the replay. */
+export function answerOf(decision: Exclude<Decision, { kind: "execute" }>): Response {
+  switch (decision.kind) {
+    case "in-flight":
+      return problem(409, "key-in-flight", { "retry-after": "1" });
+    case "mismatch":
+      return problem(422, "key-reused");
+    case "replay":
+      return replay(decision.response);
+  }
+}
+
 export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const raw = req.headers.get("idempotency-key");
-    if ((req.method !== "POST" && req.method !== "PATCH") || raw === null) {
-      const headers = new Headers(req.headers);
-      headers.delete("idempotency-attempt");
-      return toOrigin(new Request(req, { headers }), env);
-    }
-    const key = raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
-    if (!KEY.test(key)) return problem(400, "invalid-key");
-    const body = await req.arrayBuffer();
-    if (body.byteLength > 1_048_576) return problem(413, "body-too-large");
-    const url = new URL(req.url);
-    const mediaType = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-    const [fp, name] = await Promise.all([
-      sha256Hex([req.method, url.pathname + url.search, mediaType, body]),
-      sha256Hex([url.host, req.headers.get("authorization") ?? "", key]),
-    ]);
-
+    const keyed = await keyedRequest(req, env);
+    if (keyed instanceof Response) return keyed;
+    const { key, body, fp, name } = keyed;
     const stub = env.IDEMPOTENCY_DO.get(env.IDEMPOTENCY_DO.idFromName(name));
     const decision = await stub.begin(fp);
     log({ oncekey: decision.kind, tier: "do" });
-    switch (decision.kind) {
-      case "in-flight":
-        return problem(409, "key-in-flight", { "retry-after": "1" });
-      case "mismatch":
-        return problem(422, "key-reused");
-      case "replay":
-        return replay(decision.response);
-    }
+    if (decision.kind !== "execute") return answerOf(decision);
     const headers = new Headers(req.headers);
     headers.set("idempotency-key", key);
     headers.set("idempotency-attempt", String(decision.attempt));
