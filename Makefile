@@ -236,7 +236,7 @@ test: install test-core test-core-wasm test-crate test-edge test-deploy
 ## build copied to www/vendor/oncekey/, where the demo page imports it from;
 ## `dev` depends on it so the worker serves a current copy.
 BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
-  pkg/src/api.js pkg/src/browser.js pkg/src/node.js pkg/src/oncekey.d.ts pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh
+  pkg/src/api.js pkg/src/browser.js pkg/src/node.js pkg/src/oncekey.d.ts pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh scripts/wasm-glue.sh
 
 .PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
   test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e bench-browser
@@ -300,7 +300,7 @@ bench: bench-browser
 WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
   $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/record-name.js) \
   pkg/src/proxy.js pkg/src/proxy.d.ts $(SHARED_SOURCES) \
-  pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh
+  pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh scripts/wasm-glue.sh
 
 .PHONY: build-worker-js test-worker-js
 

@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 TOOLS=${TOOLS:-$PWD/.tools}
 BIN=node_modules/.bin
 OUT=pkg/dist
+# shellcheck source=scripts/wasm-glue.sh
+. scripts/wasm-glue.sh
 
 # Own target dir: the edge build writes a different oncekey.wasm into target/.
 # The compact SHA-256 and unstripped output (wasm-bindgen needs the
@@ -23,13 +25,10 @@ cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-browser
 
 # Only this entry's files: the worker entry (scripts/build-worker-js.sh)
 # writes beside them.
-rm -rf "$OUT/bindgen" "$OUT/oncekey.js" "$OUT/oncekey.node.js" "$OUT/oncekey_bg.wasm" "$OUT/oncekey.d.ts"
+rm -rf "$OUT/oncekey.js" "$OUT/oncekey.node.js" "$OUT/oncekey_bg.wasm" "$OUT/oncekey.d.ts"
 mkdir -p "$OUT"
-"$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
-  --remove-name-section --remove-producers-section \
-  --out-dir "$OUT/bindgen" --out-name oncekey_wasm \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_browser_wasm.wasm"
-"$BIN/wasm-opt" -Oz "$OUT/bindgen/oncekey_wasm_bg.wasm" -o "$OUT/oncekey_bg.wasm"
+wasm_glue "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_browser_wasm.wasm" \
+  "$OUT/bindgen" oncekey_wasm "$OUT/oncekey_bg.wasm"
 
 common=(--bundle --format=esm --minify --target=es2022 --legal-comments=none --log-level=warning)
 "$BIN/esbuild" pkg/src/browser.js "${common[@]}" --platform=browser --outfile="$OUT/oncekey.js"

@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.."
 TOOLS=${TOOLS:-$PWD/.tools}
 BIN=node_modules/.bin
 OUT=pkg/dist
+# shellcheck source=scripts/wasm-glue.sh
+. scripts/wasm-glue.sh
 
 # Own target dir, and the same size settings as the browser build: the
 # compact SHA-256, and unstripped output (wasm-bindgen needs the
@@ -35,12 +37,8 @@ entry() {
   local features=$1 bindgen=$CARGO_TARGET_DIR/$2 wasm=$3 source=$4 out=$5
   # shellcheck disable=SC2086 # `features` is cargo flags, or none
   cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-worker-wasm $features
-  rm -rf "$bindgen"
-  "$TOOLS/bin/wasm-bindgen" --target web --omit-default-module-path \
-    --remove-name-section --remove-producers-section \
-    --out-dir "$bindgen" --out-name oncekey_worker_wasm \
-    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm"
-  "$BIN/wasm-opt" -Oz "$bindgen/oncekey_worker_wasm_bg.wasm" -o "$OUT/$wasm"
+  wasm_glue "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_worker_wasm.wasm" \
+    "$bindgen" oncekey_worker_wasm "$OUT/$wasm"
   "$BIN/esbuild" "$source" --bundle --format=esm --minify --target=es2022 --platform=neutral \
     --legal-comments=none --log-level=warning \
     --alias:oncekey-worker-wasm="$bindgen/oncekey_worker_wasm.js" \
