@@ -44,7 +44,8 @@
 // BENCH_COLD_ONLY=1 runs only the cold start and prints its table, for an
 // A/B: BENCH_COLD_IMPLS=a,b limits it to those implementations, and
 // BENCH_COLD_KEYLESS=1 sends its requests with no key (each layer's
-// pass-through).
+// pass-through), and BENCH_COLD_BUILDS=name=dir,... adds builds of the
+// JavaScript host to compare (see COLD_CONTROLS).
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -234,6 +235,18 @@ const COLD_CONTROLS = {
     ],
   },
 };
+// BENCH_COLD_BUILDS=name=dir,...: more cold-start controls, each the
+// JavaScript host's settings over another build directory (an index.js and
+// its wasm, as build/proxy-js holds them): an A/B of a change to the host.
+for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {
+  const [name, dir] = pair.split("=");
+  const build = join(ROOT, dir);
+  COLD_CONTROLS[name] = {
+    worker: () => oncekeyWorker(name, { ...JS, build }, { routes: [`${name}.bench/*`] }),
+    host: `${name}.bench`,
+    files: () => modulesOf(build),
+  };
+}
 /** A cold start's implementation or control, by name. */
 const coldImpl = (name) => IMPLS[name] ?? COLD_CONTROLS[name];
 // BENCH_QUIET=1: the production proxy (default, and KV copies off) and
@@ -504,14 +517,29 @@ async function coldSample(impl) {
     cpu = threadsCpuMs(pid);
     // BENCH_COLD_KEYLESS=1: requests with no key (each layer's pass-through), for an A/B.
     const key = () => (process.env.BENCH_COLD_KEYLESS === "1" ? undefined : randomUUID());
-    const first = await postTo(url, coldImpl(impl).host, item(), key());
-    const firstCpu = threadsCpuMs(pid) - cpu;
-    cpu = threadsCpuMs(pid);
-    const second = await postTo(url, coldImpl(impl).host, item(), key());
-    const secondCpu = threadsCpuMs(pid) - cpu;
-    for (const r of [first, second])
-      if (r.status !== 201) throw new Error(`cold start: ${impl} answered ${r.status}: ${r.text}`);
-    return { ...sample, firstMs: first.ms, firstCpu, secondMs: second.ms, secondCpu };
+    // Each request's CPU to its answer, then with what it runs after the
+    // answer (`finish`, the KV copy, the log line: SETTLE_MS later), so the
+    // second request starts on a quiet isolate and no layer's work after
+    // its answer is left uncounted.
+    const timed = async () => {
+      const started = threadsCpuMs(pid);
+      const answer = await postTo(url, coldImpl(impl).host, item(), key());
+      const cpu = threadsCpuMs(pid) - started;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      if (answer.status !== 201) throw new Error(`cold start: ${impl} answered ${answer.status}: ${answer.text}`);
+      return { ms: answer.ms, cpu, allCpu: threadsCpuMs(pid) - started };
+    };
+    const first = await timed();
+    const second = await timed();
+    return {
+      ...sample,
+      firstMs: first.ms,
+      firstCpu: first.cpu,
+      firstAllCpu: first.allCpu,
+      secondMs: second.ms,
+      secondCpu: second.cpu,
+      secondAllCpu: second.allCpu,
+    };
   } finally {
     await mf.dispose();
   }
@@ -539,6 +567,21 @@ function sizes(files) {
   return { raw: bytes.length, gz: gzipSync(bytes, { level: 9 }).length };
 }
 
+/** Each oncekey host's first answer and first-request CPU as multiples of do-only's (medians). */
+function coldRatios({ samples }) {
+  const base = samples.get("do-only");
+  if (!base) return "";
+  const of = (list, k) => median(list.map((s) => s[k]));
+  const lines = ["oncekey-js", "oncekey-rust"]
+    .filter((impl) => samples.has(impl))
+    .map((impl) => {
+      const list = samples.get(impl);
+      const ratio = (k) => `${(of(list, k) / of(base, k)).toFixed(2)}×`;
+      return `- **${impl}** ÷ do-only: first answer ${ratio("firstMs")}, its CPU to the answer ${ratio("firstCpu")}, with the work after it ${ratio("firstAllCpu")}.`;
+    });
+  return `First request against do-only's (target: first answer ≤ 1.5×):\n${lines.join("\n")}`;
+}
+
 function coldTable({ samples }) {
   const stat = (xs, f = f1) => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
   const rows = [];
@@ -546,17 +589,17 @@ function coldTable({ samples }) {
     const pick = (k) => list.map((s) => s[k]);
     if (impl === null) {
       rows.push(
-        `| origin alone (reference) | — | ${stat(pick("readyMs"), (x) => x.toFixed(0))} | ${stat(pick("startupCpu"), (x) => x.toFixed(0))} | origin's own: ${stat(pick("originFirstMs"))} | ${stat(pick("originFirstCpu"))} | — | — |`,
+        `| origin alone (reference) | — | ${stat(pick("readyMs"), (x) => x.toFixed(0))} | ${stat(pick("startupCpu"), (x) => x.toFixed(0))} | origin's own: ${stat(pick("originFirstMs"))} | ${stat(pick("originFirstCpu"))} | — | — | — | — |`,
       );
       continue;
     }
     const { raw, gz } = sizes(coldImpl(impl).files());
     rows.push(
-      `| ${impl} | ${f1(raw / 1024)} / ${f1(gz / 1024)} | ${stat(pick("readyMs"), (x) => x.toFixed(0))} | ${stat(pick("startupCpu"), (x) => x.toFixed(0))} | ${stat(pick("firstMs"))} | ${stat(pick("firstCpu"))} | ${stat(pick("secondMs"))} | ${stat(pick("secondCpu"))} |`,
+      `| ${impl} | ${f1(raw / 1024)} / ${f1(gz / 1024)} | ${stat(pick("readyMs"), (x) => x.toFixed(0))} | ${stat(pick("startupCpu"), (x) => x.toFixed(0))} | ${stat(pick("firstMs"))} | ${stat(pick("firstCpu"))} | ${stat(pick("firstAllCpu"))} | ${stat(pick("secondMs"))} | ${stat(pick("secondCpu"))} | ${stat(pick("secondAllCpu"))} |`,
     );
   }
-  return `| worker | script KB raw / gzip | \`mf.ready\` ms | workerd CPU to ready, ms | first request ms | its workerd CPU ms | second request ms | its workerd CPU ms |
-|---|---:|---:|---:|---:|---:|---:|---:|
+  return `| worker | script KB raw / gzip | \`mf.ready\` ms | workerd CPU to ready, ms | first request ms | its workerd CPU to the answer, ms | with the work after it, ms | second request ms | its CPU to the answer, ms | with the work after it, ms |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}`;
 }
 
@@ -565,7 +608,7 @@ ${rows.join("\n")}`;
 if (COLD_ONLY) {
   const cold = await coldStart();
   console.log(
-    `cold start, ${COLD_RUNS} runs, load ${load(cold.loadStart)} → ${load(cold.loadEnd)}\n${coldTable(cold)}`,
+    `cold start, ${COLD_RUNS} runs, load ${load(cold.loadStart)} → ${load(cold.loadEnd)}\n${coldTable(cold)}\n\n${coldRatios(cold)}`,
   );
   process.exit(0);
 }
@@ -671,13 +714,17 @@ load average ${load(cold.loadStart)} → ${load(cold.loadEnd)}. Each: a new Mini
 origin worker; \`mf.ready\` timed (Miniflare spawns workerd, which loads its config: compiles every script, runs its
 top-level code, compiles the wasm module); one order straight to the origin worker, so its own first request is not
 counted against the layer; then the implementation's **first request** (a first execution on a new key, in an
-isolate that has served nothing: its handler's first run, the wasm functions V8 compiles lazily, the first
-coordinator object, the first KV and SQLite access), then a second one (also a new key: warm, for comparison).
+isolate that has served nothing: its handler's first run, the wasm functions V8 compiles on their first call, the first
+coordinator object, the first KV and SQLite access), then, ${SETTLE_MS} ms later, a second one (also a new key: warm, for
+comparison). Each request's CPU is taken twice: when its answer is in, and ${SETTLE_MS} ms later, with what the layer
+runs after the answer (oncekey's \`finish\`, KV copy and log line; do-only and the floor finish before answering).
 Median (min–max). Latency is wall time at the client over loopback; CPU is workerd's, all threads, from
 \`/proc/<pid>/task/*/schedstat\`. Script: what workerd loads for the worker (oncekey-js: \`build/proxy-js\`'s
 \`index.js\` and wasm; oncekey-rust: \`build/proxy\`'s \`index.js\` + \`index_bg.wasm\`; peers: their esbuild bundle).
 
 ${coldTable(cold)}
+
+${coldRatios(cold)}
 
 Local workerd, not Cloudflare's edge: there the platform loads the script (from a cache) and runs its top level
 while the TLS handshake is under way, so a client mostly sees the first-request column, not \`mf.ready\`; and

@@ -594,7 +594,8 @@ impl Exchange {
         }
     }
 
-    /// The pause before repeating a failed `finish` is over.
+    /// The pause before a `finish` (after the answer, or before repeating
+    /// one the store failed) is over.
     pub fn paused(&mut self, now_ms: u64) -> Action {
         self.since = now_ms;
         self.finish_call()
@@ -622,12 +623,18 @@ impl Exchange {
     }
 
     /// The answer was handed to the caller: an attempt's outcome is
-    /// recorded now, anything else queued after the answer runs.
+    /// recorded next, anything else queued after the answer runs now.
+    ///
+    /// Before the `finish`, a pause of 0 ms: the host hands its thread back
+    /// to the runtime once, so the answer's bytes go out before the work
+    /// after it (encoding the `finish`, its round trip, the KV copy, the log
+    /// line) runs on the same thread. An isolate's first request pays there
+    /// for compiling that code, which would otherwise come before the
+    /// answer leaves (docs/performance.md).
     pub fn responded(&mut self, now_ms: u64) -> Action {
         let Stage::Finishing(finishing) = &mut self.stage else { return self.next_after() };
         finishing.started = now_ms;
-        self.since = now_ms;
-        self.finish_call()
+        Action::Pause { ms: 0 }
     }
 
     /// The log line was written.

@@ -229,7 +229,10 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_
     let mut world = World::new(&[]);
     let run = world.run(keyed("k1"), order());
     // SPEC §4: the answer goes first, `finish` after it; the log line says how `finish` ended.
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "write-copy"]);
+    assert_eq!(
+        run.steps,
+        ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log", "write-copy"]
+    );
     assert_eq!(run.reply.status, 201);
     assert_eq!(run.reply.body, ReplyBody::Bytes(br#"{"orderId":"o1"}"#.to_vec()));
     assert_eq!(header(&run.reply, "set-cookie"), Some("s=1"), "the caller gets every header");
@@ -241,7 +244,7 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_
     assert!(timing.starts_with("do;") && timing.contains("origin;"), "{timing}");
     assert!(timing.ends_with(r#"finish;desc="after-answer""#), "{timing}");
     assert_eq!((run.log["oncekey"].as_str(), run.log["finish"].as_str()), (Some("execute"), Some("stored")));
-    assert_eq!(run.log["after_answer_ms"].as_u64(), Some(1), "finish, one tick of the world's clock");
+    assert_eq!(run.log["after_answer_ms"].as_u64(), Some(2), "the pause and finish, a tick each of the world's clock");
     assert_eq!(
         run.log["record"].as_str().map(str::len),
         Some(64),
@@ -410,7 +413,8 @@ fn a_caller_that_goes_away_bounds_the_rest_of_the_origin_call_to_what_workers_al
         panic!("the answer goes first")
     };
     assert_eq!(reply.status, 502);
-    let Action::Store { call: StoreCall::Finish { outcome, .. }, .. } = exchange.responded(19_501) else {
+    assert_eq!(exchange.responded(19_501), Action::Pause { ms: 0 }, "the answer's bytes go first");
+    let Action::Store { call: StoreCall::Finish { outcome, .. }, .. } = exchange.paused(19_501) else {
         panic!("finish follows")
     };
     assert_eq!(outcome, crate::core::Outcome::Unknown);
@@ -427,7 +431,8 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
     let Action::Respond(reply) = exchange.origin_answered(created(), 4) else { panic!("the answer goes first") };
     assert_eq!(reply.status, 201, "the caller has the origin's answer whatever finish does");
-    assert!(matches!(exchange.responded(4), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
+    assert_eq!(exchange.responded(4), Action::Pause { ms: 0 }, "a turn for the answer's bytes first");
+    assert!(matches!(exchange.paused(4), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
     let fail = || Err("store exploded".to_owned());
     assert_eq!(exchange.finished(fail(), 5), Action::Pause { ms: FINISH_RETRY_PAUSES_MS[0] });
     assert!(matches!(exchange.paused(105), Action::Store { call: StoreCall::Finish { attempt: 1, .. }, .. }));
@@ -449,6 +454,7 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3);
     exchange.origin_answered(created(), 4);
     exchange.responded(4);
+    exchange.paused(4);
     exchange.finished(fail(), 5);
     exchange.paused(105);
     let stored = crate::core::Completed {
@@ -833,7 +839,7 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     let run = world.run(with_metrics(keyed("k1")), order());
     assert_eq!(
         run.steps,
-        ["read-body", "detach", "begin", "call-origin", "respond", "finish", "log", "metric", "write-copy"]
+        ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log", "metric", "write-copy"]
     );
     let point = world.points.pop().unwrap();
     let record = run.log["record"].as_str().unwrap();
