@@ -138,10 +138,12 @@ bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/flo
   build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm build/bench/do-only-deadlines.js
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
-## peers in one workerd, then cold start per worker (bench/edge.mjs).
+## peers in one workerd, then cold start per worker (bench/edge.mjs), then
+## what V8 compiles of each host's wasm for a first request (bench/wasm-compile.mjs).
 bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 	BENCH_QUIET=1 node bench/edge.mjs
+	node bench/wasm-compile.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written
 ## into bench/RESULTS.md by bench/core.mjs.
