@@ -19,16 +19,17 @@ pub(crate) fn now_ms() -> u64 {
 /// whether an Analytics Engine dataset is bound.
 ///
 /// # Errors
-/// The runtime could not hand over a header or the URL.
+/// The runtime could not hand over a header.
 pub(crate) fn request_head(req: &Request, config: &Config, metrics: bool) -> Result<RequestHead> {
-    let url = req.url()?;
+    let url = req.inner().url();
+    let (host, path, query) = RequestHead::url_parts(&url);
     let headers = req.headers();
     let get = |name: &str| headers.get(name).ok().flatten();
     Ok(RequestHead {
         method: req.method().to_string(),
-        host: url.host_str().unwrap_or("").to_owned(),
-        path: url.path().to_owned(),
-        query: url.query().map(str::to_owned),
+        host: host.to_owned(),
+        path: path.to_owned(),
+        query: query.map(str::to_owned),
         key: get("Idempotency-Key").map(String::into_bytes),
         origin: get("Origin"),
         preflight_method: get("Access-Control-Request-Method"),

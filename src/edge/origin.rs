@@ -5,7 +5,7 @@
 use std::future::Future;
 use worker::{Env, Fetch, Fetcher, Request, Response, web_sys};
 
-use crate::core::{Config, ORIGIN_BINDING, Origin, Problem};
+use crate::core::{Config, ORIGIN_BINDING, Origin, Problem, RequestHead};
 
 use super::deadline::within;
 
@@ -75,8 +75,9 @@ impl ProxyOrigin {
         let not_sent = |e: worker::Error| OriginError::NotSent(e.to_string());
         let target = match &self.origin {
             Origin::Url(_) => {
-                let url = req.url().map_err(not_sent)?;
-                self.origin.target(url.path(), url.query()).unwrap_or_else(|| url.to_string())
+                let url = req.inner().url();
+                let (_, path, query) = RequestHead::url_parts(&url);
+                self.origin.target(path, query).unwrap_or_else(|| url.clone())
             }
             Origin::Service | Origin::SameUrl => req.inner().url(),
         };

@@ -62,6 +62,34 @@ impl RequestHead {
         names
     }
 
+    /// The host, path and query of a request's URL as the runtime hands it
+    /// over (`scheme://host[:port]/path[?query]`, parsed and serialised by
+    /// the runtime already): split, not parsed again. `?` with nothing after
+    /// it is an empty query, not none; a fragment (no request carries one)
+    /// is dropped.
+    ///
+    /// ```
+    /// use oncekey::core::RequestHead;
+    /// assert_eq!(
+    ///     RequestHead::url_parts("https://api.example.com:8443/v1/charges?limit=3"),
+    ///     ("api.example.com", "/v1/charges", Some("limit=3"))
+    /// );
+    /// assert_eq!(RequestHead::url_parts("http://[::1]:8787/"), ("[::1]", "/", None));
+    /// ```
+    pub fn url_parts(url: &str) -> (&str, &str, Option<&str>) {
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let target_at = after_scheme.find(['/', '?', '#']).unwrap_or(after_scheme.len());
+        let (authority, target) = after_scheme.split_at(target_at);
+        let target = target.split_once('#').map_or(target, |(before, _)| before);
+        let (path, query) = target.split_once('?').map_or((target, None), |(path, query)| (path, Some(query)));
+        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+        let host = match host.find(']') {
+            Some(end) if host.starts_with('[') => &host[..=end],
+            _ => host.split_once(':').map_or(host, |(name, _)| name),
+        };
+        (host, if path.is_empty() { "/" } else { path }, query)
+    }
+
     /// A header copied into [`RequestHead::headers`].
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
@@ -72,6 +100,30 @@ impl RequestHead {
         match &self.query {
             Some(query) => format!("{}?{query}", self.path),
             None => self.path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestHead;
+
+    #[test]
+    fn url_parts_splits_what_the_runtime_serialises() {
+        let rows = [
+            ("https://api.example.com/v1/charges", ("api.example.com", "/v1/charges", None)),
+            ("http://127.0.0.1:8787/api/orders?x=1&y=%2F", ("127.0.0.1", "/api/orders", Some("x=1&y=%2F"))),
+            ("http://oncekey.test/a?", ("oncekey.test", "/a", Some(""))),
+            ("http://oncekey.test/a/?b=c?d/e", ("oncekey.test", "/a/", Some("b=c?d/e"))),
+            ("http://[2001:db8::1]:8080/p?q", ("[2001:db8::1]", "/p", Some("q"))),
+            ("https://user:secret@host.example/p", ("host.example", "/p", None)),
+            ("http://host.example/p#part", ("host.example", "/p", None)),
+            ("http://host.example/p?q#part?not", ("host.example", "/p", Some("q"))),
+            ("http://host.example?q", ("host.example", "/", Some("q"))),
+            ("http://xn--bcher-kva.example/%C3%A9", ("xn--bcher-kva.example", "/%C3%A9", None)),
+        ];
+        for (url, parts) in rows {
+            assert_eq!(RequestHead::url_parts(url), parts, "{url}");
         }
     }
 }
