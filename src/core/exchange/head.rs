@@ -107,6 +107,8 @@ impl RequestHead {
 #[cfg(test)]
 mod tests {
     use super::RequestHead;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn url_parts_splits_what_the_runtime_serialises() {
