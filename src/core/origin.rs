@@ -2,6 +2,7 @@
 //! bound as `ORIGIN`, a fixed URL, or the request's own URL. The host says
 //! what is bound; the choice, and the error when nothing is, are made here.
 
+use super::RequestHead;
 use super::config::ConfigError;
 
 /// The value of `ORIGIN_URL`, parsed.
@@ -59,18 +60,20 @@ impl Origin {
         }
     }
 
-    /// The URL a request for `path` and `query` (without its `?`) goes to,
-    /// when the origin is a URL; `None` for the other kinds, which keep the
-    /// request's own URL.
+    /// The URL a request sent to `request_url` (as the runtime serialises
+    /// it) goes to, when the origin is a URL: the request's path and query
+    /// after it; `None` for the other kinds, which keep the request's own URL.
     ///
     /// ```
     /// use oncekey::core::Origin;
     /// let origin = Origin::Url("https://api.example.com/base".into());
-    /// assert_eq!(origin.target("/v1/pay", Some("a=1")).as_deref(), Some("https://api.example.com/base/v1/pay?a=1"));
-    /// assert_eq!(Origin::SameUrl.target("/v1/pay", None), None);
+    /// let target = origin.target("https://proxy.example/v1/pay?a=1");
+    /// assert_eq!(target.as_deref(), Some("https://api.example.com/base/v1/pay?a=1"));
+    /// assert_eq!(Origin::SameUrl.target("https://proxy.example/v1/pay"), None);
     /// ```
-    pub fn target(&self, path: &str, query: Option<&str>) -> Option<String> {
+    pub fn target(&self, request_url: &str) -> Option<String> {
         let Self::Url(base) = self else { return None };
+        let (_, path, query) = RequestHead::url_parts(request_url);
         Some(match query {
             Some(query) => format!("{base}{path}?{query}"),
             None => format!("{base}{path}"),
@@ -111,9 +114,9 @@ mod tests {
     #[test]
     fn only_a_url_origin_rewrites_the_target() {
         let url = Origin::Url("https://api.example.com".into());
-        assert_eq!(url.target("/", None).as_deref(), Some("https://api.example.com/"));
-        assert_eq!(url.target("/x", Some("")).as_deref(), Some("https://api.example.com/x?"));
-        assert_eq!(Origin::Service.target("/x", None), None);
-        assert_eq!(Origin::SameUrl.target("/x", Some("q")), None);
+        assert_eq!(url.target("https://proxy.example/").as_deref(), Some("https://api.example.com/"));
+        assert_eq!(url.target("https://proxy.example/x?").as_deref(), Some("https://api.example.com/x?"));
+        assert_eq!(Origin::Service.target("https://proxy.example/x"), None);
+        assert_eq!(Origin::SameUrl.target("https://proxy.example/x?q"), None);
     }
 }

@@ -5,7 +5,7 @@
 use std::future::Future;
 use worker::{Env, Fetch, Fetcher, Request, Response, web_sys};
 
-use crate::core::{Config, ORIGIN_BINDING, Origin, Problem, RequestHead};
+use crate::core::{Config, ORIGIN_BINDING, Origin, Problem};
 
 use super::deadline::within;
 
@@ -73,14 +73,8 @@ impl ProxyOrigin {
     /// [`OriginError`] when no response came back.
     pub async fn forward(self, req: Request) -> Result<Response, OriginError> {
         let not_sent = |e: worker::Error| OriginError::NotSent(e.to_string());
-        let target = match &self.origin {
-            Origin::Url(_) => {
-                let url = req.inner().url();
-                let (_, path, query) = RequestHead::url_parts(&url);
-                self.origin.target(path, query).unwrap_or_else(|| url.clone())
-            }
-            Origin::Service | Origin::SameUrl => req.inner().url(),
-        };
+        let url = req.inner().url();
+        let target = self.origin.target(&url).unwrap_or(url);
         // The method as sent (`worker::Method` reads PROPFIND, QUERY or PURGE
         // as GET), so built on the runtime's own request type.
         let init = web_sys::RequestInit::new();

@@ -70,13 +70,13 @@ impl Layer {
         Ok(kind.to_owned())
     }
 
-    /// The URL a proxied request for `path` and `query` (without its `?`)
-    /// goes to when the chosen origin is `ORIGIN_URL` (SPEC §10: the
-    /// request's path and query appended to it); `undefined` for the other
-    /// kinds, which keep the request's own URL, and before one is chosen.
+    /// The URL a proxied request sent to `url` goes to when the chosen
+    /// origin is `ORIGIN_URL` (SPEC §10: the request's path and query
+    /// appended to it); `undefined` for the other kinds, which keep the
+    /// request's own URL, and before one is chosen.
     #[wasm_bindgen(js_name = originTarget)]
-    pub fn origin_target(&self, path: &str, query: Option<String>) -> Option<String> {
-        self.origin.as_ref()?.target(path, query.as_deref())
+    pub fn origin_target(&self, url: &str) -> Option<String> {
+        self.origin.as_ref()?.target(url)
     }
 
     /// The request headers the exchange reads (lower-case names).
@@ -87,37 +87,39 @@ impl Layer {
 
     /// Starts the exchange for a request at `now_ms`, from its head as
     /// one string of `\n`-ended fields (none holds a line break): the
-    /// method, host, path, query, the `Idempotency-Key`, `Origin`,
+    /// method, the URL as the runtime serialises it (the core splits it
+    /// into host, path and query), the `Idempotency-Key`, `Origin`,
     /// `Access-Control-Request-Method` and `Access-Control-Request-Headers`
     /// headers (each empty when absent), then name and value of each header
-    /// `headersRead` names that is present. `flags`: which of the five
-    /// optional fields are present (bits 0–4, from the query on), whether
-    /// an `Idempotency-Attempt` header came (bit 5), whether an Analytics
-    /// Engine dataset is bound (bit 6).
+    /// `headersRead` names that is present. `flags`: which of the four
+    /// optional headers are present (bits 0–3, from the key on), whether
+    /// an `Idempotency-Attempt` header came (bit 4), whether an Analytics
+    /// Engine dataset is bound (bit 5).
     pub fn start(&self, head: &str, flags: u32, now_ms: f64) -> JsExchange {
         let mut fields = head.split_terminator('\n');
         let mut next = || fields.next().unwrap_or_default().to_owned();
-        let (method, host, path) = (next(), next(), next());
+        let (method, url) = (next(), next());
         let mut optional = |bit: u32| {
             let field = next();
             (flags & 1 << bit != 0).then_some(field)
         };
-        let (query, key, origin) = (optional(0), optional(1), optional(2));
-        let (preflight_method, preflight_headers) = (optional(3), optional(4));
+        let (key, origin) = (optional(0), optional(1));
+        let (preflight_method, preflight_headers) = (optional(2), optional(3));
+        let (host, path, query) = RequestHead::url_parts(&url);
         let head = RequestHead {
             method,
-            host,
-            path,
-            query,
+            host: host.to_owned(),
+            path: path.to_owned(),
+            query: query.map(str::to_owned),
             key: key.map(String::into_bytes),
             origin,
             preflight_method,
             preflight_headers,
-            has_attempt_header: flags & 1 << 5 != 0,
+            has_attempt_header: flags & 1 << 4 != 0,
             headers: pairs_of(fields),
             // Never 0: 53 random bits tell one request's reservation from another's.
             reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
-            metrics: flags & 1 << 6 != 0,
+            metrics: flags & 1 << 5 != 0,
         };
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);

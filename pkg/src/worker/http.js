@@ -4,41 +4,25 @@
 // caller's response built from a reply.
 
 /**
- * The query of `url` as sent, without its `?`: `?` with nothing after it is
- * an empty query, not none (`URL.search` reads both as empty); undefined
- * when there is none.
- */
-export function queryOf(url) {
-  const href = url.href;
-  const hash = href.indexOf("#");
-  const question = href.indexOf("?");
-  return question < 0 || (hash >= 0 && hash < question)
-    ? undefined
-    : href.slice(question + 1, hash < 0 ? undefined : hash);
-}
-
-/**
  * Starts the exchange for `request` on `layer`, from the request's head;
  * `headersRead`: the headers the layer reads; `metrics`: whether an
  * Analytics Engine dataset is bound.
  */
 export function start(layer, request, headersRead, metrics) {
-  const url = new URL(request.url);
   const headers = request.headers;
-  const query = queryOf(url);
-  // The head as one string of `\n`-ended fields; `flags` says which of the
-  // optional ones are present (bits 0–4), then the attempt header and the
-  // dataset (bits 5, 6).
-  let head = `${request.method}\n${url.hostname}\n${url.pathname}\n`;
-  let flags = (headers.has("idempotency-attempt") ? 32 : 0) | (metrics ? 64 : 0);
+  // The head as one string of `\n`-ended fields, the URL as the runtime
+  // serialised it (the core splits it); `flags` says which of the optional
+  // headers are present (bits 0–3), then the attempt header and the
+  // dataset (bits 4, 5).
+  let head = `${request.method}\n${request.url}\n`;
+  let flags = (headers.has("idempotency-attempt") ? 16 : 0) | (metrics ? 32 : 0);
   const optional = [
-    query,
     headers.get("idempotency-key"),
     headers.get("origin"),
     headers.get("access-control-request-method"),
     headers.get("access-control-request-headers"),
   ];
-  for (let bit = 0; bit < 5; bit++) {
+  for (let bit = 0; bit < optional.length; bit++) {
     const field = optional[bit];
     if (field != null) {
       flags |= 1 << bit;

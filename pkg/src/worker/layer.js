@@ -6,7 +6,7 @@
 import { env as moduleEnv } from "cloudflare:workers";
 import { Layer, misconfiguredReply } from "oncekey-worker-wasm";
 import { drive } from "./host.js";
-import { queryOf, start } from "./http.js";
+import { start } from "./http.js";
 
 /**
  * The production proxy (SPEC §10) as a `fetch` handler: every request goes
@@ -37,8 +37,7 @@ export function proxy(options = {}) {
 function forward(origin, layer, request, service) {
   if (origin === "service") return service.fetch(request);
   if (origin === "url") {
-    const url = new URL(request.url);
-    return fetch(new Request(layer.originTarget(url.pathname, queryOf(url)), request));
+    return fetch(new Request(layer.originTarget(request.url), request));
   }
   return fetch(request);
 }

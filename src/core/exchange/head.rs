@@ -77,17 +77,18 @@ impl RequestHead {
     /// assert_eq!(RequestHead::url_parts("http://[::1]:8787/"), ("[::1]", "/", None));
     /// ```
     pub fn url_parts(url: &str) -> (&str, &str, Option<&str>) {
-        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-        let target_at = after_scheme.find(['/', '?', '#']).unwrap_or(after_scheme.len());
-        let (authority, target) = after_scheme.split_at(target_at);
-        let target = target.split_once('#').map_or(target, |(before, _)| before);
-        let (path, query) = target.split_once('?').map_or((target, None), |(path, query)| (path, Some(query)));
-        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-        let host = match host.find(']') {
-            Some(end) if host.starts_with('[') => &host[..=end],
-            _ => host.split_once(':').map_or(host, |(name, _)| name),
-        };
-        (host, if path.is_empty() { "/" } else { path }, query)
+        // Where the first of `stops` is in `s`, else its end. Every stop is
+        // ASCII, so each cut falls between characters.
+        let end = |s: &str, stops: &[u8]| s.bytes().position(|b| stops.contains(&b)).unwrap_or(s.len());
+        let scheme_end = url.find(':').filter(|&i| url[i + 1..].starts_with("//")).map_or(0, |i| i + 3);
+        let rest = &url[scheme_end..];
+        let (authority, target) = rest.split_at(end(rest, b"/?#"));
+        let target = &target[..end(target, b"#")];
+        let path_end = end(target, b"?");
+        let (path, query) = (&target[..path_end], target.get(path_end + 1..));
+        let host = &authority[authority.bytes().rposition(|b| b == b'@').map_or(0, |at| at + 1)..];
+        let host_end = if host.starts_with('[') { end(host, b"]") + 1 } else { end(host, b":") };
+        (&host[..host_end.min(host.len())], if path.is_empty() { "/" } else { path }, query)
     }
 
     /// A header copied into [`RequestHead::headers`].
@@ -121,6 +122,7 @@ mod tests {
             ("https://user:secret@host.example/p", ("host.example", "/p", None)),
             ("http://host.example/p#part", ("host.example", "/p", None)),
             ("http://host.example/p?q#part?not", ("host.example", "/p", Some("q"))),
+            ("https://shop.example/orders#top?x=1", ("shop.example", "/orders", None)),
             ("http://host.example?q", ("host.example", "/", Some("q"))),
             ("http://xn--bcher-kva.example/%C3%A9", ("xn--bcher-kva.example", "/%C3%A9", None)),
         ];
