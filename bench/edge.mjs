@@ -56,8 +56,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
-import { COMPATIBILITY_DATE, WORKERS, defaultVars } from "../tests/edge/harness.mjs";
+import { COMPATIBILITY_DATE, WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
+import { ORIGIN_URL, median, oncekeyWorker, originWorker } from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -71,7 +72,6 @@ const SEQ_ROUNDS = Number(process.env.BENCH_SEQ_ROUNDS ?? 3);
 const SETTLE_MS = 250;
 const WARMUP = 200;
 
-const ORIGIN_URL = "http://origin.bench";
 /** A peer worker: `coordinator` binds its Durable Object class, `kv` its own KV namespace. */
 const peer = (name, { flags = [], coordinator = true, kv = true, script = name, bindings = {} } = {}) => ({
   name,
@@ -87,31 +87,6 @@ const peer = (name, { flags = [], coordinator = true, kv = true, script = name, 
   outboundService: "origin",
   durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
 });
-/**
- * An oncekey host's build as a worker, configured as the harness configures
- * the production proxy: its wrangler config's [vars], ORIGIN_URL, its own KV
- * namespace and IdempotencyCoordinator objects.
- */
-const oncekeyWorker = (name, { build, config }, { routes = [], kvId = `${name}-kv`, vars = {} } = {}) => ({
-  name,
-  routes,
-  modules: true,
-  modulesRoot: build,
-  scriptPath: join(build, "index.js"),
-  modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-  compatibilityDate: COMPATIBILITY_DATE,
-  bindings: { ...defaultVars(config), ORIGIN_URL, ...vars },
-  kvNamespaces: { IDEMPOTENCY_KV: kvId },
-  durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
-  outboundService: "origin",
-});
-const originWorker = {
-  name: "origin",
-  modules: true,
-  scriptPath: join(ROOT, "build", "bench", "origin-worker.js"),
-  compatibilityDate: COMPATIBILITY_DATE,
-  durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
-};
 const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
@@ -265,10 +240,6 @@ const f2 = (x) => x.toFixed(2);
 const load = (l) => l.map((x) => x.toFixed(1)).join(" ");
 const check = (ok) => (ok ? "met" : "**missed**");
 const PATH_NAMES = { baseline: "pass-through", first: "first execution", replay: "replay" };
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** One POST /api/orders to `host` on `url` (Miniflare routes on MF-Original-URL). */
 async function postTo(url, host, item, key) {

@@ -17,12 +17,12 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMPATIBILITY_DATE, WORKERS, defaultVars } from "../tests/edge/harness.mjs";
+import { WORKERS } from "../tests/edge/harness.mjs";
 import { writeSection } from "./results.mjs";
+import { median, oncekeyWorker, originWorker } from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = Number(process.env.BENCH_COMPILE_RUNS ?? 3);
-const ORIGIN_URL = "http://origin.bench";
 const QUIET_MS = 300;
 
 const { Miniflare } = await import(miniflareWithV8Flags());
@@ -52,31 +52,10 @@ function miniflareWithV8Flags() {
 }
 
 /** The production proxy of one host, as the harness configures it, and the bench's origin worker. */
-function workers(build) {
-  return [
-    {
-      name: "proxy",
-      routes: ["proxy.bench/*"],
-      modules: true,
-      modulesRoot: build,
-      scriptPath: join(build, "index.js"),
-      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-      compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { ...defaultVars(WORKERS["proxy-js"].config), ORIGIN_URL },
-      kvNamespaces: { IDEMPOTENCY_KV: "proxy-kv" },
-      durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
-      outboundService: "origin",
-    },
-    {
-      name: "origin",
-      routes: ["origin.bench/*"],
-      modules: true,
-      scriptPath: join(ROOT, "build", "bench", "origin-worker.js"),
-      compatibilityDate: COMPATIBILITY_DATE,
-      durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
-    },
-  ];
-}
+const workers = (host) => [
+  oncekeyWorker("proxy", host, { routes: ["proxy.bench/*"] }),
+  { ...originWorker, routes: ["origin.bench/*"] },
+];
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, QUIET_MS));
 const COMPILED = /#(\d+) using (\w+), took (\d+) μs .*bodysize (\d+)/;
@@ -87,11 +66,11 @@ const COMPILED = /#(\d+) using (\w+), took (\d+) μs .*bodysize (\d+)/;
  * for the proxy's first request. Each: functions, µs, body bytes, and how
  * many of the request's were compiled at load already.
  */
-async function sample(build, flags) {
+async function sample(host, flags) {
   process.env.MINIFLARE_V8_FLAGS = ["--trace-wasm-compilation-times", ...flags].join(" ");
   const lines = [];
   const mf = new Miniflare({
-    workers: workers(build),
+    workers: workers(host),
     handleRuntimeStdio: (out, err) => {
       for (const stream of [out, err]) stream.on("data", (d) => lines.push(...d.toString().split("\n")));
     },
@@ -131,17 +110,16 @@ async function sample(build, flags) {
   }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const HOSTS = { "oncekey-js": WORKERS["proxy-js"].build, "oncekey-rust": WORKERS.proxy.build };
+const HOSTS = { "oncekey-js": WORKERS["proxy-js"], "oncekey-rust": WORKERS.proxy };
 const SETTINGS = { "V8's defaults": [], "--no-flush-liftoff-code": ["--no-flush-liftoff-code"] };
 const rows = [];
-for (const [host, build] of Object.entries(HOSTS))
+for (const [name, host] of Object.entries(HOSTS))
   for (const [setting, flags] of Object.entries(SETTINGS)) {
     const runs = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await sample(build, flags));
+    for (let i = 0; i < RUNS; i++) runs.push(await sample(host, flags));
     const m = (part, k) => median(runs.map((r) => r[part][k]));
     const cell = (part) => `${m(part, "functions")} / ${m(part, "kb").toFixed(1)} / ${m(part, "ms").toFixed(2)}`;
-    rows.push(`| ${host} | ${setting} | ${cell("load")} | ${cell("first")} | ${cell("again")} |`);
+    rows.push(`| ${name} | ${setting} | ${cell("load")} | ${cell("first")} | ${cell("again")} |`);
   }
 
 const section = `<!-- edge-wasm-compile:start -->
