@@ -37,7 +37,7 @@ lint: install
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
-	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -- -D warnings
+	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -p do-only-rs -- -D warnings
 	node_modules/.bin/biome check .
 
 test: lint
@@ -134,8 +134,15 @@ build/bench/do-only-wasm.js: pkg/dist/proxy.js
 build/bench/oncekey_proxy_bg.wasm: pkg/dist/proxy.js
 	mkdir -p build/bench && cp pkg/dist/oncekey_proxy_bg.wasm $@
 
+# do-only in Rust (bench/peers/do-only-rs): the Rust host's like-for-like
+# control, built as the proxy is.
+DO_ONLY_RS_SOURCES := $(wildcard bench/peers/do-only-rs/src/*.rs) bench/peers/do-only-rs/Cargo.toml Cargo.lock
+build/bench/do-only-rs/index.js: $(DO_ONLY_RS_SOURCES)
+	worker-build --release bench/peers/do-only-rs --out-dir ../../../build/bench/do-only-rs
+	@touch $@
+
 bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js \
-  build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm build/bench/do-only-deadlines.js
+  build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm build/bench/do-only-deadlines.js build/bench/do-only-rs/index.js
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
 ## peers in one workerd, then cold start per worker (bench/edge.mjs), then
@@ -143,6 +150,7 @@ bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/flo
 bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 	BENCH_QUIET=1 node bench/edge.mjs
+	BENCH_QUIET=rust node bench/edge.mjs
 	node bench/wasm-compile.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written

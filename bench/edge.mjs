@@ -56,9 +56,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
-import { COMPATIBILITY_DATE, WORKERS } from "../tests/edge/harness.mjs";
+import { WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
-import { ORIGIN_URL, median, oncekeyWorker, originWorker } from "./workers.mjs";
+import { DO_ONLY_RS, doOnlyRsWorker, median, oncekeyWorker, originWorker, peer } from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -72,21 +72,6 @@ const SEQ_ROUNDS = Number(process.env.BENCH_SEQ_ROUNDS ?? 3);
 const SETTLE_MS = 250;
 const WARMUP = 200;
 
-/** A peer worker: `coordinator` binds its Durable Object class, `kv` its own KV namespace. */
-const peer = (name, { flags = [], coordinator = true, kv = true, script = name, bindings = {} } = {}) => ({
-  name,
-  routes: [`${name}.bench/*`],
-  modules: true,
-  scriptPath: join(ROOT, "build", "bench", `${script}.js`),
-  bindings: { ORIGIN_URL, ...bindings },
-  compatibilityDate: COMPATIBILITY_DATE,
-  compatibilityFlags: flags,
-  // Miniflare names a namespace given as a list by its binding: one id per
-  // worker keeps each worker's KV apart.
-  kvNamespaces: kv ? { IDEMPOTENCY_KV: `${name}-kv` } : {},
-  outboundService: "origin",
-  durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
-});
 const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
@@ -141,6 +126,19 @@ const IMPLS = {
     control: true,
     sameScriptAs: "oncekey-js",
   },
+  // The Rust host without KV copies (only in BENCH_QUIET=rust): do-only-rs's
+  // storage work.
+  "oncekey-rust-kv-off": {
+    host: "oncekey-rust-kv-off.bench",
+    worker: () =>
+      oncekeyWorker("oncekey-rust-kv-off", RUST, {
+        routes: ["oncekey-rust-kv-off.bench/*"],
+        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
+      }),
+    files: () => IMPLS["oncekey-rust"].files(),
+    control: true,
+    sameScriptAs: "oncekey-rust",
+  },
   // Controls, not peers. A second do-only worker, the same script under
   // another name: how far two identical workers' figures differ in one
   // run, the noise every ratio here carries.
@@ -150,6 +148,15 @@ const IMPLS = {
     files: () => [join(ROOT, "build", "bench", "do-only.js")],
     control: true,
     sameScriptAs: "do-only",
+  },
+  // do-only written with workers-rs (bench/peers/do-only-rs): the Rust
+  // host's like-for-like control, what the framework charges for the same
+  // work (its wasm, its glue, an object reached through fetch).
+  "do-only-rs": {
+    host: "do-only-rs.bench",
+    worker: () => doOnlyRsWorker("do-only-rs"),
+    files: () => modulesOf(DO_ONLY_RS),
+    control: true,
   },
   // The platform's floor (bench/peers/floor.ts): only what any design
   // with a Durable Object per key pays.
@@ -227,8 +234,14 @@ const coldImpl = (name) => IMPLS[name] ?? COLD_CONTROLS[name];
 // BENCH_QUIET=1: the production proxy (default, and KV copies off) and
 // do-only alone in one workerd. Nine workers busy in one process blur the
 // smaller differences (the twin shows how much); three blur them less.
-const QUIET = process.env.BENCH_QUIET === "1";
-const QUIET_IMPLS = ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+// BENCH_QUIET=rust: the same for the Rust host, beside do-only in Rust.
+const QUIET = process.env.BENCH_QUIET === "1" || process.env.BENCH_QUIET === "rust";
+const QUIET_RUST = process.env.BENCH_QUIET === "rust";
+const QUIET_IMPLS = QUIET_RUST
+  ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
+  : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+// Only the Rust quiet run holds the Rust host without KV copies.
+if (!QUIET_RUST) delete IMPLS["oncekey-rust-kv-off"];
 const ALL_IMPLS_COUNT = Object.keys(IMPLS).length;
 if (QUIET) for (const impl of Object.keys(IMPLS)) if (!QUIET_IMPLS.includes(impl)) delete IMPLS[impl];
 const HOSTS = ["oncekey-rust", "oncekey-js"].filter((host) => host in IMPLS);
@@ -538,19 +551,26 @@ function sizes(files) {
   return { raw: bytes.length, gz: gzipSync(bytes, { level: 9 }).length };
 }
 
-/** Each oncekey host's first answer and first-request CPU as multiples of do-only's (medians). */
+/**
+ * Each oncekey host's first answer and first-request CPU as multiples of
+ * do-only's (medians); the Rust host's also of do-only-rs's, the same
+ * design in the same framework, and do-only-rs's of do-only's: what
+ * workers-rs alone charges.
+ */
 function coldRatios({ samples }) {
-  const base = samples.get("do-only");
-  if (!base) return "";
   const of = (list, k) => median(list.map((s) => s[k]));
-  const lines = ["oncekey-js", "oncekey-rust"]
-    .filter((impl) => samples.has(impl))
-    .map((impl) => {
-      const list = samples.get(impl);
-      const ratio = (k) => `${(of(list, k) / of(base, k)).toFixed(2)}×`;
-      return `- **${impl}** ÷ do-only: first answer ${ratio("firstMs")}, its CPU to the answer ${ratio("firstCpu")}, with the work after it ${ratio("firstAllCpu")}.`;
-    });
-  return `First request against do-only's (target: first answer ≤ 1.5×):\n${lines.join("\n")}`;
+  const pairs = [
+    ["oncekey-js", "do-only"],
+    ["oncekey-rust", "do-only"],
+    ["oncekey-rust", "do-only-rs"],
+    ["do-only-rs", "do-only"],
+  ].filter(([impl, base]) => samples.has(impl) && samples.has(base));
+  if (pairs.length === 0) return "";
+  const lines = pairs.map(([impl, base]) => {
+    const ratio = (k) => `${(of(samples.get(impl), k) / of(samples.get(base), k)).toFixed(2)}×`;
+    return `- **${impl}** ÷ ${base}: first answer ${ratio("firstMs")}, its CPU to the answer ${ratio("firstCpu")}, with the work after it ${ratio("firstAllCpu")}.`;
+  });
+  return `First request against do-only's (target: first answer ≤ 1.5×), and the Rust host against do-only in Rust:\n${lines.join("\n")}`;
 }
 
 function coldTable({ samples }) {
@@ -586,8 +606,8 @@ if (COLD_ONLY) {
 
 const { results, oneInFlight, loadStart, loadEnd, seriesCount } = await steady();
 if (QUIET) {
-  const quiet = quietSection();
-  writeSection("edge-quiet", quiet);
+  const quiet = QUIET_RUST ? quietRustSection() : quietSection();
+  writeSection(QUIET_RUST ? "edge-quiet-rust" : "edge-quiet", quiet);
   console.log(quiet);
   process.exit(0);
 }
@@ -612,6 +632,7 @@ if (jsFiles.length === 0 || rustFiles.length === 0)
   throw new Error("a dry-run bundle is empty (build/deploy, build/deploy-rust)");
 const rustBundle = sizes(rustFiles);
 const baseName = (f) => f.split("/").pop();
+const doOnlyRsBundle = sizes(IMPLS["do-only-rs"].files());
 
 const cpu = cpus()[0]?.model ?? "unknown";
 const nproc = execSync("nproc").toString().trim();
@@ -658,6 +679,13 @@ const hostRows = ["baseline", "replay", "first"].map((path) => {
       ? `oncekey-js, ${f1((1 - cpuRatio) * 100)} % less CPU`
       : `oncekey-rust, ${f1((1 - 1 / cpuRatio) * 100)} % less CPU`;
   return `| ${PATH_NAMES[path]} | ${f2(r.cpu)} | ${f2(j.cpu)} | ${f2(cpuRatio)} | ${f2(r.p50)} | ${f2(j.p50)} | ${f2(j.p50 / r.p50)} | ${faster} |`;
+});
+// The Rust host beside do-only in Rust (a control): the same framework
+// doing do-only's work, so what is left is the layer's own.
+const rustRows = ["baseline", "replay", "first"].map((path) => {
+  const ours = results["oncekey-rust"][path];
+  const control = results["do-only-rs"][path];
+  return `| ${PATH_NAMES[path]} | ${f2(ours.cpu)} | ${f2(control.cpu)} | ${ratioText(cpuRatio(ours, control))} | ${ratioText(cpuRatio(control, results["do-only"][path]))} | ${f2(ours.p50 / control.p50)} |`;
 });
 const BUNDLE_TARGET_KB = 100;
 const rows = [];
@@ -759,7 +787,7 @@ ${targetLines.join("\n")}
 
 ### Noise, like for like, and the platform's floor
 
-Four controls ran in the same workerd, interleaved with the rest. They are not peers, and no target is
+Five controls ran in the same workerd, interleaved with the rest. They are not peers, and no target is
 taken against them:
 - **do-only-twin** runs the do-only script again under another name. It is the same code, so its ratios to
   do-only are the run's noise.
@@ -772,6 +800,8 @@ taken against them:
 - **floor-kv** is the floor plus a KV copy of each first execution's answer, written after the caller has it
   (\`ctx.waitUntil\`), as oncekey writes its copy by default (SPEC §4). It is the platform's charge for that copy,
   so oncekey-js compares to floor-kv as oncekey-js-kv-off compares to the floor.
+- **do-only-rs** (\`bench/peers/do-only-rs\`) is do-only written with workers-rs, the framework the Rust host runs
+  on: the Rust host's like-for-like control (its own table below).
 
 CPU ratios per path. Each is the whole series' ratio, followed by the lowest and highest round's ratio; the
 rounds ran interleaved, so the spread is how far one ratio from this run can be trusted.
@@ -799,11 +829,21 @@ The two hosts, this run:
 |---|---:|---:|---:|---:|---:|---:|---|
 ${hostRows.join("\n")}
 
+The Rust host beside **do-only-rs** (\`bench/peers/do-only-rs\`: do-only written with workers-rs, its object reached
+through \`fetch\`, records through serde; a control, not a peer). What do-only-rs spends above do-only is what
+workers-rs charges for the same work; what oncekey-rust spends above do-only-rs is the layer's own.
+
+| path | oncekey-rust CPU ms | do-only-rs CPU ms | oncekey-rust / do-only-rs, CPU | do-only-rs / do-only, CPU | oncekey-rust / do-only-rs, p50 |
+|---|---:|---:|---|---|---:|
+${rustRows.join("\n")}
+
 Bundle (gzip -9 of the files concatenated; target ≤ ${BUNDLE_TARGET_KB} KB):
 - oncekey-js, \`make deploy-dry-run\` (the root \`wrangler.toml\`: \`wrangler deploy --dry-run --outdir build/deploy\`):
   ${jsFiles.map(baseName).join(", ")}: ${f1(jsBundle.raw / 1024)} KB raw, **${f1(jsBundle.gz / 1024)} KB gzip** (${check(jsBundle.gz <= BUNDLE_TARGET_KB * 1024)}).
 - oncekey-rust, \`wrangler deploy --dry-run --config workers/proxy/wrangler.toml --outdir build/deploy-rust\`:
   ${rustFiles.map(baseName).join(", ")}: ${f1(rustBundle.raw / 1024)} KB raw, **${f1(rustBundle.gz / 1024)} KB gzip** (${check(rustBundle.gz <= BUNDLE_TARGET_KB * 1024)}).
+- do-only-rs, for comparison (\`make bench-peers\`: \`build/bench/do-only-rs\`, worker-build with the proxy's size settings):
+  ${f1(doOnlyRsBundle.raw / 1024)} KB raw, ${f1(doOnlyRsBundle.gz / 1024)} KB gzip.
 
 ${coldSection}
 Local figures: workerd on loopback has no network latency, so the ratios show
@@ -850,5 +890,28 @@ ${rows.join("\n")}
 The KV copy's workerd CPU here is mostly Miniflare's KV simulator writing it to local disk, inside the same
 workerd process; \`bench/profile.mjs\` shows what the worker's isolate itself spends on it (\`writeKv\`).
 <!-- edge-quiet:end -->
+`;
+}
+
+function quietRustSection() {
+  const rows = ["baseline", "replay", "first"].map((path) => {
+    const of = (impl) => results[impl][path];
+    const ratio = (a, b) => ratioText(cpuRatio(of(a), of(b)));
+    return `| ${PATH_NAMES[path]} | ${f2(of("oncekey-rust").cpu)} | ${ratio("oncekey-rust", "do-only-rs")} | ${ratio("oncekey-rust", "floor-kv")} | ${f2(of("oncekey-rust-kv-off").cpu)} | ${ratio("oncekey-rust-kv-off", "do-only-rs")} | ${f2(of("do-only-rs").cpu)} | ${ratio("do-only-rs", "do-only")} | ${ratio("oncekey-rust", "do-only")} | ${f2(of("oncekey-rust").p50)} | ${f2(of("do-only-rs").p50)} | ${f2(of("do-only").p50)} |`;
+  });
+  return `<!-- edge-quiet-rust:start -->
+### Edge, quiet: the Rust host beside do-only in Rust
+
+Command: \`BENCH_QUIET=rust node bench/edge.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+load average ${load(loadStart)} → ${load(loadEnd)}. One workerd holding only oncekey-rust (default settings),
+oncekey-rust-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`: do-only's storage work), do-only-rs (\`bench/peers/do-only-rs\`: do-only
+written with workers-rs, its object reached through \`fetch\`), do-only, floor, floor-kv and the origin; otherwise as the
+quiet run above (${CONCURRENCY} in flight, ${REQUESTS} requests a series in ${ROUNDS} rounds, ${seriesCount} series). do-only-rs ÷ do-only is what
+workers-rs charges for the same work; oncekey-rust-kv-off ÷ do-only-rs is the Rust host's own share beside it.
+
+| path | oncekey-rust CPU ms | / do-only-rs | / floor-kv | kv-off CPU ms | kv-off / do-only-rs | do-only-rs CPU ms | do-only-rs / do-only | oncekey-rust / do-only | p50 ms: oncekey-rust | do-only-rs | do-only |
+|---|---:|---|---|---:|---|---:|---|---|---:|---:|---:|
+${rows.join("\n")}
+<!-- edge-quiet-rust:end -->
 `;
 }

@@ -1,5 +1,6 @@
-// What V8 compiles of each oncekey host's wasm on a fresh isolate's first
-// request (not a test; part of `make bench-edge`). workerd runs with V8's
+// What V8 compiles of each oncekey host's wasm (and of do-only in Rust, the
+// Rust host's control) on a fresh isolate's first request (not a test; part
+// of `make bench-edge`). workerd runs with V8's
 // --trace-wasm-compilation-times, which prints a line per function compiled
 // (its time and body size): the functions compiled while the module loads,
 // then those compiled for the first request (a first execution on a new
@@ -19,7 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { writeSection } from "./results.mjs";
-import { median, oncekeyWorker, originWorker } from "./workers.mjs";
+import { doOnlyRsWorker, median, oncekeyWorker, originWorker } from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = Number(process.env.BENCH_COMPILE_RUNS ?? 3);
@@ -51,9 +52,9 @@ function miniflareWithV8Flags() {
   return entry;
 }
 
-/** The production proxy of one host, as the harness configures it, and the bench's origin worker. */
-const workers = (host) => [
-  oncekeyWorker("proxy", host, { routes: ["proxy.bench/*"] }),
+/** A worker reached on proxy.bench (from `WORKERS`), and the bench's origin worker. */
+const workers = (worker) => [
+  { ...worker(), routes: ["proxy.bench/*"] },
   { ...originWorker, routes: ["origin.bench/*"] },
 ];
 
@@ -66,11 +67,11 @@ const COMPILED = /#(\d+) using (\w+), took (\d+) μs .*bodysize (\d+)/;
  * for the proxy's first request. Each: functions, µs, body bytes, and how
  * many of the request's were compiled at load already.
  */
-async function sample(host, flags) {
+async function sample(worker, flags) {
   process.env.MINIFLARE_V8_FLAGS = ["--trace-wasm-compilation-times", ...flags].join(" ");
   const lines = [];
   const mf = new Miniflare({
-    workers: workers(host),
+    workers: workers(worker),
     handleRuntimeStdio: (out, err) => {
       for (const stream of [out, err]) stream.on("data", (d) => lines.push(...d.toString().split("\n")));
     },
@@ -110,13 +111,19 @@ async function sample(host, flags) {
   }
 }
 
-const HOSTS = { "oncekey-js": WORKERS["proxy-js"], "oncekey-rust": WORKERS.proxy };
+// Each host's production proxy as the harness configures it, and do-only
+// written with workers-rs: what that framework's first request compiles.
+const WORKERS_RUN = {
+  "oncekey-js": () => oncekeyWorker("proxy", WORKERS["proxy-js"]),
+  "oncekey-rust": () => oncekeyWorker("proxy", WORKERS.proxy),
+  "do-only-rs": () => doOnlyRsWorker("proxy"),
+};
 const SETTINGS = { "V8's defaults": [], "--no-flush-liftoff-code": ["--no-flush-liftoff-code"] };
 const rows = [];
-for (const [name, host] of Object.entries(HOSTS))
+for (const [name, worker] of Object.entries(WORKERS_RUN))
   for (const [setting, flags] of Object.entries(SETTINGS)) {
     const runs = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await sample(host, flags));
+    for (let i = 0; i < RUNS; i++) runs.push(await sample(worker, flags));
     const m = (part, k) => median(runs.map((r) => r[part][k]));
     const cell = (part) => `${m(part, "functions")} / ${m(part, "kb").toFixed(1)} / ${m(part, "ms").toFixed(2)}`;
     rows.push(`| ${name} | ${setting} | ${cell("load")} | ${cell("first")} | ${cell("again")} |`);
@@ -126,12 +133,13 @@ const section = `<!-- edge-wasm-compile:start -->
 ### Edge: the wasm V8 compiles for a fresh isolate's first request
 
 Command: \`node bench/wasm-compile.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.
-Each host's production proxy in a fresh workerd (${RUNS} runs, medians) with V8's \`--trace-wasm-compilation-times\`
+Each host's production proxy, and do-only-rs (do-only written with workers-rs, the Rust host's control), in a
+fresh workerd (${RUNS} runs, medians) with V8's \`--trace-wasm-compilation-times\`
 (through a copy of Miniflare whose workerd config takes V8 flags): the wasm functions compiled while the module
 loads (the JavaScript host makes its layer then), and those compiled for the isolate's first request, a first
 execution on a new key with the work after its answer. Each cell: functions / KB of their bodies / ms of compiling.
 
-| host | V8 flags | at load | for the first request | of those, compiled at load already |
+| worker | V8 flags | at load | for the first request | of those, compiled at load already |
 |---|---|---:|---:|---:|
 ${rows.join("\n")}
 

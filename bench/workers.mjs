@@ -38,6 +38,33 @@ export const originWorker = {
   durableObjects: { ORDERS: { className: "Orders", useSQLite: true } },
 };
 
+/** A peer worker (bench/peers, built into build/bench by `make bench-peers`): `coordinator` binds its Durable Object class, `kv` its own KV namespace. */
+export const peer = (name, { flags = [], coordinator = true, kv = true, script = name, bindings = {} } = {}) => ({
+  name,
+  routes: [`${name}.bench/*`],
+  modules: true,
+  scriptPath: join(ROOT, "build", "bench", `${script}.js`),
+  bindings: { ORIGIN_URL, ...bindings },
+  compatibilityDate: COMPATIBILITY_DATE,
+  compatibilityFlags: flags,
+  // Miniflare names a namespace given as a list by its binding: one id per
+  // worker keeps each worker's KV apart.
+  kvNamespaces: kv ? { IDEMPOTENCY_KV: `${name}-kv` } : {},
+  outboundService: "origin",
+  durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
+});
+
+/** Where `make bench-peers` builds do-only in Rust (bench/peers/do-only-rs) with worker-build. */
+export const DO_ONLY_RS = join(ROOT, "build", "bench", "do-only-rs");
+
+/** do-only in Rust as a worker: its worker-build output, the wasm beside its glue. */
+export const doOnlyRsWorker = (name) => ({
+  ...peer(name, { kv: false }),
+  modulesRoot: DO_ONLY_RS,
+  scriptPath: join(DO_ONLY_RS, "index.js"),
+  modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+});
+
 /** The median of `xs` (the mean of the middle two for an even count). */
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

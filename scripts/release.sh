@@ -109,7 +109,7 @@ prepare() {
 release: oncekey $v prepared, dated $date. Next (docs/releasing.md):
   git diff                          # the versions and CHANGELOG.md's new section
   make test
-  git add CHANGELOG.md Cargo.toml Cargo.lock workers/*/Cargo.toml pkg/*/Cargo.toml \\
+  git add CHANGELOG.md Cargo.toml Cargo.lock workers/*/Cargo.toml pkg/*/Cargo.toml bench/peers/*/Cargo.toml \\
     pkg/package.json tests/consumer/Cargo.lock
   git commit -m "Release $v"
   scripts/release.sh publish
