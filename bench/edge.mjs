@@ -26,12 +26,15 @@
 //             writes its KV copy, read only when the object fails); plain:
 //             KV read (a miss), DO begin, origin, DO finish, KV copy;
 //             powertools: KV read, KV write, origin, KV write
-// Four controls run beside them, not peers: oncekey-js-kv-off (the
+// Five controls run beside them, not peers: oncekey-js-kv-off (the
 // production proxy with IDEMPOTENCY_KV_REPLAY=off: do-only's storage work),
 // do-only-twin (do-only's script again: the run's noise), floor
-// (bench/peers/floor.ts: what the platform charges any design) and
-// floor-kv (the floor and a KV copy after the answer: the platform's charge
-// for oncekey's default storage work).
+// (bench/peers/floor.ts: what the platform charges any design), floor-kv
+// (the floor and a KV copy after the answer: the platform's charge for
+// oncekey's default storage work) and do-only-rs (bench/peers/do-only-rs:
+// do-only written with workers-rs, what the Rust host's framework charges).
+// BENCH_QUIET=1 (oncekey-js) and BENCH_QUIET=rust (oncekey-rust beside
+// do-only-rs) run a handful of these alone in one workerd.
 // The series run interleaved in rounds, in a fresh order each round, so
 // load from other processes on the machine falls on all of them alike.
 // Besides latency, each series records the CPU time workerd spent on it
