@@ -179,21 +179,18 @@ fn log(kind: &str) {
     console_log!("{}", serde_json::json!({ "oncekey": kind, "tier": "do" }));
 }
 
-/// The origin's URL for `req`: ORIGIN_URL with the request's path and query.
-fn origin_url(req: &Request, env: &Env) -> Result<String> {
-    let url = req.url()?;
-    let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
-    Ok(format!("{}{}{query}", env.var("ORIGIN_URL")?, url.path()))
-}
-
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
+    let url = req.url()?;
+    let path = format!("{}{}", url.path(), url.query().map(|q| format!("?{q}")).unwrap_or_default());
+    // ORIGIN_URL with the request's path and query.
+    let origin_url = format!("{}{path}", env.var("ORIGIN_URL")?);
     let raw = req.headers().get("idempotency-key")?;
     let (Method::Post | Method::Patch, Some(raw)) = (req.method(), raw) else {
         let headers = Headers::from_iter(req.headers().entries().filter(|(n, _)| n != "idempotency-attempt"));
         let mut init = RequestInit::new();
         init.with_method(req.method()).with_headers(headers).with_body(req.inner().body().map(JsValue::from));
-        return Fetch::Request(Request::new_with_init(&origin_url(&req, &env)?, &init)?).send().await;
+        return Fetch::Request(Request::new_with_init(&origin_url, &init)?).send().await;
     };
     let key = raw.strip_prefix('"').and_then(|k| k.strip_suffix('"')).unwrap_or(&raw).to_owned();
     let valid = |c: char| matches!(c, '\x21' | '\x23'..='\x2b' | '\x2d'..='\x5b' | '\x5d'..='\x7e');
@@ -204,8 +201,6 @@ async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     if body.len() > MAX_BODY {
         return problem(413, "body-too-large", None);
     }
-    let url = req.url()?;
-    let path = format!("{}{}", url.path(), url.query().map(|q| format!("?{q}")).unwrap_or_default());
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     let media_type = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let method = req.method().to_string();
@@ -241,7 +236,7 @@ async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     init.with_method(req.method())
         .with_headers(headers)
         .with_body(Some(worker::js_sys::Uint8Array::from(&body[..]).into()));
-    let forward = Request::new_with_init(&origin_url(&req, &env)?, &init)?;
+    let forward = Request::new_with_init(&origin_url, &init)?;
     // The origin and finish run under waitUntil: a client that goes away
     // does not leave the key in flight.
     let (answer, answered) = oneshot::channel();
