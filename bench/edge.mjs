@@ -83,6 +83,16 @@ const modulesOf = (dir) =>
     .filter((f) => /\.(m?js|wasm)$/.test(f))
     .sort()
     .map((f) => join(dir, f));
+/** An oncekey host's build with `IDEMPOTENCY_KV_REPLAY=off` (no KV copies), reached as `${name}-kv-off`. */
+const kvOff = (name, host) => ({
+  host: `${name}-kv-off.bench`,
+  worker: () =>
+    oncekeyWorker(`${name}-kv-off`, host, {
+      routes: [`${name}-kv-off.bench/*`],
+      vars: { IDEMPOTENCY_KV_REPLAY: "off" },
+    }),
+  files: () => modulesOf(host.build),
+});
 /**
  * Each implementation: the host name it is reached on, its worker options,
  * the files workerd loads; `control`: not a peer, no target is taken against
@@ -118,30 +128,10 @@ const IMPLS = {
   },
   // The JavaScript host as a user without KV copies configures it: the same
   // storage work as do-only, so the two compare like for like.
-  "oncekey-js-kv-off": {
-    host: "oncekey-js-kv-off.bench",
-    worker: () =>
-      oncekeyWorker("oncekey-js-kv-off", JS, {
-        routes: ["oncekey-js-kv-off.bench/*"],
-        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
-      }),
-    files: () => modulesOf(JS.build),
-    control: true,
-    sameScriptAs: "oncekey-js",
-  },
+  "oncekey-js-kv-off": { ...kvOff("oncekey-js", JS), control: true, sameScriptAs: "oncekey-js" },
   // The Rust host without KV copies (only in BENCH_QUIET=rust): do-only-rs's
   // storage work.
-  "oncekey-rust-kv-off": {
-    host: "oncekey-rust-kv-off.bench",
-    worker: () =>
-      oncekeyWorker("oncekey-rust-kv-off", RUST, {
-        routes: ["oncekey-rust-kv-off.bench/*"],
-        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
-      }),
-    files: () => IMPLS["oncekey-rust"].files(),
-    control: true,
-    sameScriptAs: "oncekey-rust",
-  },
+  "oncekey-rust-kv-off": { ...kvOff("oncekey-rust", RUST), control: true, sameScriptAs: "oncekey-rust" },
   // Controls, not peers. A second do-only worker, the same script under
   // another name: how far two identical workers' figures differ in one
   // run, the noise every ratio here carries.
@@ -189,15 +179,7 @@ const IMPLS = {
 const COLD_CONTROLS = {
   // The JavaScript host with KV copies off: its first request without the
   // first KV write an isolate makes (which runs after the answer).
-  "oncekey-js-kv-off": {
-    worker: () =>
-      oncekeyWorker("oncekey-js-kv-off", JS, {
-        routes: ["oncekey-js-kv-off.bench/*"],
-        vars: { IDEMPOTENCY_KV_REPLAY: "off" },
-      }),
-    host: "oncekey-js-kv-off.bench",
-    files: () => modulesOf(JS.build),
-  },
+  "oncekey-js-kv-off": kvOff("oncekey-js", JS),
   // do-only with the runtime machinery a layer with deadlines uses
   // (bench/peers/do-only-deadlines.ts): timers raced against the store and
   // origin calls, an AbortController cut by the caller's signal, bodies read
