@@ -10,22 +10,27 @@
 
 /**
  * `response` with a hidden `idempotency_key` field before the end tag of
- * each form `keyInput(method, submitters, hasField, nowMs, random)` gives
- * one: the form's `method`, the `formmethod` of each control in it, whether
- * a control in it is named `idempotency_key`, the clock, 10 random bytes.
+ * each form `keyInput(method, submitters, enctypes, hasField, nowMs, random)`
+ * gives one: the form's `method`, the `formmethod` of each control in it,
+ * its `enctype` and each control's `formenctype`, whether a control in it
+ * is named `idempotency_key`, the clock, 10 random bytes. A page the
+ * rewriter refuses is answered as the origin sent it, never broken (SPEC §8).
  */
 export function withFormKeys(response, keyInput) {
   const open = [];
   const innermost = () => open[open.length - 1];
-  return new HTMLRewriter()
+  const rewriter = new HTMLRewriter()
     .on("form", {
       element(form) {
-        const seen = { method: form.getAttribute("method"), submitters: [], hasField: false };
+        const enctype = form.getAttribute("enctype");
+        const seen = { method: form.getAttribute("method"), submitters: [], enctypes: [], hasField: false };
+        if (enctype !== null) seen.enctypes.push(enctype);
         open.push(seen);
         form.onEndTag((end) => {
           open.splice(open.lastIndexOf(seen), 1);
           const random = crypto.getRandomValues(new Uint8Array(10));
-          const input = keyInput(seen.method ?? undefined, seen.submitters, seen.hasField, Date.now(), random);
+          const { method, submitters, enctypes, hasField } = seen;
+          const input = keyInput(method ?? undefined, submitters, enctypes, hasField, Date.now(), random);
           if (input !== undefined) end.before(input, { html: true });
         });
       },
@@ -35,11 +40,23 @@ export function withFormKeys(response, keyInput) {
         innermost()?.submitters.push(control.getAttribute("formmethod"));
       },
     })
+    .on("[formenctype]", {
+      element(control) {
+        innermost()?.enctypes.push(control.getAttribute("formenctype"));
+      },
+    })
     .on('[name="idempotency_key"]', {
       element() {
         const seen = innermost();
         if (seen !== undefined) seen.hasField = true;
       },
-    })
-    .transform(response);
+    });
+  try {
+    return rewriter.transform(response);
+  } catch (error) {
+    // The core sends only pages the rewriter should read; whatever it still
+    // refuses goes out as the origin sent it, logged.
+    console.warn(`oncekey: a page was answered without form keys: ${error instanceof Error ? error.message : error}`);
+    return response;
+  }
 }

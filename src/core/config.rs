@@ -113,13 +113,16 @@ pub struct Config {
     pub admin_token: Option<AdminToken>,
 }
 
-/// A configuration variable with a bad value.
+/// A configuration variable with a bad value: its name and the rule the
+/// value breaks — never the value itself, which may be an internal URL or
+/// a secret, since this text is what every caller of a misconfigured
+/// worker reads (SPEC §6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{variable}: {reason}")]
 pub struct ConfigError {
     /// The variable's name, such as `IDEMPOTENCY_TTL_SECONDS`.
     pub variable: &'static str,
-    /// What is wrong with its value.
+    /// The rule its value breaks, without the value.
     pub reason: String,
 }
 
@@ -253,11 +256,10 @@ impl Config {
         if origin_timeout_ms >= lease_ms {
             return Err(ConfigError {
                 variable: "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
-                reason: format!(
-                    "{} must be below IDEMPOTENCY_LEASE_SECONDS ({})",
-                    origin_timeout_ms / 1000,
-                    lease_ms / 1000
-                ),
+                reason: "must be below IDEMPOTENCY_LEASE_SECONDS: the lease covers the origin call and its finish. \
+                         A shorter lease needs a shorter origin timeout too (the root wrangler.toml sets it to \
+                         100 s); see docs/configuration.md"
+                    .into(),
             });
         }
         // The lease covers the origin call and `finish` (SPEC §3): what the
@@ -267,13 +269,10 @@ impl Config {
         if store_timeout_ms > finish_room_ms {
             return Err(ConfigError {
                 variable: "IDEMPOTENCY_STORE_TIMEOUT_MS",
-                reason: format!(
-                    "{store_timeout_ms} leaves no room for the attempt's finish inside the lease: \
-                     IDEMPOTENCY_LEASE_SECONDS ({}) less IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS ({}) leaves {finish_room_ms} ms, \
-                     and a finish may take the whole store time limit; lengthen the lease or shorten one of the two",
-                    lease_ms / 1000,
-                    origin_timeout_ms / 1000,
-                ),
+                reason: "leaves no room for the attempt's finish inside the lease: a finish may take the whole \
+                         store time limit, and IDEMPOTENCY_LEASE_SECONDS less IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS \
+                         is less than that; lengthen the lease or shorten one of the two"
+                    .into(),
             });
         }
         Ok(Self {
@@ -313,8 +312,8 @@ impl Config {
             },
             store_timeout_ms,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
-            cors_origins: vars.list("IDEMPOTENCY_CORS_ORIGINS"),
-            cors_credentials: vars.flag("IDEMPOTENCY_CORS_CREDENTIALS", false)?,
+            cors_origins: vars.cors_origins()?,
+            cors_credentials: vars.cors_credentials()?,
             inject_forms: match vars.get("IDEMPOTENCY_FORMS").as_deref() {
                 None | Some("off") => false,
                 Some("inject") => true,
@@ -380,8 +379,10 @@ impl Vars<'_> {
         (self.0)(name).map(|v| v.trim().to_owned())
     }
 
-    fn bad(&self, variable: &'static str, value: &str, expected: &str) -> ConfigError {
-        ConfigError { variable, reason: format!("\"{value}\" is not {expected}") }
+    /// A value that is not what `variable` takes; the value is left out
+    /// of the reason (SPEC §6: answers never quote it).
+    fn bad(&self, variable: &'static str, _value: &str, expected: &str) -> ConfigError {
+        ConfigError { variable, reason: format!("not {expected}") }
     }
 
     fn int(&self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
@@ -405,6 +406,42 @@ impl Vars<'_> {
         self.get(name)
             .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
             .unwrap_or_default()
+    }
+
+    /// `IDEMPOTENCY_CORS_ORIGINS`: `*`, or origins as a browser sends them
+    /// (SPEC §5). An entry no browser's `Origin` could ever equal — a path,
+    /// a trailing slash, capitals, a default port — is an error, never a
+    /// silent miss.
+    fn cors_origins(&self) -> Result<Vec<String>, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_CORS_ORIGINS";
+        let origins = self.list(NAME);
+        for origin in &origins {
+            if let Some(why) = super::cors::never_an_origin(origin) {
+                let raw = self.get(NAME).unwrap_or_default();
+                let reason = entry_reason(&raw, origin, &format!("could never match: {why}"));
+                return Err(ConfigError { variable: NAME, reason });
+            }
+        }
+        Ok(origins)
+    }
+
+    /// `IDEMPOTENCY_CORS_CREDENTIALS`: only for origins listed by name. With
+    /// `*` every website could read every signed-in answer.
+    fn cors_credentials(&self) -> Result<bool, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_CORS_CREDENTIALS";
+        let credentials = self.flag(NAME, false)?;
+        let origins = self.list("IDEMPOTENCY_CORS_ORIGINS");
+        let reason = if !credentials {
+            return Ok(false);
+        } else if origins.is_empty() {
+            "allows credentialed calls from no origin: list the sites in IDEMPOTENCY_CORS_ORIGINS"
+        } else if origins.iter().any(|o| o == "*") {
+            "cannot be true with IDEMPOTENCY_CORS_ORIGINS=*: every website could then read every signed-in \
+             answer; list the sites allowed by name"
+        } else {
+            return Ok(true);
+        };
+        Err(ConfigError { variable: NAME, reason: reason.into() })
     }
 
     fn statuses(&self, name: &'static str, default: &str) -> Result<Vec<u16>, ConfigError> {
@@ -443,13 +480,12 @@ impl Vars<'_> {
     ) -> Result<Vec<PathPattern>, ConfigError> {
         let raw = self.get(name).unwrap_or_else(|| default.to_owned());
         match when_empty {
-            _ if !raw.is_empty() => {
-                PathPattern::parse_list(&raw).map_err(|e| ConfigError { variable: name, reason: e.to_string() })
-            }
+            _ if !raw.is_empty() => PathPattern::parse_list(&raw)
+                .map_err(|e| ConfigError { variable: name, reason: entry_reason(&raw, &e.pattern, e.reason) }),
             Some(patterns) => Ok(patterns),
             None => Err(ConfigError {
                 variable: name,
-                reason: "\"\" covers no path: list at least one (`/*` is every path)".into(),
+                reason: "is empty and covers no path: list at least one (`/*` is every path)".into(),
             }),
         }
     }
@@ -463,9 +499,10 @@ impl Vars<'_> {
         }
         raw.split(',')
             .map(|entry| {
-                entry
-                    .parse()
-                    .map_err(|e: super::scope::ScopeSourceError| ConfigError { variable: NAME, reason: e.to_string() })
+                entry.parse().map_err(|e: super::scope::ScopeSourceError| ConfigError {
+                    variable: NAME,
+                    reason: entry_reason(&raw, e.0.trim(), "is not `header:<name>` or `cookie:<name>`"),
+                })
             })
             .collect()
     }
@@ -500,6 +537,17 @@ impl Vars<'_> {
                 }
             }
         }
+    }
+}
+
+/// Why one entry of a comma-separated list is refused, naming the entry by
+/// its place rather than quoting it: "entry 2 of 3 is empty".
+fn entry_reason(list: &str, entry: &str, why: &str) -> String {
+    let entries: Vec<&str> = list.split(',').map(str::trim).collect();
+    match entries.iter().position(|e| *e == entry) {
+        Some(_) if entries.len() == 1 => format!("the entry {why}"),
+        Some(i) => format!("entry {} of {} {why}", i + 1, entries.len()),
+        None => format!("an entry {why}"),
     }
 }
 
@@ -696,12 +744,44 @@ mod tests {
             ("IDEMPOTENCY_FAIL_OPEN", "TRUE "),
             ("IDEMPOTENCY_FORMS", "true"),
             ("IDEMPOTENCY_FORMS", "Inject"),
+            ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example/"),
+            ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://B.example"),
+            ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example:443"),
+            ("IDEMPOTENCY_CORS_ORIGINS", "a.example"),
+            ("IDEMPOTENCY_CORS_CREDENTIALS", "true"),
         ];
         for (variable, value) in cases {
             let err = with(&[(variable, value)]).expect_err(&format!("{variable}={value:?} must fail"));
             assert_eq!(err.variable, variable, "{value:?}");
             assert!(err.to_string().starts_with(variable));
+            // SPEC §6: what a caller reads never quotes the value.
+            for part in value.trim().split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                assert!(!err.to_string().contains(&format!("\"{part}\"")), "{variable}={value:?} quoted in {err}");
+            }
         }
+    }
+
+    #[test]
+    fn credentialed_cors_is_only_for_origins_listed_by_name() {
+        let err = with(&[("IDEMPOTENCY_CORS_ORIGINS", "*"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")]).unwrap_err();
+        assert_eq!(err.variable, "IDEMPOTENCY_CORS_CREDENTIALS");
+        assert!(err.reason.contains("every website"), "{err}");
+        let mixed = [("IDEMPOTENCY_CORS_ORIGINS", "https://a.example,*"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")];
+        assert_eq!(with(&mixed).unwrap_err().variable, "IDEMPOTENCY_CORS_CREDENTIALS");
+        let none = with(&[("IDEMPOTENCY_CORS_CREDENTIALS", "true")]).unwrap_err();
+        assert!(none.reason.contains("no origin"), "{none}");
+        let listed = [("IDEMPOTENCY_CORS_ORIGINS", "https://a.example"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")];
+        assert!(with(&listed).unwrap().cors_credentials);
+    }
+
+    #[test]
+    fn a_bad_entry_is_named_by_its_place() {
+        let err = with(&[("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://b.example/")]).unwrap_err();
+        assert!(err.reason.starts_with("entry 2 of 2 could never match"), "{err}");
+        let err = with(&[("IDEMPOTENCY_PATHS", "/v1/a,/v1/*/b")]).unwrap_err();
+        assert!(err.reason.starts_with("entry 2 of 2 "), "{err}");
+        let err = with(&[("ORIGIN_URL", "ftp://10.1.2.3/internal")]).unwrap_err();
+        assert!(!err.to_string().contains("10.1.2.3"), "{err}");
     }
 
     #[test]

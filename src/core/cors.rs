@@ -53,6 +53,34 @@ pub fn is_serialized_origin(origin: &str) -> bool {
     scheme_ok && host_ok
 }
 
+/// Why an entry of `IDEMPOTENCY_CORS_ORIGINS` could never equal a
+/// browser's `Origin` header, if it could not: `*` and origins written as a
+/// browser serialises them pass (`None`).
+///
+/// ```
+/// use oncekey::core::never_an_origin;
+/// assert_eq!(never_an_origin("https://shop.example"), None);
+/// assert_eq!(never_an_origin("*"), None);
+/// assert!(never_an_origin("https://shop.example/").is_some());
+/// assert!(never_an_origin("https://Shop.example").is_some());
+/// assert!(never_an_origin("https://shop.example:443").is_some());
+/// ```
+pub fn never_an_origin(entry: &str) -> Option<&'static str> {
+    if entry == "*" {
+        None
+    } else if !is_serialized_origin(entry) {
+        Some("an origin is scheme://host[:port], with no path and no trailing slash")
+    } else if entry.chars().any(|c| c.is_ascii_uppercase()) {
+        Some("a browser sends the scheme and host in lower case")
+    } else if entry.starts_with("https://") && entry.ends_with(":443")
+        || entry.starts_with("http://") && entry.ends_with(":80")
+    {
+        Some("a browser leaves the scheme's default port out")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +104,32 @@ mod tests {
         ];
         for (requested, allowed) in cases {
             assert_eq!(preflight_allow_headers(*requested), *allowed, "{requested:?}");
+        }
+    }
+
+    #[test]
+    fn listed_origins_that_no_browser_sends_are_refused() {
+        for entry in [
+            "https://a.example/",
+            "https://a.example/app",
+            "a.example",
+            "null",
+            "https://A.example",
+            "HTTPS://a.example",
+            "https://a.example:443",
+            "http://a.example:80",
+        ] {
+            assert!(never_an_origin(entry).is_some(), "{entry}");
+        }
+        for entry in [
+            "*",
+            "https://a.example",
+            "http://127.0.0.1:8787",
+            "https://a.example:8443",
+            "http://a.example:443",
+            "http://[::1]:3000",
+        ] {
+            assert_eq!(never_an_origin(entry), None, "{entry}");
         }
     }
 

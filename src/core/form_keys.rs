@@ -8,16 +8,36 @@ use super::Uuid7Generator;
 use super::fingerprint::media_type;
 use super::form_field::KEY_FIELD;
 
-/// Whether an answer gets form keys: a body that is HTML. Statuses that
-/// carry no body have no forms to give keys to (nor has the answer to a
-/// `HEAD`, which the exchange leaves out).
+/// Whether an answer gets form keys: a whole body that is HTML, in a
+/// charset the runtime's rewriter reads. Statuses that carry no body have
+/// no forms to give keys to (nor has the answer to a `HEAD`, which the
+/// exchange leaves out); a range (`206`, or any `Content-Range`) is a slice
+/// of a page, which rewriting would corrupt; and a charset the rewriter
+/// refuses (UTF-16, an unknown label) would fail the answer — so those pass
+/// as the origin sent them (SPEC §8: rewriting never breaks an answer).
 pub(crate) fn gets_form_keys(status: u16, headers: &[(String, String)]) -> bool {
-    let html = headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
-        .map(|(_, value)| media_type(value))
-        .is_some_and(|t| t == "text/html" || t == "application/xhtml+xml");
-    html && !matches!(status, 100..=199 | 204 | 205 | 304)
+    let header = |wanted: &str| headers.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)).map(|(_, v)| v);
+    let Some(content_type) = header("content-type") else { return false };
+    let html = matches!(media_type(content_type).as_str(), "text/html" | "application/xhtml+xml");
+    let whole = status != 206 && header("content-range").is_none();
+    html && whole && rewriter_reads(content_type) && !matches!(status, 100..=199 | 204 | 205 | 304)
+}
+
+/// Whether the `charset` of a `Content-Type` (none: the rewriter's UTF-8)
+/// is one the rewriter reads: an ASCII-compatible encoding, where a form's
+/// markup is the bytes it looks for. A short list of the common ones, not
+/// every label: a page in any other passes unrewritten, never broken.
+fn rewriter_reads(content_type: &str) -> bool {
+    let charset = content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim().eq_ignore_ascii_case("charset").then(|| value.trim().trim_matches('"').to_ascii_lowercase())
+    });
+    let Some(charset) = charset else { return true };
+    const READ: [&str; 8] =
+        ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1", "windows-1252", "iso-8859-15"];
+    READ.contains(&charset.as_str())
+        || charset.strip_prefix("windows-125").is_some_and(|d| d.len() == 1 && d.as_bytes()[0].is_ascii_digit())
+        || charset.strip_prefix("iso-8859-").is_some_and(|n| n.parse::<u8>().is_ok_and(|n| (1..=16).contains(&n)))
 }
 
 /// The headers of an answer whose forms get keys: its body is new with
@@ -53,12 +73,18 @@ pub(crate) fn edit_headers(headers: &mut Vec<(String, String)>) {
 /// UUIDv7 from `now_ms` and `random`, when the form posts and has no field
 /// of that name yet; `None` otherwise. `method` is the form's `method`
 /// attribute, `submitters` the `formmethod` of each control in it that has
-/// one (a form whose button posts it is a post form too), `has_field`
-/// whether a control in it is named `idempotency_key` already (the page's
-/// own key wins).
+/// one (a form whose button posts it is a post form too), `enctypes` the
+/// form's `enctype` and its controls' `formenctype`s, `has_field` whether a
+/// control in it is named `idempotency_key` already (the page's own key
+/// wins).
+///
+/// A form that can send its fields any other way gets no key (SPEC §8): a
+/// control that submits it with GET would put the key in a URL (history,
+/// logs, `Referer`), and a `text/plain` body is no form the layer reads.
 pub fn key_input(
     method: Option<&str>,
     submitters: &[String],
+    enctypes: &[String],
     has_field: bool,
     now_ms: u64,
     random: [u8; 10],
@@ -66,7 +92,10 @@ pub fn key_input(
     // An enumerated attribute: its keyword in any case, nothing around it
     // (HTML: a `method` of " post " is invalid, and the form submits with GET).
     let posts = |m: &str| m.eq_ignore_ascii_case("post");
-    if has_field || !(method.is_some_and(posts) || submitters.iter().any(|m| posts(m))) {
+    let posted = method.is_some_and(posts) || submitters.iter().any(|m| posts(m));
+    let sent_otherwise = submitters.iter().any(|m| !posts(m));
+    let plain_text = enctypes.iter().any(|e| e.trim().eq_ignore_ascii_case("text/plain"));
+    if has_field || !posted || sent_otherwise || plain_text {
         return None;
     }
     let key = Uuid7Generator::format(&Uuid7Generator::default().next(now_ms, random));
@@ -80,8 +109,13 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn input(method: Option<&str>, submitters: &[&str], has_field: bool) -> Option<String> {
+        with_enctypes(method, submitters, &[], has_field)
+    }
+
+    fn with_enctypes(method: Option<&str>, submitters: &[&str], enctypes: &[&str], has_field: bool) -> Option<String> {
         let submitters: Vec<String> = submitters.iter().map(|s| s.to_string()).collect();
-        key_input(method, &submitters, has_field, 1_764_000_000_000, [0xab; 10])
+        let enctypes: Vec<String> = enctypes.iter().map(|s| s.to_string()).collect();
+        key_input(method, &submitters, &enctypes, has_field, 1_764_000_000_000, [0xab; 10])
     }
 
     #[test]
@@ -96,7 +130,11 @@ mod tests {
             (Some("pOsT"), &[], false, true),
             (Some(" post "), &[], false, false),
             (Some("get"), &["post"][..], false, true),
-            (None, &["get", "POST"], false, true),
+            (None, &["POST"], false, true),
+            (None, &["get", "POST"], false, false),
+            (Some("post"), &["get"], false, false),
+            (Some("post"), &["dialog"], false, false),
+            (Some("post"), &["post"], false, true),
             (Some("post"), &[], true, false),
             (Some("get"), &[], false, false),
             (None, &[], false, false),
@@ -104,8 +142,16 @@ mod tests {
         ] {
             assert_eq!(input(method, submitters, has_field).is_some(), gets, "{method:?} {submitters:?} {has_field}");
         }
-        let other = key_input(Some("post"), &[], false, 1_764_000_000_000, [0xcd; 10]).unwrap();
+        let other = key_input(Some("post"), &[], &[], false, 1_764_000_000_000, [0xcd; 10]).unwrap();
         assert_ne!(other, field, "each form its own key");
+    }
+
+    #[test]
+    fn forms_that_send_text_plain_get_no_key() {
+        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data"], false).is_some());
+        assert!(with_enctypes(Some("post"), &[], &["application/x-www-form-urlencoded"], false).is_some());
+        assert!(with_enctypes(Some("post"), &[], &["text/plain"], false).is_none());
+        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data", " TEXT/PLAIN "], false).is_none());
     }
 
     #[test]
@@ -117,8 +163,37 @@ mod tests {
         assert!(!gets_form_keys(200, &html("application/json")));
         assert!(!gets_form_keys(200, &html("text/plain")));
         assert!(!gets_form_keys(200, &[]));
-        for status in [101, 204, 205, 304] {
+        for status in [101, 204, 205, 206, 304] {
             assert!(!gets_form_keys(status, &html("text/html")), "{status}");
+        }
+        let mut range = html("text/html");
+        range.push(("content-range".into(), "bytes 0-99/1000".into()));
+        assert!(!gets_form_keys(200, &range), "a slice of a page");
+    }
+
+    #[test]
+    fn only_charsets_the_rewriter_reads_are_rewritten() {
+        let html = |t: &str| vec![("content-type".to_owned(), t.to_owned())];
+        for read in [
+            "text/html",
+            "text/html; charset=utf-8",
+            "text/html;charset=\"UTF-8\"",
+            "text/html; charset=ISO-8859-1",
+            "text/html; charset=windows-1251",
+            "text/html; charset=iso-8859-15",
+        ] {
+            assert!(gets_form_keys(200, &html(read)), "{read}");
+        }
+        for refused in [
+            "text/html; charset=utf-16",
+            "text/html; charset=UTF-16LE",
+            "text/html; charset=x-unknown",
+            "text/html; charset=",
+            "text/html; charset=iso-2022-jp",
+            "text/html; charset=iso-8859-99",
+            "text/html; charset=windows-12510",
+        ] {
+            assert!(!gets_form_keys(200, &html(refused)), "{refused}");
         }
     }
 

@@ -68,7 +68,7 @@ pub use config::{
     VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
 };
 pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
-pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, preflight_allow_headers};
+pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, preflight_allow_headers};
 pub use decision::{
     Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin,
     copy_ttl_secs, finish, replay_from_copy,

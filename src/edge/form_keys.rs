@@ -14,28 +14,40 @@ use crate::form_key_input::key_input_of;
 
 #[wasm_bindgen(module = "/src/form_keys.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = withFormKeys)]
+    // `catch`: a throw comes back as an error, never unwinds through the
+    // wasm (which would end the exchange before its `finish`).
+    #[wasm_bindgen(js_name = withFormKeys, catch)]
     fn with_form_keys(
         response: &worker::web_sys::Response,
         key_input: &worker::js_sys::Function,
-    ) -> worker::web_sys::Response;
+    ) -> Result<worker::web_sys::Response, wasm_bindgen::JsValue>;
 }
 
 /// The signature `withFormKeys` calls: the form's `method`, its controls'
-/// `formmethod`s, whether it has the field, the clock, random bytes.
-type KeyInput = dyn Fn(Option<String>, Array, bool, f64, Uint8Array) -> Option<String>;
+/// `formmethod`s, its `enctype` and `formenctype`s, whether it has the
+/// field, the clock, random bytes.
+type KeyInput = dyn Fn(Option<String>, Array, Array, bool, f64, Uint8Array) -> Option<String>;
 
 thread_local! {
     /// One function for the isolate's life: made once, never per answer.
     static KEY_INPUT: Closure<KeyInput> = Closure::new(
-        |method: Option<String>, submitters: Array, has_field: bool, now_ms: f64, random: Uint8Array| {
-            key_input_of(method, &submitters, has_field, now_ms, &random)
+        |method: Option<String>, submitters: Array, enctypes: Array, has_field: bool, now_ms: f64, random: Uint8Array| {
+            key_input_of(method, &submitters, &enctypes, has_field, now_ms, &random)
         },
     );
 }
 
-/// `response` with its post forms given keys as its body streams.
+/// `response` with its post forms given keys as its body streams; as the
+/// origin sent it if the rewriter refuses it (SPEC §8: rewriting never
+/// breaks an answer).
 pub(crate) fn with_keys(response: Response) -> Response {
     let response: worker::web_sys::Response = response.into();
-    KEY_INPUT.with(|key_input| Response::from(with_form_keys(&response, key_input.as_ref().unchecked_ref())))
+    let rewritten = KEY_INPUT.with(|key_input| with_form_keys(&response, key_input.as_ref().unchecked_ref()));
+    match rewritten {
+        Ok(rewritten) => Response::from(rewritten),
+        Err(error) => {
+            worker::console_warn!("oncekey: a page was answered without form keys: {error:?}");
+            Response::from(response)
+        }
+    }
 }

@@ -32,6 +32,7 @@ pub(crate) fn request_head(req: &Request, config: &Config, metrics: bool) -> Res
         query: query.map(str::to_owned),
         key: get("Idempotency-Key").map(String::into_bytes),
         origin: get("Origin"),
+        own_origin: RequestHead::url_origin(&url),
         preflight_method: get("Access-Control-Request-Method"),
         preflight_headers: get("Access-Control-Request-Headers"),
         has_attempt_header: headers.has("Idempotency-Attempt")?,

@@ -297,6 +297,16 @@ impl JsExchange {
         self.inner.caller_gone(now_ms as u64).map(|ms| ms as f64)
     }
 
+    /// The step the host was performing threw `message` instead of
+    /// reporting its result; the exchange goes on as
+    /// [`Exchange::step_failed`](crate::core::Exchange::step_failed) says (an
+    /// attempt's `finish` is never skipped).
+    #[wasm_bindgen(js_name = stepFailed)]
+    pub fn step_failed(&mut self, message: String, now_ms: f64) -> ActionKind {
+        let action = self.inner.step_failed(message, now_ms as u64);
+        self.present(action, now_ms)
+    }
+
     /// The pause is over.
     pub fn paused(&mut self, now_ms: f64) -> ActionKind {
         let action = self.inner.paused(now_ms as u64);

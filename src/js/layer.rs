@@ -113,6 +113,7 @@ impl Layer {
             query: query.map(str::to_owned),
             key: key.map(String::into_bytes),
             origin,
+            own_origin: RequestHead::url_origin(&url),
             preflight_method,
             preflight_headers,
             has_attempt_header: flags & 1 << 4 != 0,

@@ -227,11 +227,72 @@ describe("an API that answers CORS itself, IDEMPOTENCY_CORS_ORIGINS unset (the u
   });
 });
 
+describe("answers the layer only passes through (SPEC §5)", () => {
+  test("an uncovered GET and a keyless POST from an allowed origin get no CORS from the layer", async () => {
+    const get = await worker.fetch("/api/orders?item=none", { headers: { origin: ALLOWED } });
+    const keyless = await worker.fetch("/api/orders", {
+      method: "POST",
+      headers: { origin: ALLOWED, "content-type": "application/json" },
+      body: JSON.stringify({ item: "tea", quantity: 1, amountCents: 500 }),
+    });
+    for (const res of [get, keyless]) {
+      assert.ok(res.status < 300, `${res.status}`);
+      const cors = [...res.headers.keys()].filter((name) => name.startsWith("access-control-"));
+      assert.deepEqual(cors, [], "the layer never widens the API's own CORS");
+      await res.arrayBuffer();
+    }
+    const keyed = await worker.fetch("/api/orders", {
+      method: "POST",
+      headers: { origin: ALLOWED, "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
+      body: JSON.stringify({ item: "tea", quantity: 1, amountCents: 500 }),
+    });
+    assert.equal(keyed.headers.get("access-control-allow-origin"), ALLOWED, "a covered keyed request's answer has it");
+    await keyed.arrayBuffer();
+  });
+});
+
+describe("CORS settings that could never be safe or never match are misconfigured (SPEC §5)", () => {
+  const cases = [
+    [
+      "* with credentials: every site could read every signed-in answer",
+      { IDEMPOTENCY_CORS_ORIGINS: "*", IDEMPOTENCY_CORS_CREDENTIALS: "true" },
+      "IDEMPOTENCY_CORS_CREDENTIALS",
+    ],
+    ["credentials with no origin listed", { IDEMPOTENCY_CORS_CREDENTIALS: "true" }, "IDEMPOTENCY_CORS_CREDENTIALS"],
+    [
+      "a listed origin with a trailing slash",
+      { IDEMPOTENCY_CORS_ORIGINS: "https://a.example/" },
+      "IDEMPOTENCY_CORS_ORIGINS",
+    ],
+    ["a listed origin with capitals", { IDEMPOTENCY_CORS_ORIGINS: "https://A.example" }, "IDEMPOTENCY_CORS_ORIGINS"],
+  ];
+  for (const [what, vars, variable] of cases) {
+    test(`${what} → every request 500 misconfigured naming ${variable}, never the value`, async () => {
+      const misconfigured = await start({ vars });
+      try {
+        const res = await misconfigured.fetch("/api/orders", {
+          method: "POST",
+          headers: { origin: "https://a.example", "idempotency-key": crypto.randomUUID() },
+          body: "{}",
+        });
+        assert.equal(res.status, 500);
+        const problem = await res.json();
+        assert.equal(problem.type, "urn:oncekey:problem:misconfigured");
+        assert.match(problem.detail, new RegExp(variable));
+        assert.ok(!problem.detail.includes("a.example") && !problem.detail.includes("A.example"), problem.detail);
+        assert.equal(res.headers.get("access-control-allow-credentials"), null);
+      } finally {
+        await misconfigured.dispose();
+      }
+    });
+  }
+});
+
 describe("IDEMPOTENCY_CORS_CREDENTIALS=true", () => {
   const A = "https://app.example";
   let worker;
   before(async () => {
-    worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: "*", IDEMPOTENCY_CORS_CREDENTIALS: "true" } });
+    worker = await start({ vars: { IDEMPOTENCY_CORS_ORIGINS: A, IDEMPOTENCY_CORS_CREDENTIALS: "true" } });
   });
   after(() => worker?.dispose());
 
@@ -259,5 +320,14 @@ describe("IDEMPOTENCY_CORS_CREDENTIALS=true", () => {
       assert.equal(res.headers.get("access-control-allow-origin"), A, "never `*` with credentials");
       await res.arrayBuffer();
     }
+    // Another site with the victim's cookies gets no permission to read.
+    const other = await worker.fetch("/api/orders", {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ item: "tea", quantity: 1, amountCents: 500 }),
+    });
+    assert.equal(other.headers.get("access-control-allow-origin"), null);
+    assert.equal(other.headers.get("access-control-allow-credentials"), null);
+    await other.arrayBuffer();
   });
 });

@@ -18,6 +18,14 @@ const PAGE = `<!doctype html><html><body>
 <form action="/orders" id="d"><button formmethod="post">Buy</button></form>
 </body></html>`;
 const JSON_BODY = '{"html":"<form method=post></form>"}';
+const FOREIGN_PAGE = '<!doctype html><form method="post" action="/orders"><button>Buy</button></form>';
+// Forms that could send a key some other way than a post's body.
+const OTHER_WAYS = `<!doctype html>
+<form method="post" enctype="text/plain" id="p"><button>Send</button></form>
+<form method="post" id="q"><button>Buy</button><button formenctype="text/plain">Plain</button></form>
+<form method="post" id="g"><button>Buy</button><button formmethod="get">Look</button></form>
+<form id="m"><button formmethod="post">Buy</button><button formmethod="get">Look</button></form>
+<form method="post" enctype="multipart/form-data" id="k"><button>Buy</button></form>`;
 
 /** Each form of a page, by id, with the keys given to it. */
 function formsOf(html) {
@@ -76,6 +84,21 @@ function server() {
       if (req.url.endsWith("slow=1")) await new Promise((resolve) => setTimeout(resolve, 300));
       res.writeHead(303, { location: `/orders/${posts.length}` });
       return res.end();
+    }
+    if (req.url === "/utf16" || req.url === "/unknown-charset") {
+      // Pages in charsets the rewriter cannot read: answered as sent.
+      req.resume();
+      const utf16 = req.url === "/utf16";
+      res.writeHead(200, { "content-type": `text/html; charset=${utf16 ? "utf-16" : "x-oncekey-unknown"}` });
+      return res.end(utf16 ? Buffer.from(`\ufeff${FOREIGN_PAGE}`, "utf16le") : FOREIGN_PAGE);
+    }
+    if (req.url === "/range") {
+      res.writeHead(206, { "content-type": "text/html", "content-range": `bytes 0-${FOREIGN_PAGE.length - 1}/9999` });
+      return res.end(FOREIGN_PAGE);
+    }
+    if (req.url === "/other-ways") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(OTHER_WAYS);
     }
     res.writeHead(404).end();
   });
@@ -256,12 +279,124 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.equal(new Set(keys).size, keys.length, "each its own key");
   });
 
+  test("a form that can send its fields another way (text/plain, a GET button) gets no key", async () => {
+    const forms = formsOf(await (await proxy.fetch("/other-ways")).text());
+    assert.deepEqual(forms, { p: [], q: [], g: [], m: [], k: [forms.k[0]] });
+    assert.match(forms.k[0], UUID7, "a multipart post form still gets one");
+  });
+
+  test("pages the rewriter cannot read (UTF-16, an unknown charset, a 206 range) pass as sent", async () => {
+    for (const path of ["/utf16", "/unknown-charset", "/range"]) {
+      const res = await proxy.fetch(path, { headers: { "accept-encoding": "identity" } });
+      assert.ok(res.status === 200 || res.status === 206, `${path}: ${res.status}`);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const text = path === "/utf16" ? bytes.toString("utf16le").replace(/^\ufeff/, "") : bytes.toString();
+      assert.equal(text, FOREIGN_PAGE, `${path}: the origin's bytes`);
+    }
+  });
+
+  test("a keyed post answered in a charset the rewriter cannot read: stored once, replayed, never run again", async () => {
+    for (const path of ["/utf16", "/unknown-charset"]) {
+      const key = crypto.randomUUID();
+      const send = () =>
+        proxy.fetch(path, {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": key },
+          body: "{}",
+        });
+      const first = await send();
+      assert.equal(first.status, 200, path);
+      const firstBytes = Buffer.from(await first.arrayBuffer());
+      // Duplicates right after: the finish was sent, so they get the replay, never a 409.
+      const again = await Promise.all(Array.from({ length: 8 }, send));
+      for (const res of again) {
+        assert.equal(res.status, 200, path);
+        assert.equal(res.headers.get("idempotent-replayed"), "true", path);
+        assert.deepEqual(Buffer.from(await res.arrayBuffer()), firstBytes, path);
+      }
+    }
+  });
+
   test("an answer that is not HTML passes byte for byte, its length and validator kept", async () => {
     const res = await proxy.fetch("/data.json", { headers: { "accept-encoding": "identity" } });
     assert.equal(await res.text(), JSON_BODY);
     assert.equal(res.headers.get("etag"), '"d1"');
     assert.equal(res.headers.get("content-length"), String(JSON_BODY.length));
   });
+});
+
+// SPEC §8: only the page's own site may key a request by its field. A
+// forged form on another site rides the victim's cookies; were its field
+// used, the attacker could then post the same field with no cookies and
+// read the victim's answer as a replay.
+describe("IDEMPOTENCY_FORMS=inject: a form post from another site", () => {
+  let proxy;
+  let origin;
+  before(async () => {
+    origin = server();
+    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}`, IDEMPOTENCY_FORMS: "inject" },
+    });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    origin?.api.close();
+  });
+
+  const post = (key, headers) =>
+    proxy.fetch("/orders", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: `item=tea&idempotency_key=${key}`,
+      redirect: "manual",
+    });
+
+  const forged = [
+    ["Sec-Fetch-Site: cross-site", { "sec-fetch-site": "cross-site", origin: "https://evil.example" }],
+    ["an Origin of another site, no Sec-Fetch-Site", { origin: "https://evil.example" }],
+    [
+      "Sec-Fetch-Site: cross-site with our own Origin",
+      { "sec-fetch-site": "cross-site", origin: "http://oncekey.test" },
+    ],
+    ["Origin: null", { origin: "null" }],
+  ];
+  for (const [what, site] of forged) {
+    test(`${what}: the field is removed and unused; no answer is planted, none can be read`, async () => {
+      const key = crypto.randomUUID();
+      const before = origin.posts.length;
+      // The victim's browser, with the victim's cookies.
+      const victim = await post(key, { ...site, cookie: "session=victim" });
+      assert.equal(victim.status, 303);
+      const got = origin.posts[before];
+      assert.equal(got.headers["idempotency-key"], undefined, "not keyed");
+      assert.equal(got.body.toString(), "item=tea", "the field never reaches the server");
+      // The attacker, with the same body and key and no cookies: a request
+      // of its own, never the victim's answer.
+      const attacker = await post(key, {});
+      assert.equal(attacker.headers.get("idempotent-replayed"), null);
+      assert.equal(origin.posts.length, before + 2);
+      assert.equal(origin.posts[before + 1].headers["idempotency-key"], key);
+    });
+  }
+
+  const own = [
+    ["Sec-Fetch-Site: same-origin", { "sec-fetch-site": "same-origin", origin: "http://oncekey.test" }],
+    ["Sec-Fetch-Site: same-site", { "sec-fetch-site": "same-site", origin: "http://shop.oncekey.test" }],
+    ["our own Origin, no Sec-Fetch-Site", { origin: "http://oncekey.test" }],
+  ];
+  for (const [what, site] of own) {
+    test(`${what}: keyed by its field, once`, async () => {
+      const key = crypto.randomUUID();
+      const before = origin.posts.length;
+      assert.equal((await post(key, site)).status, 303);
+      const again = await post(key, site);
+      assert.equal(again.headers.get("idempotent-replayed"), "true");
+      assert.equal(origin.posts.length, before + 1);
+      assert.equal(origin.posts[before].headers["idempotency-key"], key);
+    });
+  }
 });
 
 describe("IDEMPOTENCY_FORMS unset (off)", () => {

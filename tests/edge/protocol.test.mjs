@@ -461,7 +461,7 @@ describe("with unquoted [vars] values: a boolean and a number", () => {
 
 describe("with an unquoted number out of range, and a variable bound to an object", () => {
   for (const [vars, variable, detail] of [
-    [{ IDEMPOTENCY_TTL_SECONDS: 5 }, "IDEMPOTENCY_TTL_SECONDS", /"5" is not a whole number from 60/],
+    [{ IDEMPOTENCY_TTL_SECONDS: 5 }, "IDEMPOTENCY_TTL_SECONDS", /not a whole number from 60/],
     [{ IDEMPOTENCY_SCOPE: { header: "authorization" } }, "IDEMPOTENCY_SCOPE", /not a value/],
   ]) {
     test(`${variable} = ${JSON.stringify(vars[variable])}: every request → 500 misconfigured naming it`, async () => {
@@ -478,6 +478,30 @@ describe("with an unquoted number out of range, and a variable bound to an objec
       }
     });
   }
+});
+
+// SPEC §6: a misconfigured worker answers every caller; what it answers
+// names the variable and the rule, never the value (an internal URL).
+describe("with ORIGIN_URL set to an internal address that is not http(s)", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ worker: "proxy", vars: { ORIGIN_URL: "ftp://10.1.2.3/internal" } });
+  });
+  after(() => worker?.dispose());
+
+  test("every request → 500 misconfigured naming ORIGIN_URL and its rule, never quoting the value", async () => {
+    const res = await worker.fetch("/v1/orders", {
+      method: "POST",
+      headers: { "idempotency-key": newKey() },
+      body: "{}",
+    });
+    assert.equal(res.status, 500);
+    const text = await res.text();
+    const problem = JSON.parse(text);
+    assert.equal(problem.type, "urn:oncekey:problem:misconfigured");
+    assert.match(problem.detail, /ORIGIN_URL: not an http:\/\/ or https:\/\/ URL/);
+    assert.ok(!text.includes("10.1.2.3") && !text.includes("internal"), text);
+  });
 });
 
 describe("with a typo'd variable (IDEMPOTENCY_TTL for IDEMPOTENCY_TTL_SECONDS)", () => {

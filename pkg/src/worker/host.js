@@ -43,8 +43,8 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
     failed = reject;
   });
   const run = async (kind) => {
-    try {
-      for (;;) {
+    for (;;) {
+      try {
         switch (kind) {
           case RESPOND:
             answered(host.response(exchange));
@@ -70,10 +70,21 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
           default:
             kind = await host.perform(kind, exchange);
         }
+      } catch (error) {
+        // A step threw instead of reporting a result (the handler's own
+        // errors are results, caught where it is called). The core says
+        // what follows: after the origin answered, the finish still goes.
+        if (host.escaped) {
+          exchange.free();
+          failed(error);
+          return;
+        }
+        if (kind === RESPOND && !host.answered) {
+          failed(error);
+          host.answered = true;
+        }
+        kind = exchange.stepFailed(messageOf(error), Date.now());
       }
-    } catch (error) {
-      exchange.free();
-      failed(error);
     }
   };
   run(exchange.kind);
@@ -101,6 +112,8 @@ class Host {
     this.stub = undefined;
     /** Whether the caller has its answer. */
     this.answered = false;
+    /** Whether the user's handler threw on a request the layer does not cover. */
+    this.escaped = false;
   }
 
   /** Performs one I/O action and reports its result: the next action. */
@@ -167,7 +180,11 @@ class Host {
       if (this.userHandler) response = await this.callHandler(request);
       else response = await within(this.callHandler(request), timeoutMs);
     } catch (error) {
-      if (this.userHandler) throw error;
+      if (this.userHandler) {
+        // Not covered: the handler's throw reaches the runtime untouched.
+        this.escaped = true;
+        throw error;
+      }
       return exchange.forwarded(undefined, "", messageOf(error), Date.now());
     }
     this.kept = response;
@@ -201,6 +218,9 @@ class Host {
       cutTimer = setTimeout(() => cut.abort(why), ms);
     };
     callerSignal?.addEventListener("abort", callerGone, { once: true });
+    // A caller gone before the listener was added fires no event: seen here,
+    // as the Rust host sees it (src/edge/disconnect.rs).
+    if (callerSignal?.aborted) callerGone();
     let streaming;
     try {
       // The limit covers the body too: a finish must come while the attempt

@@ -17,8 +17,13 @@ pub struct RequestHead {
     pub query: Option<String>,
     /// The raw `Idempotency-Key` header, if sent.
     pub key: Option<Vec<u8>>,
-    /// The `Origin` header, for CORS.
+    /// The `Origin` header, for CORS and to tell a form post from another
+    /// site (SPEC §8).
     pub origin: Option<String>,
+    /// The request's own origin, `scheme://host[:port]` as the runtime
+    /// serialises its URL ([`RequestHead::url_origin`]): a form post whose
+    /// `Origin` is another is another site's.
+    pub own_origin: String,
     /// `Access-Control-Request-Method`, on a CORS preflight.
     pub preflight_method: Option<String>,
     /// `Access-Control-Request-Headers`, on a CORS preflight.
@@ -59,7 +64,43 @@ impl RequestHead {
         if config.admin_token.is_some() && !names.contains(&"authorization") {
             names.push("authorization");
         }
+        if config.inject_forms {
+            // Whose page posted a form key (SPEC §8).
+            names.push("sec-fetch-site");
+        }
         names
+    }
+
+    /// The origin of a request's URL as the runtime hands it over
+    /// (`scheme://host[:port]`), without user info: what a browser on that
+    /// page sends as `Origin`.
+    ///
+    /// ```
+    /// use oncekey::core::RequestHead;
+    /// assert_eq!(RequestHead::url_origin("https://api.example.com:8443/v1?x"), "https://api.example.com:8443");
+    /// assert_eq!(RequestHead::url_origin("http://127.0.0.1:8787/"), "http://127.0.0.1:8787");
+    /// ```
+    pub fn url_origin(url: &str) -> String {
+        let scheme_end = url.find("://").map_or(0, |i| i + 3);
+        let rest = &url[scheme_end..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        let host_port = &authority[authority.rfind('@').map_or(0, |at| at + 1)..];
+        format!("{}{host_port}", &url[..scheme_end])
+    }
+
+    /// Whether the request comes from the page's own site, or from no
+    /// browser page at all (SPEC §8): its `Sec-Fetch-Site` is `same-origin`
+    /// or `same-site`, or, without one (an older browser), its `Origin` is
+    /// its own origin or absent (curl, a server-side client). A form key
+    /// from anywhere else is another site's forgery.
+    pub(crate) fn is_from_own_site(&self) -> bool {
+        match self.header("sec-fetch-site") {
+            Some(site) => {
+                let site = site.trim();
+                site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("same-site")
+            }
+            None => self.origin.as_deref().is_none_or(|origin| origin == self.own_origin),
+        }
     }
 
     /// The host, path and query of a request's URL as the runtime hands it

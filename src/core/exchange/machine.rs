@@ -242,6 +242,17 @@ impl Exchange {
             false => FieldKey::Absent,
         };
         let body_edited = field != FieldKey::Absent;
+        // SPEC §8: only the page's own site may key a request by its field.
+        // Another site's form (a forgery riding the victim's cookies) has
+        // its field taken out and goes on unkeyed: it can neither plant an
+        // answer under a key nor read one.
+        if key.is_none() && body_edited && !head.is_from_own_site() {
+            if self.config.key_rule(&head.method, &head.path) == KeyRule::Required {
+                return self.refuse(Problem::MissingKey);
+            }
+            let why = format!("a form post from another site: its {KEY_FIELD} field was removed, not used");
+            return self.forward(Verdict::PassThrough, Some(why), head.has_attempt_header, Some(body), true);
+        }
         let key = match (key, field) {
             (Some(key), _) => key,
             (None, FieldKey::One(raw)) => match IdempotencyKey::parse_bytes(&raw) {
@@ -608,6 +619,11 @@ impl Exchange {
             return Action::Done;
         };
         Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
+        if outcome == Verdict::PassThrough {
+            // SPEC §5: what the layer only passes through reaches the browser
+            // as the origin sent it; the layer never widens the API's CORS.
+            self.cors = None;
+        }
         self.log = DecisionLog { outcome, tier: Tier::Origin, error, ..DecisionLog::default() };
         let reply = match result {
             Ok((status, headers)) => Reply::new(status, headers, ReplyBody::Origin),
@@ -635,6 +651,32 @@ impl Exchange {
         let Stage::Finishing(finishing) = &mut self.stage else { return self.next_after() };
         finishing.started = now_ms;
         Action::Pause { ms: 0 }
+    }
+
+    /// A step the host performed threw instead of reporting a result (a
+    /// fault of the host or the runtime: a response it could not build, a
+    /// call that threw where it should have failed): the exchange goes on
+    /// as the stage it was in allows. Once the origin has answered, the
+    /// attempt's `finish` is never skipped (SPEC §8: no failure after the
+    /// origin answered may leave a key "running"): a throw while answering
+    /// or finishing counts as a failed `finish` try, repeated as those are.
+    /// During the origin call it is no answer (the outcome is unknown);
+    /// during a store or KV call, that call failed; reading the body, the
+    /// body broke. Anything queued after the answer goes on.
+    pub fn step_failed(&mut self, error: String, now_ms: u64) -> Action {
+        match &self.stage {
+            Stage::Body { .. } => self.body_ended(true, now_ms),
+            Stage::ReadFirst(_) | Stage::Fallback { .. } | Stage::KvBeginning(_) => self.copy_read(Err(error), now_ms),
+            Stage::Detaching(_) => self.detached(now_ms),
+            Stage::Beginning(_) | Stage::Admin(_) => self.store_answered(Err(error), now_ms),
+            Stage::Calling { .. } => self.origin_answered(OriginResult::NoAnswer(error), now_ms),
+            Stage::Finishing(_) => self.finished(Err(error), now_ms),
+            Stage::Forwarding { .. } => self.forwarded(Err(error), now_ms),
+            Stage::Answered => {
+                self.log.error.get_or_insert(error);
+                self.next_after()
+            }
+        }
     }
 
     /// The log line was written.

@@ -31,6 +31,8 @@ struct World {
     points: Vec<DataPoint>,
     /// The headers of what an unprotected forward gets back.
     forwarded_headers: Vec<(String, String)>,
+    /// Steps whose next performance throws instead ([`Exchange::step_failed`]).
+    throw_at: Vec<&'static str>,
     now: u64,
 }
 
@@ -70,6 +72,7 @@ impl World {
             abandoned: Vec::new(),
             points: Vec::new(),
             forwarded_headers: vec![("content-type".into(), "text/plain".into())],
+            throw_at: Vec::new(),
             now: 1_000,
         }
     }
@@ -90,6 +93,16 @@ impl World {
         loop {
             self.now += 1;
             let now = self.now;
+            let name = step_name(&action);
+            if let Some(i) = self.throw_at.iter().position(|s| *s == name) {
+                self.throw_at.remove(i);
+                steps.extend([name, "threw"]);
+                if let Action::Respond(r) = action {
+                    reply = Some(r);
+                }
+                action = exchange.step_failed(format!("{name} threw"), now);
+                continue;
+            }
             action = match action {
                 Action::ReadBody { .. } => {
                     steps.push("read-body");
@@ -196,7 +209,72 @@ impl World {
     }
 }
 
+/// The name a step goes by in [`Run::steps`].
+fn step_name(action: &Action) -> &'static str {
+    match action {
+        Action::ReadBody { .. } => "read-body",
+        Action::ReadCopy { .. } => "read-copy",
+        Action::Detach => "detach",
+        Action::Store { call: StoreCall::Begin { .. }, .. } => "begin",
+        Action::Store { call: StoreCall::Finish { .. }, .. } => "finish",
+        Action::Store { call: StoreCall::Inspect, .. } => "inspect",
+        Action::Store { call: StoreCall::Release { .. }, .. } => "release",
+        Action::Store { call: StoreCall::Abandon { .. }, .. } => "abandon",
+        Action::CallOrigin { .. } => "call-origin",
+        Action::Pause { .. } => "pause",
+        Action::Forward { .. } => "forward",
+        Action::Respond(_) => "respond",
+        Action::Log(_) => "log",
+        Action::Metric(_) => "metric",
+        Action::WriteCopy { .. } => "write-copy",
+        Action::Done => "done",
+    }
+}
+
 mod forms;
+
+#[test]
+fn a_throw_at_any_step_after_the_origin_answered_never_skips_the_finish() {
+    // SPEC §8: whatever a host step throws once the origin has answered
+    // (building the answer, a page the rewriter refuses, the pause, the
+    // finish call itself), the attempt's outcome is still recorded.
+    for step in ["respond", "pause", "finish", "log", "write-copy"] {
+        let mut world = World::new(&[]);
+        world.throw_at = vec![step];
+        let run = world.run(keyed("k1"), order());
+        assert!(run.steps.contains(&"threw"), "{step}: {:?}", run.steps);
+        let finishes = run.steps.iter().filter(|s| **s == "finish").count();
+        assert_eq!(finishes, if step == "finish" { 2 } else { 1 }, "{step}: {:?}", run.steps);
+        if step != "log" {
+            assert_eq!(run.log["finish"].as_str(), Some("stored"), "{step}");
+        }
+        let again = world.run(keyed("k1"), order());
+        assert_eq!(header(&again.reply, "idempotent-replayed"), Some("true"), "{step}: the answer is stored");
+        assert_eq!(world.calls, [1], "{step}");
+    }
+    // Every finish try throwing: it gives up as a failing store does, the
+    // caller already answered; the key is left to its lease, never "running"
+    // past it.
+    let mut world = World::new(&[]);
+    world.throw_at = vec!["finish"; 3];
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.log["finish"].as_str(), Some("store-failed"));
+    assert_eq!(run.reply.status, 201);
+    // A throw during the origin call is no answer: the outcome is unknown.
+    let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    world.throw_at = vec!["call-origin"];
+    let run = world.run(keyed("k1"), order());
+    assert_eq!((run.reply.status, run.log["finish"].as_str()), (502, Some("lease-kept")));
+    assert_eq!(code(&world.run(keyed("k1"), order()).reply), "outcome-unknown");
+    // Before anything was reserved: the request's own error, nothing held.
+    let mut world = World::new(&[]);
+    world.throw_at = vec!["read-body"];
+    assert_eq!(code(&world.run(keyed("k1"), order()).reply), "body-incomplete");
+    world.throw_at = vec!["begin"];
+    let failed = world.run(keyed("k2"), order());
+    assert_eq!(code(&failed.reply), "store-unavailable");
+    assert!(failed.steps.contains(&"abandon"), "the lost begin's reservation is given back");
+}
 
 fn keyed(key: &str) -> RequestHead {
     RequestHead {
@@ -528,6 +606,17 @@ fn cors_headers_for_an_allowed_caller_and_preflights_only_for_covered_requests()
     assert_eq!((covered.reply.status, covered.steps.as_slice()), (204, &["respond", "log"][..]));
     assert!(header(&covered.reply, "access-control-allow-headers").is_some_and(|h| h.contains("idempotency-key")));
     assert_eq!(world.run(preflight("GET"), BodyRead::Incomplete).steps, ["forward", "respond"]);
+    // SPEC §5: what the layer only passes through (uncovered, or keyless)
+    // reaches the browser as the origin sent it: the layer's CORS is for
+    // covered keyed requests and its own answers.
+    let get = world.run(RequestHead { method: "GET".into(), key: None, ..from("https://app.example") }, order());
+    let keyless = world.run(RequestHead { key: None, ..from("https://app.example") }, order());
+    for passed in [get, keyless] {
+        assert_eq!(passed.steps, ["forward", "respond"]);
+        assert!(passed.reply.headers.iter().all(|(n, _)| !n.starts_with("access-control-")), "{:?}", passed.reply);
+    }
+    let refused = world.run(RequestHead { key: Some(b"a b".to_vec()), ..from("https://app.example") }, order());
+    assert_eq!(header(&refused.reply, "access-control-allow-origin"), Some("https://app.example"), "its own answer");
 }
 
 #[test]
@@ -637,7 +726,7 @@ fn an_api_s_own_cors_is_replayed_to_the_origin_it_answered_and_no_other() {
 
 #[test]
 fn credentialed_callers_get_allow_credentials_with_their_own_origin() {
-    let vars = [("IDEMPOTENCY_CORS_ORIGINS", "*"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")];
+    let vars = [("IDEMPOTENCY_CORS_ORIGINS", "https://app.example"), ("IDEMPOTENCY_CORS_CREDENTIALS", "true")];
     let mut world = World::new(&vars);
     let from = RequestHead { origin: Some("https://app.example".into()), ..keyed("k1") };
     for run in [world.run(from.clone(), order()), world.run(from.clone(), order())] {

@@ -109,6 +109,57 @@ fn field_cases_absent_twice_invalid_and_beside_a_header() {
 }
 
 #[test]
+fn only_the_page_s_own_site_may_key_a_request_by_its_field() {
+    // SPEC §8: (Sec-Fetch-Site, Origin) → whether the field keys the request.
+    let own = "https://shop.example";
+    let cases: [(Option<&str>, Option<&str>, bool); 11] = [
+        (Some("same-origin"), Some(own), true),
+        (Some("same-site"), Some("https://www.shop.example"), true),
+        (Some("Same-Origin"), None, true),
+        (Some("cross-site"), Some("https://evil.example"), false),
+        (Some("cross-site"), Some(own), false),
+        (Some("none"), None, false),
+        (Some(""), None, false),
+        (None, Some(own), true),
+        (None, None, true),
+        (None, Some("https://evil.example"), false),
+        (None, Some("null"), false),
+    ];
+    for (site, origin, keyed) in cases {
+        let mut world = World::new(&INJECT);
+        let mut head = urlencoded();
+        head.own_origin = own.into();
+        head.origin = origin.map(Into::into);
+        if let Some(site) = site {
+            head.headers.push(("sec-fetch-site".into(), site.into()));
+        }
+        let first = world.run(head.clone(), body("item=tea&idempotency_key=k-1"));
+        let again = world.run(head, body("item=tea&idempotency_key=k-1"));
+        let case = format!("Sec-Fetch-Site {site:?}, Origin {origin:?}");
+        if keyed {
+            assert_eq!(first.edits[0], HeaderEdit::Set("Idempotency-Key", "k-1".into()), "{case}");
+            assert_eq!(header(&again.reply, "idempotent-replayed"), Some("true"), "{case}");
+            assert_eq!(world.calls, [1], "{case}");
+        } else {
+            // Passed on unkeyed, its field taken out, logged: nothing stored, nothing replayed.
+            assert_eq!(first.steps, ["read-body", "forward", "respond", "log"], "{case}");
+            assert_eq!(first.forwarded_body, Some(Some(b"item=tea".to_vec())), "{case}");
+            assert!(first.edits.contains(&HeaderEdit::Remove("Content-Length")), "{case}");
+            assert!(first.log["error"].as_str().unwrap().contains("another site"), "{case}");
+            assert_eq!(header(&again.reply, "idempotent-replayed"), None, "{case}");
+            assert!(world.calls.is_empty(), "{case}: no attempt ran");
+        }
+    }
+    // A key required: another site's form gets the 400 a keyless post gets.
+    let mut world = World::new(&[INJECT[0], ("IDEMPOTENCY_REQUIRED", "true")]);
+    let mut head = urlencoded();
+    head.own_origin = own.into();
+    head.headers.push(("sec-fetch-site".into(), "cross-site".into()));
+    let refused = world.run(head, body("idempotency_key=k-1"));
+    assert_eq!(code(&refused.reply), "missing-key");
+}
+
+#[test]
 fn without_inject_or_on_uncovered_requests_the_field_is_not_read() {
     let mut world = World::new(&[]);
     let off = world.run(urlencoded(), body("idempotency_key=k"));
