@@ -7,23 +7,56 @@ use wasm_bindgen::{JsCast, JsValue};
 /// `body` as bytes: a string as its UTF-8, an `ArrayBuffer` or any view of
 /// one (a `Uint8Array`, a `DataView`) as its bytes, any other value as its
 /// JSON text.
-pub(crate) fn message_body_bytes(body: &JsValue) -> Vec<u8> {
+///
+/// # Errors
+/// A value whose JSON would not stand for it, so that two different events
+/// would hash alike (SPEC §11): a `Map` or a `Set` anywhere in it (JSON
+/// writes `{}`), a `BigInt` or a cycle (JSON throws), `undefined`, a
+/// function or a symbol (no JSON at all).
+pub(crate) fn message_body_bytes(body: &JsValue) -> Result<Vec<u8>, String> {
     if let Some(text) = body.as_string() {
-        return text.into_bytes();
+        return Ok(text.into_bytes());
     }
     if let Some(buffer) = body.dyn_ref::<js_sys::ArrayBuffer>() {
-        return js_sys::Uint8Array::new(buffer).to_vec();
+        return Ok(js_sys::Uint8Array::new(buffer).to_vec());
     }
     if js_sys::ArrayBuffer::is_view(body) {
         // `buffer`, `byteOffset` and `byteLength` are read as properties,
         // which every view has.
         let view: &js_sys::Uint8Array = body.unchecked_ref();
-        return js_sys::Uint8Array::new_with_byte_offset_and_length(
+        return Ok(js_sys::Uint8Array::new_with_byte_offset_and_length(
             &view.buffer(),
             view.byte_offset(),
             view.byte_length(),
         )
-        .to_vec();
+        .to_vec());
     }
-    js_sys::JSON::stringify(body).ok().and_then(|s| s.as_string()).unwrap_or_default().into_bytes()
+    REFUSE_COLLECTIONS.with(|replacer| {
+        let text = js_sys::JSON::stringify_with_replacer(body, replacer.as_ref())
+            .map_err(|e| format!("its JSON failed: {}", error_text(&e)))?;
+        text.as_string()
+            .map(String::into_bytes)
+            .ok_or_else(|| "it has no JSON (undefined, a function or a symbol)".to_owned())
+    })
+}
+
+thread_local! {
+    /// A `JSON.stringify` replacer that refuses what JSON would write as
+    /// `{}`: made once for the isolate.
+    static REFUSE_COLLECTIONS: wasm_bindgen::closure::Closure<dyn FnMut(JsValue, JsValue) -> Result<JsValue, JsValue>> =
+        wasm_bindgen::closure::Closure::new(|_key: JsValue, value: JsValue| {
+            if value.is_instance_of::<js_sys::Map>() || value.is_instance_of::<js_sys::Set>() {
+                return Err(js_sys::Error::new("it holds a Map or a Set, which JSON writes as {}").into());
+            }
+            Ok(value)
+        });
+}
+
+/// What a thrown value says.
+fn error_text(error: &JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| "it threw".to_owned())
 }

@@ -8,6 +8,8 @@
 use js_sys::{Array, Number, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+#[cfg(any(feature = "edge", feature = "js-queue"))]
+use crate::core::{BindingFound, Config, unknown_variable};
 use crate::core::{ConfigError, VARIABLES};
 
 /// `value` as a variable would be written: a string as it is, a number in
@@ -69,4 +71,36 @@ fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, Con
         variable: name,
         reason: "not a value: write it in [vars] as a string (or a number, a boolean or a list of them)".into(),
     })
+}
+
+#[cfg(any(feature = "edge", feature = "js-queue"))]
+/// How `env` binds `name`, probed the same way by both hosts: nothing, a
+/// binding with `method` (what its kind has: `idFromName` for a Durable
+/// Object namespace, `put` for KV), or a binding of another kind.
+pub(crate) fn binding_found(env: &JsValue, name: &str, method: &str) -> BindingFound {
+    let binding = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if binding.is_undefined() || binding.is_null() {
+        return BindingFound::Absent;
+    }
+    let has = Reflect::get(&binding, &JsValue::from_str(method)).is_ok_and(|m| m.is_instance_of::<js_sys::Function>());
+    if has { BindingFound::Bound } else { BindingFound::WrongKind }
+}
+
+/// The names `env` holds.
+#[cfg(any(feature = "edge", feature = "js-queue"))]
+pub(crate) fn env_names(env: &JsValue) -> Vec<String> {
+    env.dyn_ref::<js_sys::Object>()
+        .map(|object| js_sys::Object::keys(object).iter().filter_map(|k| k.as_string()).collect())
+        .unwrap_or_default()
+}
+
+/// What is wrong with `env` for a queue consumer (SPEC §11), checked alike
+/// by both hosts: an `IDEMPOTENCY_*` variable the layer does not know (a
+/// typo, `bindings` aside), or no coordinator namespace bound as
+/// `coordinator`. A consumer needs no KV binding.
+#[cfg(any(feature = "edge", feature = "js-queue"))]
+pub(crate) fn consumer_env_problem(env: &JsValue, coordinator: &str, bindings: &[&str]) -> Option<String> {
+    let names = env_names(env);
+    unknown_variable(names.iter().map(String::as_str), bindings)
+        .or_else(|| Config::consumer_binding_problem((coordinator, binding_found(env, coordinator, "idFromName"))))
 }

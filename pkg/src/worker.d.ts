@@ -418,12 +418,19 @@ export class NotSentError extends Error {
  * - `{ contentHash: { ignore } }`: a SHA-256 of the JSON body with the named
  *   top-level fields left out (timestamps, event ids) — the same content sent
  *   twice is one event;
- * - a function of the message: its business key (`"OrderPlaced:" + orderId`).
+ * - a function of the message: its business key (`"OrderPlaced:" + orderId`),
+ *   a string of 1 to 255 visible ASCII characters (a whole number counts as
+ *   its digits).
+ *
+ * An event is never taken for another: a message whose function throws or
+ * returns anything else (`undefined` for a missing field, `""`), or whose
+ * body the content hash cannot read (a `Map`, a `BigInt`, a cycle), is
+ * retried alone with a log line naming its id, never acked as a duplicate.
  */
 export type QueueEventKey<Body = unknown> =
   | "message-id"
   | { contentHash: { ignore?: readonly string[] } }
-  | ((message: Message<Body>) => string);
+  | ((message: Message<Body>) => string | number);
 
 /** Options of {@link withQueueIdempotency}; every one may be left out. */
 export interface QueueIdempotencyOptions<Body = unknown> {

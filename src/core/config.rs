@@ -178,16 +178,32 @@ impl Config {
     /// assert!(typo.starts_with("NOPE: no Durable Object namespace"));
     /// ```
     pub fn binding_problem(&self, coordinator: (&str, BindingFound), kv: (&str, BindingFound)) -> Option<String> {
-        let check = |(name, found): (&str, BindingFound), kind: &str| match found {
-            BindingFound::Absent => Some(format!("{name}: no {kind} is bound under this name")),
-            BindingFound::WrongKind => Some(format!("{name}: the binding is not a {kind}")),
-            BindingFound::Bound => None,
-        };
         let durable = self.consistency == Consistency::Durable;
         let needs_kv = !durable || self.kv_replay.writes_copies();
-        let coordinator =
-            durable.then(|| check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)"));
-        coordinator.flatten().or_else(|| needs_kv.then(|| check(kv, "KV namespace")).flatten())
+        let coordinator = durable.then(|| Self::consumer_binding_problem(coordinator));
+        coordinator.flatten().or_else(|| needs_kv.then(|| binding_check(kv, "KV namespace")).flatten())
+    }
+
+    /// What is wrong with a queue consumer's one binding, its coordinator
+    /// namespace (SPEC §11): a consumer keeps its records in the objects and
+    /// uses no KV, so it needs no KV binding.
+    ///
+    /// ```
+    /// use oncekey::core::{BindingFound, Config};
+    /// assert_eq!(Config::consumer_binding_problem(("IDEMPOTENCY_DO", BindingFound::Bound)), None);
+    /// assert!(Config::consumer_binding_problem(("IDEMPOTENCY_DO", BindingFound::Absent)).is_some());
+    /// ```
+    pub fn consumer_binding_problem(coordinator: (&str, BindingFound)) -> Option<String> {
+        binding_check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)")
+    }
+}
+
+/// Why binding `name`, found as `found`, is not the `kind` needed.
+fn binding_check((name, found): (&str, BindingFound), kind: &str) -> Option<String> {
+    match found {
+        BindingFound::Absent => Some(format!("{name}: no {kind} is bound under this name")),
+        BindingFound::WrongKind => Some(format!("{name}: the binding is not a {kind}")),
+        BindingFound::Bound => None,
     }
 }
 

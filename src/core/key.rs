@@ -70,6 +70,24 @@ impl IdempotencyKey {
         Ok(Self(key))
     }
 
+    /// A key given as its characters, not as a header value: a queue
+    /// event's key from the user's function (SPEC §11). The same rules
+    /// after unquoting: 1 to 255 visible ASCII characters.
+    ///
+    /// ```
+    /// use oncekey::core::IdempotencyKey;
+    /// assert_eq!(IdempotencyKey::from_chars("order:42").unwrap().as_str(), "order:42");
+    /// assert!(IdempotencyKey::from_chars("").is_err());
+    /// assert!(IdempotencyKey::from_chars("two words").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// A [`KeyError`] naming the first rule the characters break.
+    pub fn from_chars(key: &str) -> Result<Self, KeyError> {
+        validate(key)?;
+        Ok(Self(key.to_owned()))
+    }
+
     /// The key's characters, unquoted.
     pub fn as_str(&self) -> &str {
         &self.0

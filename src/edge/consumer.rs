@@ -93,11 +93,18 @@ impl Consumer {
     /// as for a consumer that crashed. The work it started may still finish.
     ///
     /// # Errors
-    /// [`Problem::Misconfigured`] naming the first variable with a bad value.
+    /// [`Problem::Misconfigured`] naming the first variable with a bad value,
+    /// an `IDEMPOTENCY_*` variable the layer does not know (a typo), or no
+    /// coordinator namespace bound as `IDEMPOTENCY_DO`.
     pub fn from_env(env: &Env, name: &str) -> Result<Self, Problem> {
-        // Through the layer's reader: one copy of the variable parser.
-        let layer = super::Idempotency::from_env(env)?;
-        let config = layer.config();
+        // Through the layer's reader: one copy of the variable parser. The
+        // bindings checked are the consumer's own: no KV (SPEC §11).
+        let config = super::layer::config_from_env(env)?;
+        let bindings = [COORDINATOR_BINDING, super::layer::KV_BINDING, crate::core::METRICS_BINDING];
+        if let Some(problem) = crate::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &bindings) {
+            return Err(Problem::Misconfigured(problem));
+        }
+        let config = &config;
         let mut consumer = Self::new(name, config.records.clone());
         consumer.config.store_timeout_ms = config.store_timeout_ms;
         consumer.config.handler_timeout_ms = config.origin_timeout_ms;
@@ -204,7 +211,12 @@ impl Consumer {
     {
         let id = message.id();
         let body = crate::message_body::message_body_bytes(&message.body());
-        let custom_key = self.key_fn.as_ref().map(|key_fn| key_fn(&id, &body));
+        // The key function reads the body's bytes: with none that stand for
+        // the body, it cannot key the message.
+        let custom_key = self.key_fn.as_ref().map(|key_fn| match &body {
+            Ok(bytes) => Ok(key_fn(&id, bytes)),
+            Err(why) => Err(format!("the body cannot be read as bytes: {why}")),
+        });
         let message_info = Message { id, body, timestamp_ms: message.timestamp().as_millis() };
         let (mut delivery, mut action) = DeliveryExchange::start(&self.config, message_info, custom_key);
         loop {
@@ -228,6 +240,10 @@ impl Consumer {
                 DeliveryAction::Retry { delay_secs } => {
                     message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay_secs).build());
                     delivery.settled()
+                }
+                DeliveryAction::Pause { ms } => {
+                    worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+                    delivery.paused()
                 }
                 DeliveryAction::Log(line) => {
                     worker::console_log!("{line}");

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use worker::{Context, Env, Request, Response, Result};
 
-use crate::core::{BindingFound, Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
+use crate::core::{Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
 use crate::variable_value::env_variables;
 
 use super::host::drive;
@@ -69,11 +69,7 @@ impl Idempotency {
     /// value, an `IDEMPOTENCY_*` variable the layer does not know (a typo),
     /// or a binding it needs that is missing or of the wrong kind.
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
-        let misconfigured = |e: ConfigError| Problem::Misconfigured(e.to_string());
-        // A number or a boolean in [vars] counts, as its text.
-        let vars = env_variables(env, |_| false).map_err(misconfigured)?;
-        let config = Config::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, text)| text.clone()))
-            .map_err(misconfigured)?;
+        let config = config_from_env(env)?;
         if let Some(problem) = env_problem(env, &config) {
             return Err(Problem::Misconfigured(problem));
         }
@@ -128,23 +124,27 @@ impl Idempotency {
 /// What is wrong with the worker's `env` for `config`: a variable named
 /// like the layer's that is none of them, or a binding missing or of the
 /// wrong kind (the core decides; this only looks at the bindings).
+/// The configuration the worker's variables give (SPEC §6), its bindings
+/// not yet checked.
+///
+/// # Errors
+/// [`Problem::Misconfigured`] naming the first variable with a bad value.
+pub(crate) fn config_from_env(env: &Env) -> std::result::Result<Config, Problem> {
+    let misconfigured = |e: ConfigError| Problem::Misconfigured(e.to_string());
+    // A number or a boolean in [vars] counts, as its text.
+    let vars = env_variables(env, |_| false).map_err(misconfigured)?;
+    Config::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, text)| text.clone())).map_err(misconfigured)
+}
+
 fn env_problem(env: &Env, config: &Config) -> Option<String> {
-    use worker::js_sys::{Function, Object, Reflect};
-    use worker::wasm_bindgen::{JsCast, JsValue};
-    let names: Vec<String> = Object::keys(env.unchecked_ref::<Object>()).iter().filter_map(|k| k.as_string()).collect();
+    use crate::variable_value::{binding_found, env_names};
+    let env: &worker::wasm_bindgen::JsValue = env.as_ref();
+    let names = env_names(env);
     let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    let found = |name: &str, method: &str| {
-        let binding = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-        if binding.is_undefined() || binding.is_null() {
-            return BindingFound::Absent;
-        }
-        let has = Reflect::get(&binding, &JsValue::from_str(method)).is_ok_and(|m| m.is_instance_of::<Function>());
-        if has { BindingFound::Bound } else { BindingFound::WrongKind }
-    };
     unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
         config.binding_problem(
-            (COORDINATOR_BINDING, found(COORDINATOR_BINDING, "idFromName")),
-            (KV_BINDING, found(KV_BINDING, "put")),
+            (COORDINATOR_BINDING, binding_found(env, COORDINATOR_BINDING, "idFromName")),
+            (KV_BINDING, binding_found(env, KV_BINDING, "put")),
         )
     })
 }

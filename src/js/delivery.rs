@@ -35,6 +35,8 @@ pub enum DeliveryKind {
     Retry = 4,
     /// Write `line`.
     Log = 5,
+    /// Wait `pauseMs`, then `paused()` (before repeating a failed finish).
+    Pause = 6,
 }
 
 /// How the handler's run ended, as the host reports it.
@@ -67,6 +69,13 @@ impl JsConsumer {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue, queue: &str) -> Result<JsConsumer, JsError> {
         let config = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
+        // The same checks as the Rust consumer's (SPEC §11): a typo'd
+        // variable, the coordinator binding (under its configured name).
+        let coordinator = binding_name(&options, "coordinator", "IDEMPOTENCY_DO");
+        let bindings = [coordinator.as_str(), "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"];
+        if let Some(problem) = crate::variable_value::consumer_env_problem(&vars, &coordinator, &bindings) {
+            return Err(JsError::new(&problem));
+        }
         Ok(Self { config, counts: ConsumerStats::default() })
     }
 
@@ -84,12 +93,25 @@ impl JsConsumer {
     }
 
     /// Starts one message's delivery: its id, body (as the queue gives it),
-    /// timestamp, and the key the user's function gave it (undefined
-    /// otherwise).
-    pub fn start(&self, id: String, body: JsValue, timestamp_ms: f64, key: Option<String>) -> JsDelivery {
+    /// timestamp, and what the user's function gave it: `key` (a string, as
+    /// returned) or `keyError` (why it gave none: what it threw, or what it
+    /// returned instead of a string); both undefined without a function.
+    pub fn start(
+        &self,
+        id: String,
+        body: JsValue,
+        timestamp_ms: f64,
+        key: Option<String>,
+        key_error: Option<String>,
+    ) -> JsDelivery {
         let body = crate::message_body::message_body_bytes(&body);
         let message = Message { id, body, timestamp_ms: timestamp_ms as u64 };
-        let (inner, action) = DeliveryExchange::start(&self.config, message, key);
+        let given = match (key, key_error) {
+            (_, Some(error)) => Some(Err(error)),
+            (Some(key), None) => Some(Ok(key)),
+            (None, None) => None,
+        };
+        let (inner, action) = DeliveryExchange::start(&self.config, message, given);
         let mut delivery = JsDelivery { inner, kind: DeliveryKind::Done, pending: DeliveryAction::Done };
         delivery.present(action);
         delivery
@@ -176,6 +198,13 @@ impl JsDelivery {
         *delay_secs
     }
 
+    /// `pause`: how long, in ms.
+    #[wasm_bindgen(getter, js_name = pauseMs)]
+    pub fn pause_ms(&self) -> f64 {
+        let DeliveryAction::Pause { ms } = &self.pending else { return 0.0 };
+        *ms as f64
+    }
+
     /// `log`: the line.
     #[wasm_bindgen(getter)]
     pub fn line(&self) -> String {
@@ -218,6 +247,12 @@ impl JsDelivery {
         let action = self.inner.logged();
         self.present(action)
     }
+
+    /// The pause is over.
+    pub fn paused(&mut self) -> DeliveryKind {
+        let action = self.inner.paused();
+        self.present(action)
+    }
 }
 
 impl JsDelivery {
@@ -228,11 +263,22 @@ impl JsDelivery {
             DeliveryAction::Ack => DeliveryKind::Ack,
             DeliveryAction::Retry { .. } => DeliveryKind::Retry,
             DeliveryAction::Log(_) => DeliveryKind::Log,
+            DeliveryAction::Pause { .. } => DeliveryKind::Pause,
             DeliveryAction::Done => DeliveryKind::Done,
         };
         self.pending = action;
         self.kind
     }
+}
+
+/// The name `options.bindings[which]` gives a binding, else `default`.
+fn binding_name(options: &JsValue, which: &str, default: &str) -> String {
+    js_sys::Reflect::get(options, &JsValue::from_str("bindings"))
+        .ok()
+        .filter(|b| b.is_object())
+        .and_then(|bindings| js_sys::Reflect::get(&bindings, &JsValue::from_str(which)).ok())
+        .and_then(|name| name.as_string())
+        .unwrap_or_else(|| default.to_owned())
 }
 
 /// The consumer's configuration from its options over the worker's `env`.

@@ -370,7 +370,13 @@ export async function start({
         messages.map((m) => ({ timestamp: new Date(), attempts: 1, ...m })),
       );
       const retried = new Map((result.retryMessages ?? []).map((r) => [r.msgId, r.delaySeconds]));
-      return { outcome: result.outcome, acked: new Set(result.explicitAcks ?? []), retried, ackAll: result.ackAll };
+      return {
+        outcome: result.outcome,
+        acked: new Set(result.explicitAcks ?? []),
+        retried,
+        ackAll: result.ackAll,
+        retryAll: result.retryBatch?.retry === true,
+      };
     },
     /** The runtime's stdout lines so far (with `metrics`). */
     lines: () => [...stdout],

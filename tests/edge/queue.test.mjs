@@ -197,6 +197,103 @@ describe('a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), ha
   });
 });
 
+// SPEC §11: an event is never taken for another. A key function that gives
+// no key for an event (a missing field: undefined, or ""), or throws, leaves
+// that message alone unacked and retried, naming it; the rest of the batch
+// runs, and two keyless events are never merged into one.
+describe("a key function that gives no key for some events", () => {
+  const modes = process.env.ONCEKEY_HOST === "js" ? ["order-id-raw", "order-id-throws"] : ["order-id-raw"];
+  for (const mode of modes) {
+    test(`DEMO_EVENT_KEY=${mode}: keyless events are retried alone, never acked as duplicates; the rest runs`, async () => {
+      const worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: mode }, metrics: true });
+      try {
+        const c = customer(`keyless-${mode}`);
+        const good = orderPlaced(c, 500);
+        const keyless = () => {
+          const { orderId: _, ...rest } = orderPlaced(c, 700);
+          return rest;
+        };
+        const [k1, k2, g] = [randomUUID(), randomUUID(), randomUUID()];
+        for (let round = 0; round < 3; round++) {
+          const batch =
+            round === 0
+              ? [
+                  { id: k1, body: keyless() },
+                  { id: g, body: good },
+                  { id: k2, body: keyless() },
+                ]
+              : [
+                  { id: k1, body: keyless() },
+                  { id: k2, body: keyless() },
+                ];
+          const result = await worker.deliver(batch);
+          assert.ok(result.retried.has(k1) && result.retried.has(k2), `round ${round}: both keyless retried`);
+          assert.ok(!result.acked.has(k1) && !result.acked.has(k2), `round ${round}: neither acked`);
+          if (round === 0) assert.ok(result.acked.has(g), "the keyed event of the same batch runs and is acked");
+        }
+        const account = await loyalty(worker, c);
+        assert.equal(account.points, 5, "only the keyed event ran");
+        const lines = worker.lines().filter((line) => line.includes('"delivery":"no-key"'));
+        assert.ok(
+          lines.some((line) => line.includes(`message ${k1}`)),
+          "the log line names the message",
+        );
+        assert.ok(lines.every((line) => line.includes('"settle":"retry"')));
+      } finally {
+        await worker.dispose();
+      }
+    });
+  }
+});
+
+describe("a consumer's configuration, checked alike by both hosts", () => {
+  test("a typo'd variable (IDEMPOTENCY_TTL): nothing runs, nothing is acknowledged", async () => {
+    const worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", IDEMPOTENCY_TTL: "60" }, metrics: true });
+    try {
+      const id = randomUUID();
+      const result = await worker.deliver([{ id, body: orderPlaced(customer("typo"), 400) }]);
+      assert.ok(!result.acked.has(id), "not acknowledged");
+      const retried = result.retried.has(id) || result.retryAll || result.outcome !== "ok";
+      assert.ok(retried && !result.ackAll, `left to the queue's retries: ${JSON.stringify(result)}`);
+      // The consumer's misconfiguration goes to stderr; no event line means no delivery began.
+      assert.deepEqual(
+        worker.lines().filter((line) => line.includes('"oncekey":"event"')),
+        [],
+        "no message was delivered to the handler",
+      );
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
+describe("a content hash of bodies JSON cannot stand for (DEMO_EVENT_KEY=content-hash)", () => {
+  test("a Map, a Set and a BigInt body are retried alone, never hashed alike and acked as one event", async () => {
+    const worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false" }, metrics: true });
+    try {
+      const c = customer("unhashable");
+      const good = orderPlaced(c, 300);
+      const bodies = [new Map([["orderId", "a"]]), new Map([["orderId", "b"]]), new Set([1]), { n: 10n }];
+      const ids = bodies.map(() => randomUUID());
+      const g = randomUUID();
+      const result = await worker.deliver([...bodies.map((body, i) => ({ id: ids[i], body })), { id: g, body: good }]);
+      for (const id of ids) {
+        assert.ok(result.retried.has(id) && !result.acked.has(id), `${id}: retried, not acked`);
+      }
+      assert.ok(result.acked.has(g), "the rest of the batch runs");
+      assert.equal((await loyalty(worker, c)).points, 3);
+      const lines = worker.lines().filter((line) => line.includes('"delivery":"no-key"'));
+      assert.equal(lines.length, bodies.length, lines.join("\n"));
+      assert.ok(
+        lines.every((line) => line.includes("cannot be hashed")),
+        lines.join("\n"),
+      );
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
 describe("with the handler-side check (the shipped demo)", () => {
   let worker;
   let byId;

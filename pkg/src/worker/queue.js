@@ -40,8 +40,8 @@ export function withQueueIdempotency(handler, options = {}) {
     }
     const namespace = env?.[coordinator];
     for (const message of batch.messages) {
-      const key = keyOf === undefined ? undefined : String(keyOf(message));
-      const delivery = consumer.start(message.id, message.body, message.timestamp.getTime(), key);
+      const [key, keyError] = keyOf === undefined ? [] : keyGiven(keyOf, message);
+      const delivery = consumer.start(message.id, message.body, message.timestamp.getTime(), key, keyError);
       try {
         await perform(delivery, { message, namespace, coordinator, handler, env, ctx });
         consumer.count(delivery);
@@ -67,6 +67,25 @@ export function withQueueIdempotency(handler, options = {}) {
       }
     }
   };
+}
+
+/**
+ * What the user's key function gives `message`: `[key]`, or `[undefined,
+ * why]` when it throws or returns something other than a string (a whole
+ * number counts as its digits). The core checks the key itself (SPEC §1's
+ * form); a message with none is retried alone, never merged with others.
+ */
+function keyGiven(keyOf, message) {
+  let key;
+  try {
+    key = keyOf(message);
+  } catch (error) {
+    return [undefined, `it threw: ${messageOf(error)}`];
+  }
+  if (typeof key === "string") return [key];
+  if (Number.isSafeInteger(key)) return [String(key)];
+  const what = key === null ? "null" : typeof key === "object" ? (key.constructor?.name ?? "an object") : typeof key;
+  return [undefined, `it returned ${what}, not a string`];
 }
 
 /** Performs one message's delivery until the core says it is done. */
@@ -116,6 +135,12 @@ async function perform(delivery, { message, namespace, coordinator, handler, env
         message.retry({ delaySeconds: delivery.delaySeconds });
         kind = delivery.settled();
         break;
+      case DeliveryKind.Pause: {
+        const ms = delivery.pauseMs;
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        kind = delivery.paused();
+        break;
+      }
       case DeliveryKind.Log:
         console.log(delivery.line);
         kind = delivery.logged();

@@ -14,7 +14,7 @@
 //! };
 //!
 //! let config = ConsumerConfig::new("loyalty", RecordPolicy::default());
-//! let message = Message { id: "m-1".into(), body: b"{}".to_vec(), timestamp_ms: 0 };
+//! let message = Message { id: "m-1".into(), body: Ok(b"{}".to_vec()), timestamp_ms: 0 };
 //! let (mut delivery, action) = DeliveryExchange::start(&config, message, None);
 //! assert!(matches!(action, DeliveryAction::Store { .. }));
 //! let begun = encode_decision(&Decision::Execute { attempt: 1, reclaimed: false });
@@ -23,6 +23,7 @@
 //! assert!(matches!(delivery.handler_ended(HandlerRun::Done, None), DeliveryAction::Store { .. }));
 //! ```
 
+use super::FINISH_RETRY_PAUSES_MS;
 use super::config::{DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
 use super::decision::{Decision, Finished};
 use super::event::{
@@ -30,6 +31,7 @@ use super::event::{
     event_record_name, handler_outcome, settle,
 };
 use super::json_line::JsonObject;
+use super::key::IdempotencyKey;
 use super::policy::RecordPolicy;
 use super::scope::RecordName;
 use super::wire::{StoreCall, decode_decision, decode_finished};
@@ -79,8 +81,10 @@ pub struct Message {
     /// The queue's message id.
     pub id: String,
     /// The body: a string body as its UTF-8 bytes, bytes as they are, any
-    /// other value as JSON.
-    pub body: Vec<u8>,
+    /// other value as JSON; or why it has no bytes that stand for it (a
+    /// `Map`, a `BigInt`, a cycle), which only matters to a strategy that
+    /// hashes it.
+    pub body: Result<Vec<u8>, String>,
     /// When it was first sent, in ms since the Unix epoch.
     pub timestamp_ms: u64,
 }
@@ -133,6 +137,12 @@ pub enum DeliveryAction {
         /// Seconds before the queue redelivers it.
         delay_secs: u32,
     },
+    /// Wait `ms` before repeating a `finish` the store failed; then
+    /// [`DeliveryExchange::paused`].
+    Pause {
+        /// How long, in ms.
+        ms: u64,
+    },
     /// Write one log line (JSON); then [`DeliveryExchange::logged`].
     Log(String),
     /// Nothing more for this message.
@@ -146,8 +156,9 @@ enum Stage {
     Beginning(Event),
     /// The handler runs attempt `attempt`.
     Running { attempt: u32 },
-    /// The store's `finish` of how the handler's run ended.
-    Finishing { attempt: u32, run: HandlerRun },
+    /// The store's `finish` of how the handler's run ended, after
+    /// `failures` failed tries.
+    Finishing { attempt: u32, run: HandlerRun, failures: usize },
     /// Acked or retried; the log line is next.
     Settling,
     /// The log line is written.
@@ -169,34 +180,65 @@ pub struct DeliveryExchange {
 }
 
 impl DeliveryExchange {
-    /// Starts the delivery of `message` under `config`.
-    /// `custom_key` is the key the user's function gave the message, for a
-    /// [`EventKeyStrategy::Custom`] consumer (without one, its id).
-    pub fn start(config: &ConsumerConfig, message: Message, custom_key: Option<String>) -> (Self, DeliveryAction) {
+    /// Starts the delivery of `message` under `config`. `custom_key` is
+    /// what the user's function gave the message, for a
+    /// [`EventKeyStrategy::Custom`] consumer: its key, or why there is none
+    /// (it threw, or returned no string).
+    ///
+    /// An event is never taken for another (SPEC §11): a message with no
+    /// key of §1's form — the function failed or gave an empty, too long or
+    /// non-ASCII key, or the content hash cannot read the body — is retried
+    /// alone, its log line naming the message and why; never acked as a
+    /// duplicate, never merged with other events.
+    pub fn start(
+        config: &ConsumerConfig,
+        message: Message,
+        custom_key: Option<Result<String, String>>,
+    ) -> (Self, DeliveryAction) {
         let Message { id, body, timestamp_ms } = message;
-        let key = match custom_key {
-            Some(key) if config.strategy == EventKeyStrategy::Custom => key,
-            _ => config.strategy.key(&id, &body).unwrap_or_else(|| id.clone()),
+        let key = match (&config.strategy, custom_key, &body) {
+            (EventKeyStrategy::Custom, Some(Ok(key)), _) => IdempotencyKey::from_chars(&key)
+                .map(|key| key.as_str().to_owned())
+                .map_err(|e| format!("the key function's key is not a key: {e}")),
+            (EventKeyStrategy::Custom, Some(Err(why)), _) => Err(format!("the key function gave no key: {why}")),
+            (EventKeyStrategy::Custom, None, _) => Err("the key function was not called".to_owned()),
+            (EventKeyStrategy::ContentHash { .. }, _, Err(why)) => Err(format!("the body cannot be hashed: {why}")),
+            (strategy, _, body) => {
+                let bytes = body.as_deref().unwrap_or_default();
+                Ok(strategy.key(&id, bytes).unwrap_or_else(|| id.clone()))
+            }
+        };
+        let mut delivery = Self {
+            name: RecordName([0; 32]),
+            policy: config.policy.clone(),
+            store_timeout_ms: config.store_timeout_ms,
+            handler_timeout_ms: config.handler_timeout_ms,
+            max_retry_delay_secs: config.max_retry_delay_secs,
+            timestamp_ms,
+            stage: Stage::Settling,
+            stats: ConsumerStats::default(),
+            log: EventLog { consumer: config.name.clone(), ..EventLog::default() },
+        };
+        let key = match key {
+            Ok(key) => key,
+            Err(why) => {
+                delivery.log.delivery = "no-key";
+                delivery.log.error = Some(format!("message {id}: {why}"));
+                let action = delivery.retry(delivery.conflict_delay(1, 0));
+                return (delivery, action);
+            }
         };
         let name = event_record_name(&config.name, &key);
-        let log = EventLog { consumer: config.name.clone(), record: name.to_hex(), ..EventLog::default() };
+        delivery.name = name;
+        delivery.log.record = name.to_hex();
+        let body = body.unwrap_or_default();
         let call = StoreCall::Begin {
             policy: config.policy.clone(),
             fingerprint: EVENT_FINGERPRINT,
             wait_ms: 0,
             reservation: 0,
         };
-        let delivery = Self {
-            name,
-            policy: config.policy.clone(),
-            store_timeout_ms: config.store_timeout_ms,
-            handler_timeout_ms: config.handler_timeout_ms,
-            max_retry_delay_secs: config.max_retry_delay_secs,
-            timestamp_ms,
-            stage: Stage::Beginning(Event { id, key, body, attempt: 0, reclaimed: false }),
-            stats: ConsumerStats::default(),
-            log,
-        };
+        delivery.stage = Stage::Beginning(Event { id, key, body, attempt: 0, reclaimed: false });
         let action = delivery.store(call);
         (delivery, action)
     }
@@ -208,8 +250,14 @@ impl DeliveryExchange {
                 let decision = reply.and_then(|bytes| decode_decision(&bytes).map_err(|e| e.to_string()));
                 self.begun(event, decision, now_ms)
             }
-            Stage::Finishing { attempt, run } => {
+            Stage::Finishing { attempt, run, failures } => {
                 let finished = reply.and_then(|bytes| decode_finished(&bytes).map_err(|e| e.to_string()));
+                // A failed finish is repeated as the HTTP one is: an outcome
+                // known but not recorded would hold the key for a lease.
+                if let (Err(_), Some(&ms)) = (&finished, FINISH_RETRY_PAUSES_MS.get(failures)) {
+                    self.stage = Stage::Finishing { attempt, run, failures: failures + 1 };
+                    return DeliveryAction::Pause { ms };
+                }
                 self.finished(attempt, run, finished)
             }
             stage => {
@@ -230,7 +278,17 @@ impl DeliveryExchange {
             (HandlerRun::Failed, error) => Some(format!("handler: {}", error.unwrap_or_default())),
             (HandlerRun::Done, _) => None,
         };
-        self.stage = Stage::Finishing { attempt, run };
+        self.stage = Stage::Finishing { attempt, run, failures: 0 };
+        self.finish_call()
+    }
+
+    /// The pause before repeating a failed `finish` is over.
+    pub fn paused(&mut self) -> DeliveryAction {
+        self.finish_call()
+    }
+
+    fn finish_call(&self) -> DeliveryAction {
+        let Stage::Finishing { attempt, run, .. } = self.stage else { return DeliveryAction::Done };
         let call = StoreCall::Finish { policy: self.policy.clone(), attempt, outcome: handler_outcome(run) };
         self.store(call)
     }
@@ -368,7 +426,7 @@ impl EventLog {
             .string("consumer", &self.consumer)
             .string("delivery", self.delivery)
             .number("attempt", self.attempt.map(u64::from))
-            .string("record", &self.record)
+            .string_or_null("record", Some(self.record.as_str()).filter(|r| !r.is_empty()))
             .string("finish", self.finish)
             .string("settle", self.settle)
             .number("delay_s", self.delay_secs.map(u64::from))

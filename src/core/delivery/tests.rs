@@ -19,7 +19,7 @@ fn config() -> ConsumerConfig {
 }
 
 fn message(id: &str, body: &str, timestamp_ms: u64) -> Message {
-    Message { id: id.into(), body: body.as_bytes().to_vec(), timestamp_ms }
+    Message { id: id.into(), body: Ok(body.as_bytes().to_vec()), timestamp_ms }
 }
 
 fn begun(decision: Decision) -> Result<Vec<u8>, String> {
@@ -61,11 +61,9 @@ fn each_key_strategy_names_the_record() {
             None,
             crate::core::content_key(body.as_bytes(), &["at"]),
         ),
-        (EventKeyStrategy::Custom, Some("OrderPlaced:o1".to_owned()), "OrderPlaced:o1".to_owned()),
-        // A custom consumer whose function gave nothing: the message id.
-        (EventKeyStrategy::Custom, None, "m-1".to_owned()),
+        (EventKeyStrategy::Custom, Some(Ok("OrderPlaced:o1".to_owned())), "OrderPlaced:o1".to_owned()),
         // A key given to a consumer that is not custom is not used.
-        (EventKeyStrategy::MessageId, Some("other".to_owned()), "m-1".to_owned()),
+        (EventKeyStrategy::MessageId, Some(Ok("other".to_owned())), "m-1".to_owned()),
     ];
     for (strategy, custom, key) in cases {
         let config = ConsumerConfig { strategy: strategy.clone(), ..config() };
@@ -76,6 +74,54 @@ fn each_key_strategy_names_the_record() {
         let DeliveryAction::RunHandler { event, .. } = run else { panic!() };
         assert_eq!(event.key, key);
     }
+}
+
+#[test]
+fn a_message_with_no_key_is_retried_alone_never_taken_for_another() {
+    // SPEC §11: (strategy, what the key function gave, body) → why there is no key.
+    let custom = ConsumerConfig { strategy: EventKeyStrategy::Custom, ..config() };
+    let hashed = ConsumerConfig { strategy: EventKeyStrategy::ContentHash { ignore_fields: vec![] }, ..config() };
+    let unhashable = |id: &str| Message { id: id.into(), body: Err("a Map is not JSON".into()), timestamp_ms: 0 };
+    type Case<'a> = (&'a ConsumerConfig, Message, Option<Result<String, String>>, &'a str);
+    let cases: Vec<Case> = vec![
+        (&custom, message("m-1", "{}", 0), Some(Err("TypeError: orderId of undefined".into())), "gave no key"),
+        (&custom, message("m-2", "{}", 0), Some(Ok(String::new())), "is empty"),
+        (&custom, message("m-3", "{}", 0), Some(Ok("two words".into())), "outside visible ASCII"),
+        (&custom, message("m-4", "{}", 0), Some(Ok("é".into())), "outside visible ASCII"),
+        (&custom, message("m-5", "{}", 0), Some(Ok("k".repeat(256))), "256 characters"),
+        (&custom, message("m-6", "{}", 0), None, "not called"),
+        (&hashed, unhashable("m-7"), None, "cannot be hashed: a Map is not JSON"),
+    ];
+    for (config, message, key, why) in cases {
+        let id = message.id.clone();
+        let (mut delivery, action) = DeliveryExchange::start(config, message, key);
+        assert_eq!(action, DeliveryAction::Retry { delay_secs: 1 }, "{id}: retried, never acked, no store call");
+        let logged = line(delivery.settled());
+        assert_eq!((logged["delivery"].as_str(), logged["settle"].as_str()), (Some("no-key"), Some("retry")), "{id}");
+        let error = logged["error"].as_str().unwrap();
+        assert!(error.starts_with(&format!("message {id}: ")) && error.contains(why), "{id}: {error}");
+        assert!(logged["record"].is_null(), "{id}: no record");
+        assert_eq!(delivery.logged(), DeliveryAction::Done);
+        assert!(delivery.stats().is_empty(), "{id}: counted as nothing");
+    }
+    // A body the content hash cannot read is no matter when nothing hashes it.
+    let (_, action) = DeliveryExchange::start(&config(), unhashable("m-8"), None);
+    assert!(matches!(action, DeliveryAction::Store { .. }), "{action:?}");
+}
+
+#[test]
+fn a_finish_the_store_fails_is_repeated_before_the_message_settles() {
+    let (mut delivery, _) = DeliveryExchange::start(&config(), message("m-1", "{}", 0), None);
+    delivery.store_answered(begun(Decision::Execute { attempt: 1, reclaimed: false }), 0);
+    let finish = delivery.handler_ended(HandlerRun::Done, None);
+    assert!(matches!(finish, DeliveryAction::Store { call: StoreCall::Finish { .. }, .. }));
+    for ms in FINISH_RETRY_PAUSES_MS {
+        assert_eq!(delivery.store_answered(Err("down".into()), 0), DeliveryAction::Pause { ms });
+        assert_eq!(delivery.paused(), finish, "the same finish again");
+    }
+    let stored = Ok(encode_finished(&Finished::Stored(completed_record())));
+    assert_eq!(delivery.store_answered(stored, 0), DeliveryAction::Ack);
+    assert_eq!(line(delivery.settled())["finish"], "stored");
 }
 
 #[test]
@@ -163,6 +209,13 @@ fn how_the_handler_ended_and_finish_answered_settle_the_message() {
         };
         assert_eq!((finishing, outcome), (attempt, handler_outcome(run)));
         let reply = finished.clone().map(|f| encode_finished(&f));
+        if reply.is_err() {
+            // Repeated first, as every failed finish is.
+            for _ in FINISH_RETRY_PAUSES_MS {
+                assert!(matches!(delivery.store_answered(reply.clone(), 0), DeliveryAction::Pause { .. }));
+                delivery.paused();
+            }
+        }
         assert_eq!(delivery.store_answered(reply, 0), want, "{run:?} {finished:?}");
         assert_eq!(delivery.stats().releases, releases);
         let logged = line(delivery.settled());
@@ -301,6 +354,10 @@ fn run_model(sends: &[(u8, u8)], behaviours: &[Handler]) -> (BTreeMap<u8, u32>, 
                     assert!(delay_secs >= 1 && delay_secs <= config.max_retry_delay_secs);
                     queue.push((clock + u64::from(delay_secs) * 1000, msg.clone()));
                     delivery.settled()
+                }
+                DeliveryAction::Pause { ms } => {
+                    clock += ms;
+                    delivery.paused()
                 }
                 DeliveryAction::Log(_) => delivery.logged(),
                 DeliveryAction::Done => break,

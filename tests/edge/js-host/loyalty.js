@@ -6,7 +6,9 @@
 // set of orders awarded, keyed by order id, in the `Orders` object
 // `customer:<id>` (`Unique-By: orderId` unless `DEMO_LOYALTY_GUARD=false`).
 // `DEMO_EVENT_KEY`: `content-hash` (the default here, ignoring
-// `publishedAt`), `message-id`, or `order-id` (a key function).
+// `publishedAt`), `message-id`, or `order-id` (a key function); `order-id-raw`
+// and `order-id-throws` are key functions that give no key for an event
+// without an order id (the tests of SPEC §11's "never taken for another").
 // `Demo-Fault` on the order: `redeliver` publishes twice; `consumer-fail`
 // fails the handler after its write on the first attempt; `consumer-slow`
 // waits 1.5 s before writing. `"demoFault": "consumer-crash"` in a body
@@ -47,6 +49,10 @@ function keyOf(name) {
     return (message) =>
       typeof message.body?.orderId === "string" ? `OrderPlaced:${message.body.orderId}` : message.id;
   }
+  // What a hurried user writes: undefined for an event without one.
+  if (name === "order-id-raw") return (message) => message.body?.orderId;
+  // And one that throws for it.
+  if (name === "order-id-throws") return (message) => `OrderPlaced:${message.body.orderId.trim()}`;
   return { contentHash: { ignore: ["publishedAt"] } };
 }
 

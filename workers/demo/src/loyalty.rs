@@ -13,7 +13,8 @@
 //! handler that wrote and then failed, or crashed and was reclaimed.
 //!
 //! Variables: `DEMO_EVENT_KEY` (`content-hash`, the default here, ignoring
-//! `publishedAt`; `message-id`; `order-id`, a key function) and
+//! `publishedAt`; `message-id`; `order-id`, a key function; `order-id-raw`, one
+//! that gives an empty key for an event without an order id) and
 //! `DEMO_LOYALTY_GUARD` (`false` turns the handler's own check off, to show
 //! what the wrapper alone does). `Demo-Fault` on `POST /api/orders`:
 //! `redeliver` publishes the event twice; `consumer-fail` makes the
@@ -98,6 +99,10 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> Result<()> {
                 None => id.to_owned(),
             })
         }
+        // What a hurried user writes: an empty key for an event without one
+        // (the tests of SPEC §11's "never taken for another").
+        Some("order-id-raw") => consumer
+            .key_fn(|_, body| parse(body).as_ref().and_then(|e| e["orderId"].as_str()).unwrap_or_default().to_owned()),
         _ => consumer.content_hash(&["publishedAt"]),
     };
     let guard = env.var("DEMO_LOYALTY_GUARD").map(|v| v.to_string()).ok().as_deref() != Some("false");
