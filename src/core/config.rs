@@ -291,11 +291,22 @@ impl Config {
                     .into(),
             });
         }
+        let ttl_ms = vars.int("IDEMPOTENCY_TTL_SECONDS", 86_400, 60, 2_592_000)? * 1000;
+        if ttl_ms < lease_ms {
+            // SPEC §3: a record's end keeps its last attempt number until no
+            // attempt that held the key can still finish.
+            return Err(ConfigError {
+                variable: "IDEMPOTENCY_TTL_SECONDS",
+                reason: "must be at least IDEMPOTENCY_LEASE_SECONDS: a released key keeps its last attempt \
+                         number for the TTL, and an attempt may still finish until its lease ends"
+                    .into(),
+            });
+        }
         Ok(Self {
             origin_url: vars.origin_url()?,
             records: RecordPolicy {
                 lease_ms,
-                ttl_ms: vars.int("IDEMPOTENCY_TTL_SECONDS", 86_400, 60, 2_592_000)? * 1000,
+                ttl_ms,
                 release_on: vars.statuses("IDEMPOTENCY_RELEASE_ON", "408,425,429,503")?,
             },
             origin_timeout_ms,
@@ -663,7 +674,7 @@ mod tests {
     fn reads_every_variable() {
         let c = with(&[
             ("ORIGIN_URL", "https://api.example.com/"),
-            ("IDEMPOTENCY_TTL_SECONDS", "60"),
+            ("IDEMPOTENCY_TTL_SECONDS", "900"),
             ("IDEMPOTENCY_LEASE_SECONDS", "900"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "899"),
             ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "900000"),
@@ -685,7 +696,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.admin_token, crate::core::AdminToken::new("s3cret"));
         assert_eq!(c.origin_url, Some(OriginUrl::Fixed("https://api.example.com".into())));
-        assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 60_000, release_on: vec![503] });
+        assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 900_000, release_on: vec![503] });
         assert_eq!(c.in_flight_wait_ms, 900_000);
         assert_eq!(c.origin_timeout_ms, 899_000);
         assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
@@ -710,6 +721,7 @@ mod tests {
             ("ORIGIN_URL", "ftp://x"),
             ("ORIGIN_URL", "https://"),
             ("IDEMPOTENCY_TTL_SECONDS", "59"),
+            ("IDEMPOTENCY_TTL_SECONDS", "119"),
             ("IDEMPOTENCY_TTL_SECONDS", "2592001"),
             ("IDEMPOTENCY_TTL_SECONDS", "1h"),
             ("IDEMPOTENCY_TTL_SECONDS", ""),

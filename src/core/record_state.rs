@@ -183,7 +183,12 @@ pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force:
             keep(ReleaseAnswer::Running(RecordState::of(&running)))
         }
         Some(Record::InFlight(r)) => {
-            let released = Released { last_attempt: r.attempt, expires_at: now_ms.saturating_add(policy.ttl_ms) };
+            // SPEC §3: an attempt number is never given twice. A forced
+            // release leaves its attempt running: the tombstone keeps its
+            // number until that attempt's `finish` can no longer arrive (its
+            // lease covers it), whatever the TTL.
+            let expires_at = now_ms.saturating_add(policy.ttl_ms).max(r.lease_expires_at);
+            let released = Released { last_attempt: r.attempt, expires_at };
             let record = Record::Released(released);
             Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
         }
@@ -299,6 +304,26 @@ mod tests {
         let next = begin(Some(record.clone()), Fingerprint([1; 32]), NOW + 1, &policy());
         assert_eq!(next.answer, Decision::Execute { attempt: 4, reclaimed: false });
         let late = finish(Some(record), 3, Outcome::Unknown, NOW + 2, &policy());
+        assert_eq!((late.answer, late.write), (Finished::Stale, Write::Keep));
+    }
+
+    #[test]
+    fn a_forced_release_keeps_its_attempt_number_until_the_released_attempt_can_no_longer_finish() {
+        use crate::core::{Decision, Finished, Outcome, begin, finish};
+        // A TTL shorter than the lease (a policy built in code): the
+        // tombstone still outlives the running attempt's lease.
+        let short = RecordPolicy { lease_ms: 120_000, ttl_ms: 60_000, release_on: vec![] };
+        let lease_end = NOW + 120_000;
+        let Write::Put(tombstone) = release(Some(in_flight(false, lease_end)), NOW, &short, true).write else {
+            panic!()
+        };
+        assert!(matches!(tombstone, Record::Released(Released { expires_at, .. }) if expires_at == lease_end));
+        // Past the TTL, within the released attempt's lease: the next request
+        // is attempt 4, never 1, and attempt 3's late finish writes nothing.
+        let next = begin(Some(tombstone), Fingerprint([1; 32]), NOW + 90_000, &short);
+        assert_eq!(next.answer, Decision::Execute { attempt: 4, reclaimed: false });
+        let Write::Put(running) = next.write else { panic!() };
+        let late = finish(Some(running), 3, Outcome::Unknown, NOW + 100_000, &short);
         assert_eq!((late.answer, late.write), (Finished::Stale, Write::Keep));
     }
 

@@ -366,7 +366,12 @@ fn read_first_answers_from_a_copy_and_puts_a_missing_one_back() {
 
 #[test]
 fn a_copy_from_another_request_or_an_expired_one_is_never_replayed() {
-    let mut world = World::new(&[("IDEMPOTENCY_KV_REPLAY", "read-first"), ("IDEMPOTENCY_TTL_SECONDS", "60")]);
+    let vars = [
+        ("IDEMPOTENCY_KV_REPLAY", "read-first"),
+        ("IDEMPOTENCY_TTL_SECONDS", "60"),
+        ("IDEMPOTENCY_LEASE_SECONDS", "60"),
+    ];
+    let mut world = World::new(&vars);
     world.run(keyed("k1"), order());
     let other = world.run(keyed("k1"), BodyRead::Complete(br#"{"item":"cake"}"#.to_vec()));
     assert_eq!((other.reply.status, code(&other.reply).as_str()), (422, "key-reused"));
