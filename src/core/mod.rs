@@ -95,7 +95,7 @@ pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
 pub use record::{Completed, DecodeError, InFlight, Record, Released};
 pub use record_state::{RecordState, ReleaseAnswer, inspect, release};
-pub use response::{StoredResponse, reads_whole};
+pub use response::{StoredResponse, cookie_jar, reads_whole};
 pub use retry::{AttemptResult, DEFAULT_RETRY_STATUS_CODES, Next, RetryPolicy, RetryState};
 pub use retry_after::{RetryAfterError, parse_retry_after};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};

@@ -16,6 +16,10 @@ const RELEASED: u8 = 3;
 /// Records of the earlier layout (kind 1: running, no reservation) still
 /// decode.
 const IN_FLIGHT_V2: u8 = 4;
+/// A completed record that keeps a browser's `set-cookie` headers: laid out
+/// as [`COMPLETED`], under a kind earlier code cannot read, so a rollback
+/// fails closed rather than replay a session to anyone.
+const COMPLETED_KEEPING_COOKIES: u8 = 5;
 
 /// An attempt holds the key until its lease ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,7 +139,7 @@ impl Record {
                 out.u64(r.reservation);
             }
             Self::Completed(r) => {
-                out.0.push(COMPLETED);
+                out.0.push(if r.response.keeps_cookies() { COMPLETED_KEEPING_COOKIES } else { COMPLETED });
                 out.0.extend_from_slice(&r.fingerprint.0);
                 out.u32(r.attempt);
                 out.u64(r.expires_at);
@@ -193,7 +197,7 @@ impl Record {
                     reservation,
                 })
             }
-            COMPLETED => {
+            COMPLETED | COMPLETED_KEEPING_COOKIES => {
                 let fingerprint = r.fingerprint()?;
                 let attempt = r.u32()?;
                 let expires_at = r.u64()?;
@@ -349,6 +353,23 @@ mod tests {
         );
         let omitted = layout(2, &[fp.clone(), be32(3), be64(99), vec![1, 244], be32(0), vec![0]]);
         let released = layout(3, &[be32(4), be64(77)]);
+        let header = |name: &str, value: &str| {
+            [be32(name.len() as u32), name.as_bytes().to_vec(), be32(value.len() as u32), value.as_bytes().to_vec()]
+                .concat()
+        };
+        let keeping_cookies = layout(
+            5,
+            &[
+                fp.clone(),
+                be32(1),
+                be64(99),
+                vec![1, 47],
+                be32(2),
+                header("set-cookie", "sid=1"),
+                header(":cookie-jar", "ab"),
+                vec![0],
+            ],
+        );
         let rows = [
             (
                 in_flight_v2,
@@ -384,6 +405,19 @@ mod tests {
                 }),
             ),
             (released, Record::Released(Released { last_attempt: 4, expires_at: 77 })),
+            (
+                keeping_cookies,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 1,
+                    response: StoredResponse {
+                        status: 303,
+                        headers: vec![("set-cookie".into(), "sid=1".into()), (":cookie-jar".into(), "ab".into())],
+                        body: None,
+                    },
+                    expires_at: 99,
+                }),
+            ),
         ];
         for (bytes, record) in rows {
             assert_eq!(Record::decode(&bytes), Ok(record.clone()));

@@ -1,10 +1,11 @@
 //! The origin's answer as it is stored and replayed (SPEC §3).
 
-/// Headers that are never stored: hop-by-hop headers (RFC 9110 §7.6.1),
-/// `set-cookie` (a replay must not hand one caller's session to a retry)
+/// Headers that are never stored: hop-by-hop headers (RFC 9110 §7.6.1)
 /// and the framing headers the runtime recomputes. The origin's
 /// `access-control-*` headers are stored with the `Origin` they answered
-/// ([`CORS_ORIGIN`]) and replayed to that `Origin` only (SPEC §3).
+/// ([`CORS_ORIGIN`]) and replayed to that `Origin` only; its `set-cookie`
+/// headers with the cookie jar of the browser that got them
+/// ([`COOKIE_JAR`]), and replayed to that browser only (SPEC §3).
 const NOT_STORED: &[&str] = &[
     "connection",
     "content-length",
@@ -12,7 +13,6 @@ const NOT_STORED: &[&str] = &[
     "proxy-authenticate",
     "proxy-authorization",
     "proxy-connection",
-    "set-cookie",
     "te",
     "trailer",
     "transfer-encoding",
@@ -26,6 +26,28 @@ pub(crate) const CORS_PREFIX: &str = "access-control-";
 /// carried CORS headers (empty: it had none). A colon cannot begin a field
 /// name, so no origin's header is ever mistaken for it; it is never sent.
 pub(crate) const CORS_ORIGIN: &str = ":cors-origin";
+
+/// The stored header that holds the cookie jar ([`cookie_jar`]) of the
+/// browser whose request got the answer's `set-cookie` headers: they are
+/// replayed to that jar only. Never sent; never in a KV copy.
+pub(crate) const COOKIE_JAR: &str = ":cookie-jar";
+
+const SET_COOKIE: &str = "set-cookie";
+
+/// A browser's cookie jar as the layer tells one from another: a digest of
+/// its request's `Cookie` header (none: the empty one), never the cookies.
+///
+/// ```
+/// use oncekey::core::cookie_jar;
+/// assert_eq!(cookie_jar(Some("sid=1")), cookie_jar(Some("sid=1")));
+/// assert_ne!(cookie_jar(Some("sid=1")), cookie_jar(Some("sid=2")));
+/// assert_eq!(cookie_jar(None).len(), 64);
+/// ```
+pub fn cookie_jar(cookie: Option<&str>) -> String {
+    let mut hasher = super::digest::PartHasher::new("oncekey/cookie-jar/1");
+    hasher.part(cookie.unwrap_or_default().as_bytes());
+    super::digest::hex(&hasher.finish())
+}
 
 /// A response as kept in a `Completed` record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +66,10 @@ impl StoredResponse {
     /// Captures an origin answer for storage: drops the headers that are
     /// never stored (and any named in `Connection`), and keeps the body only
     /// if it is at most `max_body_bytes` long. Its CORS headers are kept
-    /// with `origin`, the request's `Origin` ([`StoredResponse::headers_for`]).
+    /// with `origin`, the request's `Origin`, and its `set-cookie` headers
+    /// with `jar`, the requesting browser's [`cookie_jar`] — or dropped when
+    /// `jar` is `None` (a request from another site) —
+    /// ([`StoredResponse::headers_for`]).
     ///
     /// ```
     /// use oncekey::core::StoredResponse;
@@ -53,6 +78,7 @@ impl StoredResponse {
     ///     vec![("Content-Type".into(), "application/json".into()), ("Set-Cookie".into(), "s=1".into())],
     ///     b"{}".to_vec(),
     ///     1024,
+    ///     None,
     ///     None,
     /// );
     /// assert_eq!(r.headers, vec![("content-type".to_string(), "application/json".to_string())]);
@@ -64,6 +90,7 @@ impl StoredResponse {
         body: Vec<u8>,
         max_body_bytes: usize,
         origin: Option<&str>,
+        jar: Option<&str>,
     ) -> Self {
         let named_in_connection: Vec<String> = headers
             .iter()
@@ -74,40 +101,75 @@ impl StoredResponse {
             .into_iter()
             .map(|(name, value)| (name.to_ascii_lowercase(), value))
             .filter(|(name, _)| {
-                !NOT_STORED.contains(&name.as_str()) && !named_in_connection.contains(name) && name != CORS_ORIGIN
+                !NOT_STORED.contains(&name.as_str())
+                    && !named_in_connection.contains(name)
+                    && !name.starts_with(':')
+                    && (jar.is_some() || name != SET_COOKIE)
             })
             .collect::<Vec<_>>();
         let mut headers = headers;
         if headers.iter().any(|(name, _)| name.starts_with(CORS_PREFIX)) {
             headers.push((CORS_ORIGIN.to_owned(), origin.unwrap_or_default().to_owned()));
         }
+        if let Some(jar) = jar.filter(|_| headers.iter().any(|(name, _)| name == SET_COOKIE)) {
+            headers.push((COOKIE_JAR.to_owned(), jar.to_owned()));
+        }
         let body = (body.len() <= max_body_bytes).then_some(body);
         Self { status, headers, body }
     }
 
     /// The stored headers as a replay to a request from `origin` (its
-    /// `Origin`, if any) carries them: the origin's CORS headers only when
-    /// that is the `Origin` they answered, so a browser's retry reads its
-    /// replay as it read the first answer and no other site gets the first
-    /// caller's permission. A record stored before CORS headers were kept
-    /// has none, and replays as it always did.
+    /// `Origin`, if any) and cookie jar `jar` carries them: the origin's
+    /// CORS headers only when that is the `Origin` they answered, so a
+    /// browser's retry reads its replay as it read the first answer and no
+    /// other site gets the first caller's permission; its `set-cookie`
+    /// headers only to the jar that got them, so a double-submitted sign-in
+    /// signs the person in and nobody else ever receives their session. A
+    /// record stored before these were kept has none, and replays as it
+    /// always did.
     ///
     /// ```
-    /// use oncekey::core::StoredResponse;
+    /// use oncekey::core::{StoredResponse, cookie_jar};
     /// let cors = vec![("access-control-allow-origin".into(), "https://a.example".into())];
-    /// let r = StoredResponse::capture(201, cors, vec![], 1024, Some("https://a.example"));
-    /// assert_eq!(r.headers_for(Some("https://a.example")).len(), 1);
-    /// assert!(r.headers_for(Some("https://b.example")).is_empty());
-    /// assert!(r.headers_for(None).is_empty());
+    /// let r = StoredResponse::capture(201, cors, vec![], 1024, Some("https://a.example"), None);
+    /// assert_eq!(r.headers_for(Some("https://a.example"), None).len(), 1);
+    /// assert!(r.headers_for(Some("https://b.example"), None).is_empty());
+    /// assert!(r.headers_for(None, None).is_empty());
+    /// let jar = cookie_jar(Some("sid=1"));
+    /// let session = vec![("set-cookie".into(), "sid=2".into())];
+    /// let r = StoredResponse::capture(303, session, vec![], 1024, None, Some(&jar));
+    /// assert_eq!(r.headers_for(None, Some(&jar)).len(), 1);
+    /// assert!(r.headers_for(None, Some(&cookie_jar(None))).is_empty());
     /// ```
-    pub fn headers_for(&self, origin: Option<&str>) -> Vec<(String, String)> {
-        let answered = self.headers.iter().find(|(name, _)| name == CORS_ORIGIN).map(|(_, value)| value.as_str());
-        let same = answered == Some(origin.unwrap_or_default());
+    pub fn headers_for(&self, origin: Option<&str>, jar: Option<&str>) -> Vec<(String, String)> {
+        let marked = |marker: &str| self.headers.iter().find(|(name, _)| name == marker).map(|(_, v)| v.as_str());
+        let same_origin = marked(CORS_ORIGIN) == Some(origin.unwrap_or_default());
+        let same_jar = jar.is_some() && marked(COOKIE_JAR) == jar;
         self.headers
             .iter()
-            .filter(|(name, _)| name != CORS_ORIGIN && (same || !name.starts_with(CORS_PREFIX)))
+            .filter(|(name, _)| {
+                !name.starts_with(':')
+                    && (same_origin || !name.starts_with(CORS_PREFIX))
+                    && (same_jar || name != SET_COOKIE)
+            })
             .cloned()
             .collect()
+    }
+
+    /// Whether it keeps a browser's `set-cookie` headers (a record holding
+    /// them is written in a layout earlier code cannot read, so a rollback
+    /// fails closed instead of replaying them to anyone).
+    pub fn keeps_cookies(&self) -> bool {
+        self.headers.iter().any(|(name, _)| name == COOKIE_JAR)
+    }
+
+    /// This response without what only the object may keep: the
+    /// `set-cookie` headers and their jar, for a KV copy (SPEC §3: a session
+    /// never goes to KV).
+    pub fn without_cookies(&self) -> Self {
+        let headers =
+            self.headers.iter().filter(|(name, _)| name != SET_COOKIE && name != COOKIE_JAR).cloned().collect();
+        Self { headers, ..self.clone() }
     }
 
     /// Whether the body was too large to keep.
@@ -157,8 +219,6 @@ mod tests {
                 ("Keep-Alive", "timeout=5"),
                 ("Transfer-Encoding", "chunked"),
                 ("Content-Length", "2"),
-                ("Set-Cookie", "a=1"),
-                ("set-cookie", "b=2"),
                 ("Upgrade", "h2c"),
                 ("TE", "trailers"),
                 ("Trailer", "x"),
@@ -171,6 +231,7 @@ mod tests {
             b"ok".to_vec(),
             10,
             Some("https://a.example"),
+            None,
         );
         let cors = [
             ("access-control-allow-origin", "https://a.example"),
@@ -186,32 +247,53 @@ mod tests {
     #[test]
     fn cors_headers_replay_to_the_origin_they_answered_only() {
         let cors = h(&[("Vary", "Origin"), ("Access-Control-Allow-Origin", "https://a.example")]);
-        let from_a = StoredResponse::capture(201, cors.clone(), vec![], 10, Some("https://a.example"));
+        let from_a = StoredResponse::capture(201, cors.clone(), vec![], 10, Some("https://a.example"), None);
         let vary = h(&[("vary", "Origin")]);
         assert_eq!(
-            from_a.headers_for(Some("https://a.example")),
+            from_a.headers_for(Some("https://a.example"), None),
             h(&[("vary", "Origin"), ("access-control-allow-origin", "https://a.example")])
         );
-        assert_eq!(from_a.headers_for(Some("https://b.example")), vary);
-        assert_eq!(from_a.headers_for(None), vary, "a caller with no Origin");
+        assert_eq!(from_a.headers_for(Some("https://b.example"), None), vary);
+        assert_eq!(from_a.headers_for(None, None), vary, "a caller with no Origin");
         // Answered to a request with no Origin (a wildcard, say): replayed to such requests only.
-        let no_origin = StoredResponse::capture(201, h(&[("access-control-allow-origin", "*")]), vec![], 10, None);
-        assert_eq!(no_origin.headers_for(None), h(&[("access-control-allow-origin", "*")]));
-        assert!(no_origin.headers_for(Some("https://a.example")).is_empty());
-        // A header named like the marker from the origin is not stored.
-        let forged = StoredResponse::capture(201, h(&[(CORS_ORIGIN, "https://b.example")]), vec![], 10, None);
-        assert!(forged.headers.is_empty());
+        let no_origin =
+            StoredResponse::capture(201, h(&[("access-control-allow-origin", "*")]), vec![], 10, None, None);
+        assert_eq!(no_origin.headers_for(None, None), h(&[("access-control-allow-origin", "*")]));
+        assert!(no_origin.headers_for(Some("https://a.example"), None).is_empty());
+        // A header named like a marker from the origin is not stored.
+        let forged = h(&[(CORS_ORIGIN, "https://b.example"), (COOKIE_JAR, "00")]);
+        assert!(StoredResponse::capture(201, forged, vec![], 10, None, Some("00")).headers.is_empty());
         // A record stored before CORS was kept: no marker, no CORS, replayed as before.
         let old = StoredResponse { status: 201, headers: h(&[("location", "/o/1")]), body: None };
-        assert_eq!(old.headers_for(Some("https://a.example")), h(&[("location", "/o/1")]));
+        assert_eq!(old.headers_for(Some("https://a.example"), None), h(&[("location", "/o/1")]));
+    }
+
+    #[test]
+    fn set_cookie_replays_to_the_browser_that_got_it_only() {
+        let jar = cookie_jar(Some("csrf=x"));
+        let answer = h(&[("Location", "/home"), ("Set-Cookie", "sid=s1; HttpOnly"), ("set-cookie", "theme=dark")]);
+        let signed_in = StoredResponse::capture(303, answer.clone(), vec![], 10, None, Some(&jar));
+        assert!(signed_in.keeps_cookies());
+        let cookies = h(&[("location", "/home"), ("set-cookie", "sid=s1; HttpOnly"), ("set-cookie", "theme=dark")]);
+        assert_eq!(signed_in.headers_for(None, Some(&jar)), cookies, "the same browser: signed in");
+        let others = [None, Some(cookie_jar(None)), Some(cookie_jar(Some("csrf=y")))];
+        for other in others {
+            assert_eq!(signed_in.headers_for(None, other.as_deref()), h(&[("location", "/home")]), "{other:?}");
+        }
+        // From another site: never kept at all.
+        let cross = StoredResponse::capture(303, answer, vec![], 10, None, None);
+        assert_eq!(cross.headers, h(&[("location", "/home")]));
+        assert!(!cross.keeps_cookies());
+        // A KV copy never holds a session.
+        assert_eq!(signed_in.without_cookies().headers, h(&[("location", "/home")]));
     }
 
     #[test]
     fn body_limit_is_inclusive() {
-        let kept = StoredResponse::capture(200, vec![], vec![0; 10], 10, None);
+        let kept = StoredResponse::capture(200, vec![], vec![0; 10], 10, None, None);
         assert_eq!(kept.body, Some(vec![0; 10]));
         assert!(!kept.body_omitted());
-        let big = StoredResponse::capture(200, vec![], vec![0; 11], 10, None);
+        let big = StoredResponse::capture(200, vec![], vec![0; 11], 10, None, None);
         assert!(big.body_omitted());
         assert_eq!(big.status, 200);
     }

@@ -47,20 +47,26 @@ pub struct RequestHead {
 impl RequestHead {
     /// The headers the exchange reads: `content-type` and each scope
     /// source's header, for the fingerprint and the record name,
-    /// `content-length`, for how the body is read, and `authorization` when
-    /// the admin paths are on (SPEC §12), for their token. A host copies
-    /// only these.
+    /// `content-length`, for how the body is read, `cookie`, for whose
+    /// browser an answer's cookies are kept, `authorization` when the admin
+    /// paths are on (SPEC §12), for their token, and `sec-fetch-site` with
+    /// form keys on. A host copies only these.
     ///
     /// ```
     /// use oncekey::core::{Config, RequestHead};
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_SCOPE").then(|| "cookie:session".to_owned())).unwrap();
     /// assert_eq!(RequestHead::headers_read(&config), ["content-type", "content-length", "cookie"]);
+    /// assert_eq!(RequestHead::headers_read(&Config::default()), ["content-type", "content-length", "authorization", "cookie"]);
     /// ```
     pub fn headers_read(config: &Config) -> Vec<&str> {
         let mut names: Vec<&str> = ["content-type", "content-length"]
             .into_iter()
             .chain(config.scope.iter().map(|source| source.header()))
             .collect();
+        if !names.contains(&"cookie") {
+            // Whose browser an answer's cookies are kept for (SPEC §3).
+            names.push("cookie");
+        }
         if config.admin_token.is_some() && !names.contains(&"authorization") {
             names.push("authorization");
         }

@@ -14,7 +14,7 @@ use crate::core::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::form_keys::{edit_headers, gets_form_keys};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
-    Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, decode_decision, decode_finished,
+    Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision, decode_finished,
     decode_inspected, decode_released, finish, replay_from_copy,
 };
 
@@ -48,6 +48,10 @@ pub struct Exchange {
     origin: Option<String>,
     /// The allowed cross-origin caller of this request, if any.
     cors: Option<String>,
+    /// The requesting browser's cookie jar, when the request comes from the
+    /// page's own site (SPEC §3, §8): an answer's `set-cookie` is kept with
+    /// it and replayed to it only. `None`: kept for no one.
+    cookie_jar: Option<String>,
     log: DecisionLog,
     timing: Timing,
     /// When the pending I/O action started, on the host's clock.
@@ -133,10 +137,12 @@ impl Exchange {
     pub fn start(config: Rc<Config>, head: RequestHead, now_ms: u64) -> (Self, Action) {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
         let form_keys = config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD");
+        let cookie_jar = head.is_from_own_site().then(|| cookie_jar(head.header("cookie")));
         let mut exchange = Self {
             config,
             origin: head.origin.clone(),
             cors,
+            cookie_jar,
             log: DecisionLog::default(),
             timing: Timing::default(),
             since: now_ms,
@@ -459,7 +465,7 @@ impl Exchange {
                 // late, or evicted), so put it back. With `fallback` the copy
                 // written at completion stands.
                 if durable && self.config.kv_replay.reads_first() {
-                    self.after.push_back(Action::WriteCopy { name: keyed.name, completed });
+                    self.after.push_back(copy_of(keyed.name, completed));
                 }
                 action
             }
@@ -496,12 +502,14 @@ impl Exchange {
         let (outcome, reply) = match result {
             OriginResult::Answered { status, headers, body } => {
                 let max = self.config.max_response_bytes;
-                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, self.origin.as_deref());
+                let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, origin, jar);
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
                 (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Bytes(body)))
             }
             OriginResult::Streaming { status, headers } => {
-                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0, self.origin.as_deref());
+                let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
+                let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0, origin, jar);
                 let stored = StoredResponse { body: None, ..stored };
                 (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Origin))
             }
@@ -527,7 +535,7 @@ impl Exchange {
                 // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
                 Finished::Stored(completed) => {
                     self.stage = Stage::Finishing(finishing);
-                    Action::WriteCopy { name: keyed.name, completed }
+                    copy_of(keyed.name, completed)
                 }
                 other => self.recorded(finishing, finish_result(other).0),
             };
@@ -585,7 +593,7 @@ impl Exchange {
         let name = finishing.name;
         let action = self.recorded(finishing, result);
         if let Some(completed) = copy.filter(|_| durable && self.config.kv_replay.writes_copies()) {
-            self.after.push_back(Action::WriteCopy { name, completed });
+            self.after.push_back(copy_of(name, completed));
         }
         action
     }
@@ -717,7 +725,7 @@ impl Exchange {
     fn replay(&mut self, completed: &Completed) -> Action {
         self.log.outcome = Verdict::Replay;
         self.log.attempt = Some(completed.attempt);
-        self.respond(Reply::replay(completed, self.origin.as_deref()))
+        self.respond(Reply::replay(completed, self.origin.as_deref(), self.cookie_jar.as_deref()))
     }
 
     /// One of the layer's own errors.
@@ -797,6 +805,13 @@ impl Exchange {
         }
         self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
     }
+}
+
+/// The KV copy of `completed`, for record `name`: without the cookies only
+/// the object may keep (SPEC §3).
+fn copy_of(name: RecordName, completed: Completed) -> Action {
+    let response = completed.response.without_cookies();
+    Action::WriteCopy { name, completed: Completed { response, ..completed } }
 }
 
 /// How a `finish` ended, for the log, and the answer it stored.

@@ -77,11 +77,11 @@ impl Reply {
 
     /// A stored answer replayed to a request from `origin` (its `Origin`):
     /// its status, headers (the origin's CORS only to the `Origin` they
-    /// answered) and body (or an empty body and `Idempotent-Body-Omitted:
+    /// answered, its `set-cookie` only to the cookie `jar` it answered) and body (or an empty body and `Idempotent-Body-Omitted:
     /// true`), marked as a replay.
-    pub fn replay(completed: &Completed, origin: Option<&str>) -> Self {
+    pub fn replay(completed: &Completed, origin: Option<&str>, jar: Option<&str>) -> Self {
         let response = &completed.response;
-        let mut headers = response.headers_for(origin);
+        let mut headers = response.headers_for(origin, jar);
         set(&mut headers, "idempotent-replayed", "true");
         set(&mut headers, "cache-control", "no-store");
         if response.body_omitted() {
@@ -201,12 +201,12 @@ mod tests {
             expires_at: 9,
         };
         let names = |reply: &Reply| reply.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
-        let omitted = Reply::replay(&stored(None), None);
+        let omitted = Reply::replay(&stored(None), None, None);
         assert_eq!(
             names(&omitted),
             ["content-type", "location", "idempotent-replayed", "cache-control", "idempotent-body-omitted"]
         );
-        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())), None);
+        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())), None, None);
         assert!(
             ["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())),
             "kept with the body"

@@ -338,9 +338,40 @@ fn a_retry_is_replayed_by_the_object_without_touching_kv() {
     let run = world.run(keyed("k1"), order());
     assert_eq!(run.steps, ["read-body", "detach", "begin", "respond", "log"]);
     assert_eq!((run.reply.status, header(&run.reply, "idempotent-replayed")), (201, Some("true")));
-    assert_eq!(header(&run.reply, "set-cookie"), None, "never replayed");
     assert_eq!(header(&run.reply, "cache-control"), Some("no-store"));
     assert_eq!(world.calls, [1]);
+}
+
+#[test]
+fn an_answer_s_cookies_replay_to_the_browser_that_got_them_only() {
+    // SPEC §3: a double-submitted sign-in signs the person in; nobody else
+    // ever receives their session, and no KV copy holds it.
+    let mut world = World::new(&[]);
+    let browser = |cookie: Option<&str>, site: &str| {
+        let mut head = keyed("k1");
+        head.headers.push(("sec-fetch-site".into(), site.into()));
+        head.headers.extend(cookie.map(|c| ("cookie".to_owned(), c.to_owned())));
+        head
+    };
+    let first = world.run(browser(Some("csrf=a"), "same-origin"), order());
+    assert_eq!(header(&first.reply, "set-cookie"), Some("s=1"), "the first answer as the origin sent it");
+    let again = world.run(browser(Some("csrf=a"), "same-origin"), order());
+    assert_eq!(header(&again.reply, "idempotent-replayed"), Some("true"));
+    assert_eq!(header(&again.reply, "set-cookie"), Some("s=1"), "the same browser: signed in");
+    for (cookie, site) in [(Some("csrf=b"), "same-origin"), (None, "same-origin"), (Some("csrf=a"), "cross-site")] {
+        let other = world.run(browser(cookie, site), order());
+        assert_eq!(header(&other.reply, "idempotent-replayed"), Some("true"));
+        assert_eq!(header(&other.reply, "set-cookie"), None, "{cookie:?} {site}: someone else");
+    }
+    assert!(world.kv.values().all(|copy| !format!("{copy:?}").contains("s=1")), "no session in a KV copy");
+    assert!(!world.kv.is_empty(), "the copy was written");
+    // An answer to another site's request keeps no cookie at all.
+    let mut cross = keyed("k2");
+    cross.headers.push(("sec-fetch-site".into(), "cross-site".into()));
+    world.run(cross.clone(), order());
+    cross.headers[1].1 = "same-origin".into();
+    assert_eq!(header(&world.run(cross, order()).reply, "set-cookie"), None);
+    assert_eq!(world.calls, [1, 1]);
 }
 
 #[test]
@@ -977,7 +1008,7 @@ fn the_authorization_header_is_read_only_when_the_admin_paths_are_on() {
     );
     assert_eq!(
         RequestHead::headers_read(&World::new(&[TOKEN]).config),
-        ["content-type", "content-length", "authorization"],
+        ["content-type", "content-length", "authorization", "cookie"],
         "once"
     );
 }
