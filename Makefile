@@ -308,7 +308,7 @@ bench: bench-browser
 ## user's TypeScript worker (tests/worker-js/app) with the packed package
 ## installed, bundled by `wrangler deploy --dry-run`, run in workerd; and tsc.
 WORKER_JS_SOURCES := $(shell find src/core src/js -name '*.rs' 2>/dev/null) \
-  $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/record-name.js) \
+  $(wildcard pkg/src/worker.js pkg/src/worker.d.ts pkg/src/worker/*.js pkg/src/hono.js pkg/src/hono.d.ts pkg/src/cli.js) \
   pkg/src/proxy.js pkg/src/proxy.d.ts $(SHARED_SOURCES) \
   pkg/package.json pkg/worker-wasm/Cargo.toml pkg/worker-wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-worker-js.sh scripts/wasm-glue.sh
 

@@ -6,7 +6,7 @@
 #   pkg/dist/worker.js               the entry (ESM); imports the wasm beside it
 #   pkg/dist/oncekey_worker_bg.wasm  the core, its exchange and coordinator steps
 #   pkg/dist/worker.d.ts             the types
-#   pkg/dist/oncekey-record.js       the operator's command (npx oncekey-record), Node
+#   pkg/dist/cli.js                  the operator's command (npx --no-install oncekey), Node
 #   pkg/dist/proxy.js                `oncekey/proxy`: the HTTP side alone
 #   pkg/dist/oncekey_proxy_bg.wasm   its wasm: the same bindings without the queue consumer's
 #   pkg/dist/proxy.d.ts              its types
@@ -47,7 +47,7 @@ entry() {
 }
 
 mkdir -p "$OUT"
-rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/oncekey-record.js" \
+rm -f "$OUT/worker.js" "$OUT/oncekey_worker_bg.wasm" "$OUT/worker.d.ts" "$OUT/cli.js" "$OUT/oncekey-record.js" \
   "$OUT/proxy.js" "$OUT/oncekey_proxy_bg.wasm" "$OUT/proxy.d.ts"
 
 # `oncekey/proxy`: the bindings without the queue consumer's (pkg/worker-wasm
@@ -59,11 +59,11 @@ cp pkg/src/proxy.d.ts "$OUT/proxy.d.ts"
 entry "" bindgen oncekey_worker_bg.wasm pkg/src/worker.js worker.js
 cp pkg/src/worker.d.ts "$OUT/worker.d.ts"
 # The same bindings under Node, reading the wasm beside it.
-"$BIN/esbuild" pkg/src/record-name.js --bundle --format=esm --minify --target=node20 --platform=node \
+"$BIN/esbuild" pkg/src/cli.js --bundle --format=esm --minify --target=node20 --platform=node \
   --legal-comments=none --log-level=warning --banner:js='#!/usr/bin/env node' \
   --alias:oncekey-worker-wasm="$CARGO_TARGET_DIR/bindgen/oncekey_worker_wasm.js" \
-  --outfile="$OUT/oncekey-record.js"
-chmod +x "$OUT/oncekey-record.js"
+  --outfile="$OUT/cli.js"
+chmod +x "$OUT/cli.js"
 if [ -f pkg/src/hono.js ]; then
   "$BIN/esbuild" pkg/src/hono.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
     --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"

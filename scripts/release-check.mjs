@@ -458,7 +458,7 @@ function selfTest() {
     [
       "a bin path npm rewrites",
       "pkg/package.json",
-      (t) => t.replace(/"(dist\/oncekey-record\.js)"/, '"./$1"'),
+      (t) => t.replace(/"(dist\/cli\.js)"/, '"./$1"'),
       /npm publish rewrites it/,
     ],
     [

@@ -326,31 +326,54 @@ test("metrics (SPEC §12): one data point per decision to IDEMPOTENCY_METRICS, t
   assert.deepEqual(mine.map((p) => p.blobs[0]).sort(), ["execute", "replay"]);
 });
 
-test("npx oncekey-record (the packed package's command): the record name the layer uses, from host, identity and key", () => {
-  const run = (args) => execFileSync("npx", ["oncekey-record", ...args], { cwd: APP, encoding: "utf8", stdio: "pipe" });
-  const cli = (...args) => run(args).trim();
+test("npx --no-install oncekey record (the packed package's command): the record name the layer uses, from host, identity and key", () => {
+  const run = (args, { stdin, env } = {}) =>
+    execFileSync("npx", ["--no-install", "oncekey", "record", ...args], {
+      cwd: APP,
+      encoding: "utf8",
+      input: stdin ?? "",
+      env: { ...process.env, ...env },
+      stdio: "pipe",
+    });
+  const cli = (args, options) => run(args, options).trim();
+  // The identity from standard input, or from the environment: never the command line.
   assert.equal(
-    cli("--host", "shop.example", "--authorization", "Bearer alice", "--key", "k1"),
+    cli(["--host", "shop.example", "--key", "k1", "--identity-stdin"], { stdin: "Authorization: Bearer alice\n" }),
     recordName("shop.example", "Bearer alice", "k1"),
   );
   assert.equal(
-    cli("--host", "https://Shop.Example:8443/api/orders", "--key", "order-7"),
+    cli(["--host", "shop.example", "--key", "k1"], { env: { ONCEKEY_IDENTITY: "authorization: Bearer alice" } }),
+    recordName("shop.example", "Bearer alice", "k1"),
+  );
+  assert.equal(
+    cli(["--host", "https://Shop.Example:8443/api/orders", "--key", "order-7"]),
     recordName("shop.example", undefined, "order-7"),
     "a URL, any case, no identity",
   );
   const key = randomUUID();
   assert.equal(
-    cli("--host", "shop.test", "--key", `"${key}"`),
+    cli(["--host", "shop.test", "--key", `"${key}"`]),
     recordName("shop.test", undefined, key),
     "a quoted key is the same key",
   );
-  assert.equal(
-    cli("--host", "a.example", "--header", "Authorization: Bearer x", "--key", "k"),
-    recordName("a.example", "Bearer x", "k"),
-  );
   assert.notEqual(
-    cli("--host", "a.example", "--key", "k", "--scope", "cookie:session", "--cookie", "session=1"),
+    cli(["--host", "a.example", "--key", "k", "--scope", "cookie:session", "--identity-stdin"], {
+      stdin: "Cookie: session=1\n",
+    }),
     recordName("a.example", undefined, "k"),
+  );
+  // A secret on the command line is refused, and never echoed back.
+  for (const option of ["--authorization", "--cookie", "--header"]) {
+    assert.throws(
+      () => run(["--host", "a.example", "--key", "k", option, "sk_live_secret"]),
+      (error) =>
+        /would put a secret on the command line/.test(error.stderr) && !error.stderr.includes("sk_live_secret"),
+      option,
+    );
+  }
+  assert.throws(
+    () => run(["--host", "a.example", "--key", "k", "--identity-stdin"], { stdin: "sk_live_no_colon\n" }),
+    (error) => /identity line 1 is not/.test(error.stderr) && !error.stderr.includes("sk_live"),
   );
   assert.throws(() => run(["--host", "a.example", "--key", "a,b"]), /not a valid Idempotency-Key/);
   assert.throws(() => run(["--key", "k"]), /--host is required/);
