@@ -51,12 +51,127 @@ export function withFormKeys(response, keyInput) {
         if (seen !== undefined) seen.hasField = true;
       },
     });
+  if (response.body === null) return response;
+  let guard;
+  let rewritten;
   try {
-    return rewriter.transform(response);
+    guard = tagGuard(response.body);
+    rewritten = rewriter.transform(new Response(guard.input, response));
   } catch (error) {
     // The core sends only pages the rewriter should read; whatever it still
     // refuses goes out as the origin sent it, logged.
-    console.warn(`oncekey: a page was answered without form keys: ${error instanceof Error ? error.message : error}`);
-    return response;
+    guard?.release();
+    warn(`a page was answered without form keys: ${error instanceof Error ? error.message : error}`);
+    return guard === undefined ? response : new Response(guard.rest(), response);
   }
+  return new Response(followedBy(rewritten.body, guard), rewritten);
+}
+
+/**
+ * The longest tag handed to the rewriter, `<` to `>`, in bytes. The
+ * runtime's rewriter gives up on a tag of about 3 MB (a large `data-`
+ * attribute, say) and cuts the page off there with no error, so a page
+ * whose tag runs past this has the rest of it sent as the origin sent it,
+ * without keys (SPEC §8: rewriting never breaks an answer).
+ */
+const LONGEST_TAG = 1 << 20;
+const LT = 0x3c;
+const GT = 0x3e;
+
+/**
+ * Splits `body` at its first tag longer than LONGEST_TAG: `input`, the
+ * bytes before it, for the rewriter (a tag's bytes are held back until its
+ * `>` arrives, at most LONGEST_TAG of them); then `rest()`, that tag and
+ * everything after it, untouched. `release()` hands everything to `rest()`.
+ */
+function tagGuard(body) {
+  const reader = body.getReader();
+  let held = new Uint8Array(0);
+  let cut = false;
+  const input = new ReadableStream({
+    async pull(controller) {
+      for (;;) {
+        if (cut) return controller.close();
+        const { value, done } = await reader.read();
+        if (done) {
+          if (held.length > 0) controller.enqueue(held);
+          held = new Uint8Array(0);
+          return controller.close();
+        }
+        const bytes = held.length === 0 ? value : joined(held, value);
+        const open = bytes.lastIndexOf(LT);
+        const end = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
+        held = bytes.subarray(end);
+        if (held.length > LONGEST_TAG) {
+          cut = true;
+          warn(`a tag of over ${LONGEST_TAG} bytes: the rest of the page was answered without form keys`);
+        }
+        if (end > 0) return controller.enqueue(bytes.subarray(0, end));
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return {
+    input,
+    release() {
+      cut = true;
+    },
+    /** What the rewriter was not given: the held tag, then the rest of the body. */
+    rest() {
+      let first = cut ? held : null;
+      return new ReadableStream({
+        async pull(controller) {
+          if (first !== null) {
+            const bytes = first;
+            first = null;
+            if (bytes.length > 0) return controller.enqueue(bytes);
+          }
+          const { value, done } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        cancel(reason) {
+          return reader.cancel(reason);
+        },
+      });
+    },
+    get cut() {
+      return cut;
+    },
+  };
+}
+
+/** `rewritten`, then — if the guard cut the page — the rest as the origin sent it. */
+function followedBy(rewritten, guard) {
+  const reader = rewritten.getReader();
+  let rest;
+  return new ReadableStream({
+    async pull(controller) {
+      if (rest === undefined) {
+        const { value, done } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        if (!guard.cut) return controller.close();
+        rest = guard.rest().getReader();
+      }
+      const { value, done } = await rest.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return (rest ?? reader).cancel(reason);
+    },
+  });
+}
+
+function joined(a, b) {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+function warn(message) {
+  console.warn(`oncekey: ${message}`);
 }

@@ -19,6 +19,9 @@ const PAGE = `<!doctype html><html><body>
 </body></html>`;
 const JSON_BODY = '{"html":"<form method=post></form>"}';
 const FOREIGN_PAGE = '<!doctype html><form method="post" action="/orders"><button>Buy</button></form>';
+const HUGE_TAG_PAGE = `<!doctype html><form method="post" id="a"><button>Buy</button></form>
+<div id="app" data-page="${"x".repeat(4 * 1024 * 1024)}"></div>
+<form method="post" id="b"><button>Buy</button></form><p>the end</p>`;
 // Forms that could send a key some other way than a post's body.
 const OTHER_WAYS = `<!doctype html>
 <form method="post" enctype="text/plain" id="p"><button>Send</button></form>
@@ -95,6 +98,12 @@ function server() {
     if (req.url === "/range") {
       res.writeHead(206, { "content-type": "text/html", "content-range": `bytes 0-${FOREIGN_PAGE.length - 1}/9999` });
       return res.end(FOREIGN_PAGE);
+    }
+    if (req.url === "/huge-tag") {
+      // A server-rendered app's props in one attribute: a 4 MB tag between two forms.
+      req.resume();
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(HUGE_TAG_PAGE);
     }
     if (req.url === "/other-ways") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -293,6 +302,31 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
       const text = path === "/utf16" ? bytes.toString("utf16le").replace(/^\ufeff/, "") : bytes.toString();
       assert.equal(text, FOREIGN_PAGE, `${path}: the origin's bytes`);
     }
+  });
+
+  test("a tag the rewriter would choke on (4 MB): the page arrives whole, keys before it, the rest as sent", async () => {
+    const res = await proxy.fetch("/huge-tag", { headers: { "accept-encoding": "identity" } });
+    assert.equal(res.status, 200);
+    const html = await res.text();
+    const keys = [...html.matchAll(KEY_FIELD)].map((m) => m[1]);
+    assert.equal(keys.length, 1, "the form before the tag has its key");
+    assert.match(keys[0], UUID7);
+    assert.equal(html.replace(KEY_FIELD, ""), HUGE_TAG_PAGE, "every other byte as the server sent it, none cut");
+    // Keyed, the first answer is whole too; its 4 MB body is over the stored
+    // limit, so the replay has its status and headers (and no body).
+    const key = crypto.randomUUID();
+    const send = () =>
+      proxy.fetch("/huge-tag", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key, "accept-encoding": "identity" },
+        body: "{}",
+      });
+    assert.equal((await (await send()).text()).replace(KEY_FIELD, ""), HUGE_TAG_PAGE);
+    const replay = await send();
+    assert.equal(replay.status, 200);
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(replay.headers.get("idempotent-body-omitted"), "true");
+    await replay.arrayBuffer();
   });
 
   test("a keyed post answered in a charset the rewriter cannot read: stored once, replayed, never run again", async () => {
