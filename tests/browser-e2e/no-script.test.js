@@ -199,3 +199,36 @@ test("after a validation error, the re-rendered form has a fresh key and the edi
     await confirmed(tab, item);
     assert.equal(await count(at, item), 1);
   }));
+
+test("a forged form on another site, clicked in the victim's browser: unkeyed, so the attacker cannot read its answer", () =>
+  onEachHost(async (at, tab) => {
+    // The attacker's page, on another site (localhost is not 127.0.0.1's
+    // site), posts to the shop with a key of the attacker's choosing.
+    const item = unique("forged");
+    const key = crypto.randomUUID();
+    const attacker = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(`<!doctype html><form method="post" action="${at.base}/classic/orders">
+        <input name="item" value="${item}"><input name="quantity" value="1"><input name="amountCents" value="450">
+        <input type="hidden" name="idempotency_key" value="${key}"><button type="submit">Win a prize</button></form>`);
+    });
+    await new Promise((resolve) => attacker.listen(0, "127.0.0.1", resolve));
+    try {
+      await tab.goto(`http://localhost:${attacker.address().port}/`);
+      await tab.click('button[type="submit"]');
+      await tab.waitForURL(/\/classic\/orders\//);
+      assert.equal(await count(at, item), 1, "the shop took the order (its own CSRF defence is its own)");
+      // The attacker now posts the same key and body with no cookies: never
+      // the victim's answer as a replay.
+      const replay = await fetch(`${at.base}/classic/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `item=${item}&quantity=1&amountCents=450&idempotency_key=${key}`,
+        redirect: "manual",
+      });
+      assert.equal(replay.headers.get("idempotent-replayed"), null, "not a replay of the victim's answer");
+      assert.equal(await count(at, item), 2, "the attacker's own post ran as its own");
+    } finally {
+      attacker.close();
+    }
+  }));
