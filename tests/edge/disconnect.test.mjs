@@ -191,7 +191,13 @@ test("a finish whose coordinator object was reset is repeated through a fresh st
 // workerd does not abort request.signal when a socket closes locally
 // (workerd PR #5062), so the caller here is another Worker whose call over a
 // service binding is aborted: that does abort the layer's signal.
-test("a caller that disconnects during a long origin call: within the platform's limit the outcome is recorded as unknown", async () => {
+/**
+ * A caller that hangs up `abortAfterMs` into its request, in front of an
+ * origin that answers after 60 s, through `store`; checks the layer cut the
+ * origin call within `cutWithin` ms of its start (30 s after the disconnect
+ * less a whole finish) and recorded the outcome as unknown.
+ */
+async function hangUpScenario({ abortAfterMs, store = "real", storeDelayMs, storeTimeoutMs, cutWithin, waitMs }) {
   const runs = [];
   let originCutAt;
   const origin = http.createServer((req, res) => {
@@ -209,7 +215,7 @@ test("a caller that disconnects during a long origin call: within the platform's
     export default {
       async fetch(request, env) {
         const hangUp = new AbortController();
-        setTimeout(() => hangUp.abort(), 500);
+        setTimeout(() => hangUp.abort(), ${abortAfterMs});
         try {
           const res = await env.LAYER.fetch("http://oncekey.test/v1/orders", {
             method: "POST", headers: request.headers, body: await request.text(), signal: hangUp.signal,
@@ -220,11 +226,15 @@ test("a caller that disconnects during a long origin call: within the platform's
         }
       },
     };`;
-  // A short store limit keeps the test short: a whole finish is then 3.5 s.
   const worker = await start({
     worker: "proxy",
     quiet: true,
-    vars: { ORIGIN_URL: `http://127.0.0.1:${origin.address().port}`, IDEMPOTENCY_STORE_TIMEOUT_MS: "1000" },
+    store,
+    storeDelayMs,
+    vars: {
+      ORIGIN_URL: `http://127.0.0.1:${origin.address().port}`,
+      IDEMPOTENCY_STORE_TIMEOUT_MS: String(storeTimeoutMs),
+    },
     extraWorkers: [
       {
         name: "client",
@@ -244,9 +254,11 @@ test("a caller that disconnects during a long origin call: within the platform's
         body: '{"item":"slow"}',
       });
     assert.equal(await (await send()).text(), "hung up: AbortError");
-    // 30 s after the disconnect less a whole finish (3 x 1 s + 0.5 s): the call is cut at 26.5 s.
-    await sleep(28_500);
-    assert.ok(originCutAt >= 25_000 && originCutAt < 29_000, `the layer ended the origin call at ${originCutAt} ms`);
+    await sleep(waitMs);
+    assert.ok(
+      originCutAt >= cutWithin[0] && originCutAt < cutWithin[1],
+      `the layer ended the origin call at ${originCutAt} ms`,
+    );
     const dup = await worker.fetch("/v1/orders", {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": key },
@@ -256,11 +268,29 @@ test("a caller that disconnects during a long origin call: within the platform's
     const problem = await dup.json();
     assert.match(problem.detail, /outcome is unknown/, "the honest 409: it may have been carried out");
     const retryAfter = Number(dup.headers.get("retry-after"));
-    assert.ok(retryAfter > 80 && retryAfter <= 120, `Retry-After ${retryAfter}: the rest of the 120 s lease`);
+    assert.ok(retryAfter > 70 && retryAfter <= 120, `Retry-After ${retryAfter}: the rest of the 120 s lease`);
     assert.deepEqual(runs, ["1"], "the origin ran once");
   } finally {
     await worker.dispose();
     origin.closeAllConnections();
     await new Promise((resolve) => origin.close(resolve));
   }
-});
+}
+
+test("a caller that disconnects during a long origin call: within the platform's limit the outcome is recorded as unknown", () =>
+  // A short store limit keeps the test short: a whole finish is then 3.5 s,
+  // so the call is cut at 26.5 s.
+  hangUpScenario({ abortAfterMs: 500, storeTimeoutMs: 1000, cutWithin: [25_000, 29_000], waitMs: 28_500 }));
+
+test("a caller gone before the origin call starts (while begin was on its way): the call is bounded as well", () =>
+  // The caller hangs up at 0.3 s; begin lands at 1 s, so the origin call
+  // starts with the signal already aborted — no abort event will come. A
+  // whole finish is 3 x 1.5 s + 0.5 s: the call is cut 25 s after it starts.
+  hangUpScenario({
+    abortAfterMs: 300,
+    store: "slow",
+    storeDelayMs: 1000,
+    storeTimeoutMs: 1500,
+    cutWithin: [23_000, 27_000],
+    waitMs: 28_000,
+  }));
