@@ -4,7 +4,7 @@
 // are not links, but a repository path named in inline code must exist
 // too: pages drift when code moves.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { test } from "node:test";
@@ -87,4 +87,12 @@ test("every repository path the Markdown pages name in code (`src/â€¦`, `tests/â
   }
   assert.ok(named >= 50, `the pages name ${named} repository paths`);
   assert.deepEqual(missing, [], "paths the pages name that the repository does not hold");
+});
+
+test("local secrets files are git-ignored", () => {
+  // docs/operations.md puts the admin token in .dev.vars for `wrangler dev`.
+  for (const file of [".dev.vars", "workers/demo/.dev.vars", ".dev.vars.staging"]) {
+    const ignored = spawnSync("git", ["check-ignore", "-q", file], { cwd: ROOT });
+    assert.equal(ignored.status, 0, `${file} is not ignored`);
+  }
 });
