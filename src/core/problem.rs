@@ -41,6 +41,10 @@ pub enum Problem {
     /// the connection failed before it was sent, or the handler threw
     /// `NotSentError` — so the key is released and a retry runs at once.
     NotCarriedOut,
+    /// 502 (`origin-unreachable` too): the worker's own handler threw, so
+    /// its outcome is unknown (it may have acted before failing) and the
+    /// key is held until its lease ends.
+    HandlerFailed,
     /// 503: the idempotency store failed or did not answer in time.
     StoreUnavailable,
     /// 500: a configuration variable has a bad value.
@@ -119,6 +123,9 @@ impl Problem {
             Self::NotCarriedOut => {
                 "The request was not carried out (the origin was not reached), and the key is free: retry with the same key now.".into()
             }
+            Self::HandlerFailed => {
+                "The request's handler failed; the outcome is unknown (it may have acted before failing). Retry with the same key once the key's lease has ended.".into()
+            }
             Self::StoreUnavailable => {
                 "The idempotency store is unavailable; the request was not forwarded. Retry with the same key.".into()
             }
@@ -196,6 +203,7 @@ impl Problem {
             Self::KeyReused,
             Self::OriginUnreachable,
             Self::NotCarriedOut,
+            Self::HandlerFailed,
             Self::StoreUnavailable,
             Self::Misconfigured("IDEMPOTENCY_TTL_SECONDS: \"soon\" is not a number".into()),
             Self::Unauthorized,
@@ -220,6 +228,7 @@ impl Problem {
                 | Self::KeyReused
                 | Self::OriginUnreachable
                 | Self::NotCarriedOut
+                | Self::HandlerFailed
                 | Self::StoreUnavailable
                 | Self::Misconfigured(_)
                 | Self::Unauthorized
@@ -241,6 +250,7 @@ impl Problem {
             Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
             Self::OriginUnreachable
             | Self::NotCarriedOut
+            | Self::HandlerFailed
             | Self::StoreUnavailable
             | Self::Misconfigured(_)
             | Self::RecordUnreadable => "api_error",
@@ -268,7 +278,9 @@ impl Problem {
             Self::BodyTooLarge { .. } => ("body-too-large", 413, "Request body too large"),
             Self::BodyIncomplete => ("body-incomplete", 400, "Request body incomplete"),
             Self::KeyReused => ("key-reused", 422, "Idempotency-Key reused with a different request"),
-            Self::OriginUnreachable | Self::NotCarriedOut => ("origin-unreachable", 502, "Origin unreachable"),
+            Self::OriginUnreachable | Self::NotCarriedOut | Self::HandlerFailed => {
+                ("origin-unreachable", 502, "Origin unreachable")
+            }
             Self::StoreUnavailable => ("store-unavailable", 503, "Idempotency store unavailable"),
             Self::Misconfigured(_) => ("misconfigured", 500, "Idempotency layer misconfigured"),
             Self::Unauthorized => ("unauthorized", 401, "Admin token missing or wrong"),

@@ -32,6 +32,20 @@ pub enum ActionKind {
     WriteCopy = 11,
 }
 
+/// Why an origin call brought no answer, as the host reports it to
+/// `originFailed` (`OriginFailure.NotSent`, ...).
+#[wasm_bindgen]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginFailure {
+    /// The request was never sent, or the handler threw `NotSentError`: it
+    /// cannot have acted.
+    NotSent = 0,
+    /// The origin may have got the request; no answer came.
+    NoAnswer = 1,
+    /// The worker's own handler threw: it may have acted.
+    HandlerThrew = 2,
+}
+
 /// The pending action, as the host performs it; its fields reach the host
 /// through getters named for what they hold.
 enum Pending {
@@ -277,13 +291,13 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// The origin gave no answer: `kind` is `not-sent` (it cannot have
-    /// acted) or `no-answer` (it may have).
+    /// The origin gave no answer, for the reason `failure` names.
     #[wasm_bindgen(js_name = originFailed)]
-    pub fn origin_failed(&mut self, kind: &str, message: String, now_ms: f64) -> ActionKind {
-        let result = match kind {
-            "not-sent" => OriginResult::NotSent(message),
-            _ => OriginResult::NoAnswer(message),
+    pub fn origin_failed(&mut self, failure: OriginFailure, message: String, now_ms: f64) -> ActionKind {
+        let result = match failure {
+            OriginFailure::NotSent => OriginResult::NotSent(message),
+            OriginFailure::NoAnswer => OriginResult::NoAnswer(message),
+            OriginFailure::HandlerThrew => OriginResult::HandlerThrew(message),
         };
         let action = self.inner.origin_answered(result, now_ms as u64);
         self.present(action, now_ms)

@@ -195,7 +195,16 @@ test("a request oncekey does not cover fails as without it: an uncovered GET's a
 test("a handler that throws → 502, the outcome unknown: the key is held (409) until its lease ends", async () => {
   const it = item();
   const key = randomUUID();
-  await problem(await app.fetch(...order(it, key, { headers: { "test-fault": "throw" } })), 502, "origin-unreachable");
+  const failed = await problem(
+    await app.fetch(...order(it, key, { headers: { "test-fault": "throw" } })),
+    502,
+    "origin-unreachable",
+  );
+  assert.match(
+    failed.detail,
+    /handler failed; the outcome is unknown/,
+    "says what happened: the handler, not an origin",
+  );
   assert.equal((await app.orders(it)).count, 1, "it had created the order before it threw");
   const retry = await app.fetch(...order(it, key));
   const body = await problem(retry, 409, "outcome-unknown");

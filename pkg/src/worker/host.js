@@ -5,7 +5,7 @@
 // back, as src/edge/layer.rs does for Rust workers. The request and
 // response side is http.js (src/edge/http.rs), time limits deadline.js
 // (src/edge/deadline.rs).
-import { ActionKind, keyInput } from "oncekey-worker-wasm";
+import { ActionKind, keyInput, OriginFailure } from "oncekey-worker-wasm";
 import { withFormKeys } from "../../../src/form_keys.js";
 import { untilAborted, within } from "./deadline.js";
 import { joined, readAnswer, readBody, replyResponse } from "./http.js";
@@ -205,7 +205,7 @@ class Host {
     try {
       request = this.outgoing(exchange.edits, exchange.body, cut.signal);
     } catch (error) {
-      return exchange.originFailed("not-sent", messageOf(error), Date.now());
+      return exchange.originFailed(OriginFailure.NotSent, messageOf(error), Date.now());
     }
     const callerSignal = this.request.signal;
     let cutTimer;
@@ -222,17 +222,28 @@ class Host {
     // as the Rust host sees it (src/edge/disconnect.rs).
     if (callerSignal?.aborted) callerGone();
     let streaming;
+    // Whether the handler itself threw (not the time limit, a cut, or its
+    // answer's body breaking off).
+    let threw = false;
     try {
       // The limit covers the body too: a finish must come while the attempt
       // can still own the key.
-      const call = this.callHandler(request).then((response) => readAnswer(response, exchange));
+      const handled = this.callHandler(request).catch((error) => {
+        threw = true;
+        throw error;
+      });
+      const call = handled.then((response) => readAnswer(response, exchange));
       streaming = await within(untilAborted(call, cut.signal), timeoutMs);
     } catch (error) {
-      const notSent = isNotSent(error);
-      // A covered request's throw is an unknown outcome: its stack goes to
-      // the log (`wrangler dev`, `wrangler tail`), not only its message.
-      if (this.userHandler && !notSent) console.error("oncekey: the handler threw; the outcome is unknown", error);
-      return exchange.originFailed(notSent ? "not-sent" : "no-answer", messageOf(error), Date.now());
+      let failure = OriginFailure.NoAnswer;
+      if (isNotSent(error)) failure = OriginFailure.NotSent;
+      else if (threw && this.userHandler) {
+        // A covered request's throw is an unknown outcome: its stack goes to
+        // the log (`wrangler dev`, `wrangler tail`), not only its message.
+        console.error("oncekey: the handler threw; the outcome is unknown", error);
+        failure = OriginFailure.HandlerThrew;
+      }
+      return exchange.originFailed(failure, messageOf(error), Date.now());
     } finally {
       callerSignal?.removeEventListener("abort", callerGone);
       clearTimeout(cutTimer);

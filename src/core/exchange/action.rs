@@ -158,4 +158,8 @@ pub enum OriginResult {
     /// The request may have reached the origin but no whole answer came
     /// back (reset, time limit, a body that broke off).
     NoAnswer(String),
+    /// The worker's own handler threw (anything but `NotSentError`): it may
+    /// have acted before failing, so the outcome is unknown, as for
+    /// [`OriginResult::NoAnswer`]; the caller is told the handler failed.
+    HandlerThrew(String),
 }

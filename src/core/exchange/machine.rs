@@ -13,9 +13,9 @@ use super::reply::{Reply, ReplyBody};
 use crate::core::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::form_keys::{edit_headers, gets_form_keys};
 use crate::core::{
-    AdminRequest, Completed, Config, Consistency, Decision, Fingerprint, Finished, IdempotencyKey, KeyRule, Outcome,
-    Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision, decode_finished,
-    decode_inspected, decode_released, finish, replay_from_copy,
+    AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
+    Outcome, Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision,
+    decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -499,6 +499,19 @@ impl Exchange {
             return Action::Done;
         };
         Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
+        // Cloudflare's own answer for an origin it could not use is never
+        // stored as the origin's (SPEC §3).
+        let edge = match &result {
+            OriginResult::Answered { status, headers, .. } | OriginResult::Streaming { status, headers } => {
+                EdgeAnswer::of(*status, headers).map(|edge| (edge, edge.describe(*status)))
+            }
+            _ => None,
+        };
+        let result = match edge {
+            Some((EdgeAnswer::NotReached, why)) => OriginResult::NotSent(why),
+            Some((EdgeAnswer::NoUsableAnswer, why)) => OriginResult::NoAnswer(why),
+            None => result,
+        };
         let (outcome, reply) = match result {
             OriginResult::Answered { status, headers, body } => {
                 let max = self.config.max_response_bytes;
@@ -520,6 +533,10 @@ impl Exchange {
             OriginResult::NoAnswer(e) => {
                 self.log.error = Some(e);
                 (Outcome::Unknown, Reply::problem(&Problem::OriginUnreachable))
+            }
+            OriginResult::HandlerThrew(e) => {
+                self.log.error = Some(format!("the handler threw: {e}"));
+                (Outcome::Unknown, Reply::problem(&Problem::HandlerFailed))
             }
         };
         self.since = now_ms;

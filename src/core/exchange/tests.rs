@@ -234,6 +234,51 @@ fn step_name(action: &Action) -> &'static str {
 mod forms;
 
 #[test]
+fn cloudflare_s_own_52x_releases_or_holds_the_key_and_is_never_stored() {
+    // SPEC §3: (status, marked as Cloudflare's) → (answered, finish, a retry runs again).
+    let rows = [
+        (521, true, 502, "released", true),
+        (522, true, 502, "released", true),
+        (523, true, 502, "released", true),
+        (525, true, 502, "released", true),
+        (526, true, 502, "released", true),
+        (530, true, 502, "released", true),
+        (520, true, 502, "lease-kept", false),
+        (524, true, 502, "lease-kept", false),
+        (521, false, 521, "stored", false),
+        (524, false, 524, "stored", false),
+    ];
+    for (status, marked, answered, finish, runs_again) in rows {
+        let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+        world.origin = Box::new(move |attempt| {
+            let mut headers = vec![("content-type".into(), "text/html".into())];
+            if marked {
+                headers.push(("server".into(), "cloudflare".into()));
+                headers.push(("cf-ray".into(), "8f00-LHR".into()));
+            }
+            match attempt {
+                1 => OriginResult::Answered { status, headers, body: b"<h1>Web server is down</h1>".to_vec() },
+                _ => created(),
+            }
+        });
+        let first = world.run(keyed("k1"), order());
+        let case = format!("{status} marked={marked}");
+        assert_eq!((first.reply.status, first.log["finish"].as_str()), (answered, Some(finish)), "{case}");
+        if marked {
+            assert!(first.log["error"].as_str().unwrap().contains("Cloudflare answered"), "{case}");
+        }
+        let retry = world.run(keyed("k1"), order());
+        if runs_again {
+            assert_eq!((retry.reply.status, world.calls.as_slice()), (201, &[1, 2][..]), "{case}: never stored");
+        } else if marked {
+            assert_eq!(code(&retry.reply), "outcome-unknown", "{case}");
+        } else {
+            assert_eq!(header(&retry.reply, "idempotent-replayed"), Some("true"), "{case}: the origin's own answer");
+        }
+    }
+}
+
+#[test]
 fn a_throw_at_any_step_after_the_origin_answered_never_skips_the_finish() {
     // SPEC §8: whatever a host step throws once the origin has answered
     // (building the answer, a page the rewriter refuses, the pause, the
