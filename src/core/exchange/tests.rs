@@ -234,6 +234,25 @@ fn step_name(action: &Action) -> &'static str {
 mod forms;
 
 #[test]
+fn a_handler_that_threw_is_an_unknown_outcome_said_as_the_handler_s() {
+    let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    world.origin = Box::new(|_| OriginResult::HandlerThrew("TypeError: x is undefined".into()));
+    let run = world.run(keyed("k1"), order());
+    assert_eq!((run.reply.status, run.log["finish"].as_str()), (502, Some("lease-kept")));
+    let detail = serde_json::from_slice::<serde_json::Value>(match &run.reply.body {
+        ReplyBody::Bytes(bytes) => bytes,
+        ReplyBody::Origin => panic!("a problem"),
+    })
+    .unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(detail.contains("handler failed; the outcome is unknown"), "{detail}");
+    assert!(run.log["error"].as_str().unwrap().starts_with("the handler threw: TypeError"));
+    assert_eq!(code(&world.run(keyed("k1"), order()).reply), "outcome-unknown");
+}
+
+#[test]
 fn cloudflare_s_own_52x_releases_or_holds_the_key_and_is_never_stored() {
     // SPEC §3: (status, marked as Cloudflare's) → (answered, finish, a retry runs again).
     let rows = [
