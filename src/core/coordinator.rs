@@ -229,6 +229,7 @@ impl Coordinator {
             encode_decision(&Decision::InFlight {
                 retry_after_secs: IN_FLIGHT_RETRY_AFTER_SECS,
                 outcome_unknown: false,
+                attempt: 0,
             })
         };
         match *call {
@@ -415,7 +416,10 @@ mod tests {
             assert!(object.call(id, &begin(10_000), 1).unwrap().replies.is_empty());
         }
         let over = object.call(99, &begin(10_000), 2).unwrap();
-        assert_eq!(decisions(&over), [(99, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!(
+            decisions(&over),
+            [(99, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })]
+        );
         assert_eq!(object.waiting(), MAX_WAITERS);
     }
 
@@ -427,7 +431,10 @@ mod tests {
         object.call(2, &begin(10_000), 200).unwrap();
         assert!(object.wake(2_099).replies.is_empty(), "too early for anyone");
         let woken = object.wake(2_100);
-        assert_eq!(decisions(&woken), [(1, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!(
+            decisions(&woken),
+            [(1, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })]
+        );
         assert_eq!(object.deadline_of(1), None);
         assert_eq!(object.deadline_of(2), Some(10_000), "capped at the lease's end");
         let reclaimed = object.wake(10_000);
@@ -442,7 +449,7 @@ mod tests {
         object.call(2, &begin(10_000), 1).unwrap();
         let unknown = StoreCall::Finish { policy: policy(), attempt: 1, outcome: Outcome::Unknown }.encode();
         let effects = object.call(103, &unknown, 4_000).unwrap();
-        let conflict = Decision::InFlight { retry_after_secs: 6, outcome_unknown: true };
+        let conflict = Decision::InFlight { retry_after_secs: 6, outcome_unknown: true, attempt: 1 };
         assert_eq!(decisions(&effects), [(1, conflict.clone()), (2, conflict)]);
     }
 
@@ -471,7 +478,7 @@ mod tests {
         object.load(Some(&stale));
         assert_eq!(
             decisions(&object.call(1, &begin(0), 1).unwrap()),
-            [(1, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]
+            [(1, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })]
         );
         assert!(object.call(2, &[42], 2).is_err());
         object.forget();
@@ -520,7 +527,10 @@ mod tests {
         object.call(2, &with(2), 1).unwrap();
         assert_eq!(object.waiting(), 1);
         let ended = object.call(102, &abandon(2), 2).unwrap();
-        assert_eq!(decisions(&ended), [(2, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!(
+            decisions(&ended),
+            [(2, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 })]
+        );
         assert_eq!((object.waiting(), ended.put), (0, None), "the parked begin ends without a reservation");
 
         // The abandon of reservation 3 arrives first: the key is held by 1.
@@ -528,7 +538,10 @@ mod tests {
         assert_eq!((early.replies[0].bytes.as_slice(), early.put), (&[0u8][..], None));
         object.call(104, &finish(1, 503), 4).unwrap();
         let late = object.call(3, &with(3), 5).unwrap();
-        assert_eq!(decisions(&late), [(3, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })]);
+        assert_eq!(
+            decisions(&late),
+            [(3, Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 })]
+        );
         assert_eq!(late.put, None, "the late begin reserved nothing though the key was free");
         assert_eq!(
             decisions(&object.call(4, &with(4), 6).unwrap()),

@@ -31,6 +31,9 @@ pub enum Decision {
         retry_after_secs: u32,
         /// Whether that attempt ended without an answer.
         outcome_unknown: bool,
+        /// The attempt that holds the key (0: not known, from a store that
+        /// predates it), for the 409's log line.
+        attempt: u32,
     },
     /// The key was used with another request: 422 `key-reused`.
     Mismatch,
@@ -96,7 +99,7 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
             } else {
                 IN_FLIGHT_RETRY_AFTER_SECS
             };
-            keep(Decision::InFlight { retry_after_secs, outcome_unknown: r.outcome_unknown })
+            keep(Decision::InFlight { retry_after_secs, outcome_unknown: r.outcome_unknown, attempt: r.attempt })
         }
         Some(Record::InFlight(r)) => reserve(r.attempt.saturating_add(1), true),
         Some(Record::Completed(r)) if r.fingerprint != fingerprint => keep(Decision::Mismatch),
@@ -312,7 +315,7 @@ mod tests {
             (
                 "in flight, lease live",
                 Some(in_flight(FP, 1, NOW + 1)),
-                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
+                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 },
                 Write::Keep,
             ),
             ("in flight, lease expired", Some(in_flight(FP, 3, NOW)), execute(4, true), reserved(4)),
@@ -455,9 +458,9 @@ mod tests {
         assert_eq!((kept.attempt, kept.lease_expires_at, kept.outcome_unknown), (2, NOW + 30_500, true));
         // A duplicate is told so, and to come back when the lease ends.
         let seen = begin(Some(record.clone()), FP, NOW + 500, &policy()).answer;
-        assert_eq!(seen, Decision::InFlight { retry_after_secs: 30, outcome_unknown: true });
+        assert_eq!(seen, Decision::InFlight { retry_after_secs: 30, outcome_unknown: true, attempt: 2 });
         let seen = begin(Some(record.clone()), FP, NOW + 30_499, &policy()).answer;
-        assert_eq!(seen, Decision::InFlight { retry_after_secs: 1, outcome_unknown: true });
+        assert_eq!(seen, Decision::InFlight { retry_after_secs: 1, outcome_unknown: true, attempt: 2 });
         // After the lease, a retry reclaims as the next attempt.
         assert_eq!(
             begin(Some(record), FP, NOW + 30_500, &policy()).answer,

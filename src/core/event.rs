@@ -357,11 +357,11 @@ mod tests {
             (Decision::Replay(done), Delivery::AckDuplicate),
             (Decision::Mismatch, Delivery::AckDuplicate),
             (
-                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
+                Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 },
                 Delivery::RetryLater { delay_secs: 1 },
             ),
             (
-                Decision::InFlight { retry_after_secs: 90, outcome_unknown: true },
+                Decision::InFlight { retry_after_secs: 90, outcome_unknown: true, attempt: 0 },
                 Delivery::RetryLater { delay_secs: 90 },
             ),
             (Decision::Unreadable, Delivery::RetryLater { delay_secs: UNREADABLE_RETRY_SECS }),

@@ -270,10 +270,11 @@ pub fn encode_decision(decision: &Decision) -> Vec<u8> {
             out.u32(*attempt);
             out.0.push(u8::from(*reclaimed));
         }
-        Decision::InFlight { retry_after_secs, outcome_unknown } => {
-            out.0.push(2);
+        Decision::InFlight { retry_after_secs, outcome_unknown, attempt } => {
+            out.0.push(6);
             out.u32(*retry_after_secs);
             out.0.push(u8::from(*outcome_unknown));
+            out.u32(*attempt);
         }
         Decision::Mismatch => out.0.push(3),
         Decision::Unreadable => out.0.push(5),
@@ -293,7 +294,9 @@ pub fn decode_decision(bytes: &[u8]) -> Result<Decision, DecodeError> {
     let mut r = Reader(bytes);
     let decision = match r.u8()? {
         1 => Decision::Execute { attempt: r.u32()?, reclaimed: r.u8()? != 0 },
-        2 => Decision::InFlight { retry_after_secs: r.u32()?, outcome_unknown: r.u8()? != 0 },
+        // Kind 2, from a coordinator that predates the attempt number.
+        2 => Decision::InFlight { retry_after_secs: r.u32()?, outcome_unknown: r.u8()? != 0, attempt: 0 },
+        6 => Decision::InFlight { retry_after_secs: r.u32()?, outcome_unknown: r.u8()? != 0, attempt: r.u32()? },
         3 => Decision::Mismatch,
         5 => Decision::Unreadable,
         4 => return Ok(Decision::Replay(completed_from(r.0)?)),
@@ -523,7 +526,7 @@ mod tests {
             Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
         for d in [
             Decision::Execute { attempt: 3, reclaimed: true },
-            Decision::InFlight { retry_after_secs: 1, outcome_unknown: false },
+            Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 3 },
             Decision::Mismatch,
             Decision::Unreadable,
             Decision::Replay(completed.clone()),
@@ -534,6 +537,10 @@ mod tests {
             assert_eq!(decode_finished(&encode_finished(&f)), Ok(f));
         }
         assert!(decode_decision(&[]).is_err() && decode_finished(&[9]).is_err());
+        // A coordinator that predates the attempt number answers kind 2.
+        let earlier = [2, 0, 0, 0, 90, 1];
+        let attempt_unknown = Decision::InFlight { retry_after_secs: 90, outcome_unknown: true, attempt: 0 };
+        assert_eq!(decode_decision(&earlier), Ok(attempt_unknown));
         let states = [
             RecordState::InFlight { attempt: 2, lease_expires_at: 5, expires_at: u64::MAX, outcome_unknown: true },
             RecordState::Completed { attempt: 1, status: 201, expires_at: 99 },
@@ -590,7 +597,7 @@ mod tests {
             .run(Some(record.clone()), 1);
         assert_eq!(
             decode_decision(&again.answer),
-            Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false })
+            Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })
         );
         let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
             .run(Some(record), 2);

@@ -127,7 +127,7 @@ fn a_finish_the_store_fails_is_repeated_before_the_message_settles() {
 #[test]
 fn what_each_begin_answer_does_with_the_message() {
     // (answer, message age in ms, action, delivery in the log, counts)
-    let in_flight = |secs| Decision::InFlight { retry_after_secs: secs, outcome_unknown: false };
+    let in_flight = |secs| Decision::InFlight { retry_after_secs: secs, outcome_unknown: false, attempt: 0 };
     let run = |attempt, reclaimed| DeliveryAction::RunHandler {
         event: Event { id: "m-1".into(), key: "m-1".into(), body: b"{}".to_vec(), attempt, reclaimed },
         timeout_ms: config().handler_timeout_ms,

@@ -169,6 +169,13 @@ pub struct DecisionLog {
     pub finish: Option<FinishResult>,
     /// A short error description (store or origin failure), never a header.
     pub error: Option<String>,
+    /// Why the layer refused the request (which key rule failed, which
+    /// limit): the problem's detail. `None` for anything but a refusal.
+    pub reason: Option<String>,
+    /// The request's method.
+    pub method: String,
+    /// The request's path, never its query (it may hold secrets).
+    pub path: String,
     /// How long this duplicate waited for a running attempt, in ms.
     pub waited_ms: Option<u64>,
     /// How long recording the attempt's outcome took after the caller had
@@ -201,8 +208,11 @@ impl DecisionLog {
             .string_or_null("error", self.error.as_deref())
             .string_or_null("finish", self.finish.map(FinishResult::as_str))
             .number("kv_ms", timing.kv)
+            .string_or_null("method", Some(self.method.as_str()).filter(|m| !m.is_empty()))
             .string("oncekey", self.outcome.as_str())
             .number("origin_ms", timing.origin)
+            .string_or_null("path", Some(self.path.as_str()).filter(|p| !p.is_empty()))
+            .string_or_null("reason", self.reason.as_deref())
             .string_or_null("record", self.record.as_deref())
             .number("status", Some(u64::from(self.status)))
             .string("tier", self.tier.as_str())

@@ -153,6 +153,9 @@ impl Exchange {
             reserved: None,
             form_keys,
         };
+        // The line names the request by method and path, never its query.
+        exchange.log.method.clone_from(&head.method);
+        exchange.log.path.clone_from(&head.path);
         let action = exchange.first_action(head);
         (exchange, action)
     }
@@ -453,8 +456,9 @@ impl Exchange {
                 self.stage = Stage::Beginning(keyed);
                 action
             }
-            Ok(Decision::InFlight { retry_after_secs, outcome_unknown }) => {
+            Ok(Decision::InFlight { retry_after_secs, outcome_unknown, attempt }) => {
                 self.log.outcome = if outcome_unknown { Verdict::InFlightUnknown } else { Verdict::InFlight };
+                self.log.attempt = (attempt > 0).then_some(attempt);
                 self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })
             }
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
@@ -649,7 +653,8 @@ impl Exchange {
             // as the origin sent it; the layer never widens the API's CORS.
             self.cors = None;
         }
-        self.log = DecisionLog { outcome, tier: Tier::Origin, error, ..DecisionLog::default() };
+        let (method, path) = (std::mem::take(&mut self.log.method), std::mem::take(&mut self.log.path));
+        self.log = DecisionLog { outcome, tier: Tier::Origin, error, method, path, ..DecisionLog::default() };
         let reply = match result {
             Ok((status, headers)) => Reply::new(status, headers, ReplyBody::Origin),
             Err(e) => {
@@ -745,11 +750,12 @@ impl Exchange {
         self.respond(Reply::replay(completed, self.origin.as_deref(), self.cookie_jar.as_deref()))
     }
 
-    /// One of the layer's own errors.
+    /// One of the layer's own errors; its log line says why (SPEC §12).
     fn refuse(&mut self, problem: Problem) -> Action {
         if self.log.outcome == Verdict::Undecided {
             self.log.outcome = Verdict::Refused(problem.code());
         }
+        self.log.reason = Some(problem.detail());
         self.respond(Reply::problem(&problem))
     }
 

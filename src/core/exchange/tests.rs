@@ -234,6 +234,31 @@ fn step_name(action: &Action) -> &'static str {
 mod forms;
 
 #[test]
+fn each_line_names_method_and_path_never_the_query_and_says_why_a_request_was_refused() {
+    // SPEC §12: an on-call engineer can act on each line.
+    let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    let with_query = RequestHead { query: Some("token=s3cret".into()), ..keyed("k1") };
+    let first = world.run(with_query, order());
+    assert_eq!((first.log["method"].as_str(), first.log["path"].as_str()), (Some("POST"), Some("/api/orders")));
+    assert!(!first.log.to_string().contains("s3cret"), "never the query");
+    assert!(first.log["reason"].is_null(), "no refusal");
+    let bad = world.run(RequestHead { key: Some(b"two words".to_vec()), ..keyed("") }, order());
+    let reason = bad.log["reason"].as_str().unwrap();
+    assert!(reason.contains("outside visible ASCII"), "which key rule failed: {reason}");
+    let large = World::new(&[("IDEMPOTENCY_MAX_BODY_BYTES", "1000")]).run(keyed("k2"), BodyRead::TooLarge);
+    assert!(large.log["reason"].as_str().unwrap().contains("1000 bytes"), "which limit: {}", large.log["reason"]);
+    // A 409's line carries the attempt it concerns.
+    world.origin = Box::new(|_| OriginResult::NoAnswer("reset".into()));
+    world.run(keyed("k3"), order());
+    let conflict = world.run(keyed("k3"), order());
+    assert_eq!(
+        (conflict.log["oncekey"].as_str(), conflict.log["attempt"].as_u64()),
+        (Some("in-flight-unknown"), Some(1))
+    );
+    assert!(conflict.log["reason"].as_str().unwrap().contains("unknown"));
+}
+
+#[test]
 fn a_handler_that_threw_is_an_unknown_outcome_said_as_the_handler_s() {
     let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
     world.origin = Box::new(|_| OriginResult::HandlerThrew("TypeError: x is undefined".into()));
@@ -520,7 +545,7 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     let (mut exchange, _) = Exchange::start(Rc::clone(&world.config), keyed("k1"), 0);
     exchange.body_read(order(), 1);
     exchange.detached(2);
-    let in_flight = Decision::InFlight { retry_after_secs: 7, outcome_unknown: false };
+    let in_flight = Decision::InFlight { retry_after_secs: 7, outcome_unknown: false, attempt: 0 };
     // First it waits inside the store for the running attempt, once...
     let Action::Store { call: StoreCall::Begin { wait_ms, .. }, timeout_ms, .. } =
         exchange.begun(Ok(in_flight.clone()), 3)
@@ -538,7 +563,7 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     unknown.body_read(order(), 1);
     unknown.detached(2);
     let Action::Respond(reply) =
-        unknown.begun(Ok(Decision::InFlight { retry_after_secs: 90, outcome_unknown: true }), 3)
+        unknown.begun(Ok(Decision::InFlight { retry_after_secs: 90, outcome_unknown: true, attempt: 0 }), 3)
     else {
         panic!("no wait for an unknown outcome")
     };
@@ -547,7 +572,7 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     let (mut no_wait, _) = Exchange::start(Rc::clone(&off.config), keyed("k1"), 0);
     no_wait.body_read(order(), 1);
     no_wait.detached(2);
-    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false };
+    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 };
     assert!(matches!(no_wait.begun(Ok(running), 3), Action::Respond(ref r) if r.status == 409));
     world.run(keyed("k2"), order());
     let reused = world.run(keyed("k2"), BodyRead::Complete(b"{}".to_vec()));
@@ -851,7 +876,7 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
         matches!(duplicate.detached(2), Action::Store { call: StoreCall::Begin { wait_ms: 0, .. }, .. }),
         "the first call does not wait"
     );
-    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false };
+    let running = Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 };
     assert!(matches!(
         duplicate.begun(Ok(running), 3),
         Action::Store { call: StoreCall::Begin { wait_ms: 10_000, .. }, timeout_ms: 15_000, .. }
@@ -870,7 +895,7 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let (mut next, _) = Exchange::start(Rc::clone(&world.config), keyed("k2"), 0);
     next.body_read(order(), 1);
     next.detached(2);
-    next.begun(Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false }), 3);
+    next.begun(Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 }), 3);
     let action = next.begun(Ok(Decision::Execute { attempt: 2, reclaimed: false }), 900);
     assert!(matches!(action, Action::CallOrigin { attempt: 2, .. }));
 }
