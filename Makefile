@@ -103,6 +103,15 @@ proxy-dev: install build-worker-js
 	@[ -n "$${ORIGIN_URL:-}" ] || { echo "proxy-dev: set ORIGIN_URL, e.g. make proxy-dev ORIGIN_URL=http://127.0.0.1:3000" >&2; exit 1; }
 	wrangler dev --var ORIGIN_URL:$(ORIGIN_URL) --ip 127.0.0.1 --port $(PORT) --show-interactive-dev-session=false
 
+## The root config checked with the core's own rules before it ships
+## (`oncekey check`, the npm package's command): exits non-zero naming each
+## problem, where a dry run lets an empty ORIGIN_URL through. CONFIG picks
+## another config.
+CONFIG ?= wrangler.toml
+.PHONY: check-config
+check-config: install build-worker-js
+	node pkg/dist/cli.js check $(CONFIG)
+
 ## The bundle wrangler would upload for the root config (the production
 ## proxy), and its gzip size.
 deploy-dry-run: install build-worker-js

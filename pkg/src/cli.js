@@ -4,17 +4,34 @@
 // from standard input or the environment, never the command line, where
 // shell history and `ps` keep them.
 //
+// `oncekey check [wrangler.toml]` checks a worker's configuration with the
+// core's own rules (its `[vars]`, its bindings, and the names of its
+// secrets), so a bad value fails in CI instead of answering the first
+// caller `500 misconfigured`.
+//
 // `oncekey record` prints the name of a key's record — the 64 hex digits
 // that every decision's log line carries and the admin paths take — from
 // the request's host, the caller's identity and the key, for an operator
 // who has the key from a support ticket. The name is computed by the
 // core's own function (the worker's wasm), never re-implemented.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { initSync, recordName } from "oncekey-worker-wasm";
+import { configProblems, initSync, recordName } from "oncekey-worker-wasm";
+import { parse as parseToml } from "smol-toml";
 
-const USAGE = `usage: npx --no-install oncekey record --host HOST --key KEY [--scope SCOPE] [--identity-stdin]
+const USAGE = `usage: npx --no-install oncekey check [wrangler.toml] [--env NAME] [--secret NAME]... [--proxy | --handler]
+       npx --no-install oncekey record --host HOST --key KEY [--scope SCOPE] [--identity-stdin]
 
+check: the worker's configuration, with the core's rules; exits 1 naming each problem.
+  wrangler.toml      the config (default: ./wrangler.toml)
+  --env NAME         check [env.NAME] (its vars and bindings), as wrangler deploy --env NAME does
+  --secret NAME      a secret the worker has (wrangler secret put NAME; repeatable): its value,
+                     if set in this shell's environment, is checked too
+  --proxy, --handler whether the worker is the proxy (it then needs an origin) or a
+                     withIdempotency handler (default: the proxy if its main imports oncekey/proxy)
+
+record:
   --host HOST        the host the request was sent to (shop.example, or a URL)
   --key KEY          the Idempotency-Key as the client sent it
   --scope SCOPE      the worker's IDEMPOTENCY_SCOPE, if not header:authorization
@@ -42,6 +59,7 @@ if (command === "-h" || command === "--help" || command === "help") {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
+if (command === "check") check(rest);
 if (command !== "record")
   fail(command === undefined ? "no command given" : `unknown command ${JSON.stringify(command)}`);
 
@@ -100,9 +118,93 @@ for (const [i, line] of identity.split(/\r?\n/).entries()) {
   headers.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
 }
 
-initSync({ module: readFileSync(new URL("./oncekey_worker_bg.wasm", import.meta.url)) });
+core();
 try {
   process.stdout.write(`${recordName(host, values.scope, headers, values.key)}\n`);
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
+}
+
+/** The core's wasm, loaded once. */
+function core() {
+  initSync({ module: readFileSync(new URL("./oncekey_worker_bg.wasm", import.meta.url)) });
+}
+
+/** `oncekey check`: exits 0 when the configuration is sound, else 1 naming each problem. */
+function check(args) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        env: { type: "string" },
+        secret: { type: "string", multiple: true },
+        proxy: { type: "boolean" },
+        handler: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    fail(String(error.message).split("\n")[0]);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const path = resolve(positionals[0] ?? "wrangler.toml");
+  if (!existsSync(path)) fail(`${path}: no such file`);
+  let config;
+  try {
+    config = parseToml(readFileSync(path, "utf8"));
+  } catch (error) {
+    fail(`${path}: not TOML: ${String(error.message).split("\n")[0]}`);
+  }
+  // A named environment has its own vars and bindings: wrangler does not
+  // inherit them from the top level.
+  const scope = values.env === undefined ? config : config.env?.[values.env];
+  if (scope === undefined) fail(`${path}: no [env.${values.env}]`);
+  const proxy = values.proxy ?? (values.handler ? false : importsProxy(path, config.main));
+  const env = workerEnv(scope, values.secret ?? []);
+  core();
+  const problems = configProblems(env, ["IDEMPOTENCY_DO", "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"], proxy);
+  const where = values.env === undefined ? path : `${path} [env.${values.env}]`;
+  const kind = proxy ? "the proxy" : "a handler's worker";
+  if (problems.length === 0) {
+    process.stdout.write(`oncekey check: ${where}: sound (${kind})\n`);
+    process.exit(0);
+  }
+  const count = `${problems.length} problem${problems.length === 1 ? "" : "s"}`;
+  process.stderr.write(`oncekey check: ${where} (${kind}): ${count}\n`);
+  for (const problem of problems) process.stderr.write(`  - ${problem}\n`);
+  process.exit(1);
+}
+
+/** Whether the worker's `main` (beside the config) imports `oncekey/proxy`. */
+function importsProxy(path, main) {
+  if (typeof main !== "string") return false;
+  const file = resolve(dirname(path), main);
+  return existsSync(file) && /["']oncekey\/proxy["']/.test(readFileSync(file, "utf8"));
+}
+
+/**
+ * The worker's `env` as the runtime would hand it over: its vars, each
+ * binding as an object with its kind's method, and each secret — its value
+ * from this shell's environment, else a stand-in (only its name is known).
+ */
+function workerEnv(scope, secrets) {
+  const env = { ...(scope.vars ?? {}) };
+  const bind = (list, key, method) => {
+    for (const binding of list ?? []) {
+      if (typeof binding?.[key] === "string") env[binding[key]] = { [method]() {} };
+    }
+  };
+  bind(scope.durable_objects?.bindings, "name", "idFromName");
+  bind(scope.kv_namespaces, "binding", "put");
+  bind(scope.services, "binding", "fetch");
+  bind(scope.analytics_engine_datasets, "binding", "writeDataPoint");
+  bind(scope.queues?.producers, "binding", "send");
+  for (const name of secrets) env[name] = process.env[name] ?? "secret-set-with-wrangler";
+  return env;
 }

@@ -10,12 +10,15 @@
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
 //! into the core's values; [`JsCoordinator`] runs the
 //! coordinator's atomic step inside a JavaScript Durable Object;
-//! [`record_name`] names a key's record for the `oncekey-record` command;
+//! [`record_name`] names a key's record and [`config_problems`] checks a
+//! configuration offline, for the `oncekey` command;
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
 //! build leaves them out); `keyInput` (src/form_key_input.rs, shared with
 //! the Rust host) gives an HTML answer's forms their keys.
 
+#[cfg(feature = "js-queue")]
+mod check;
 mod coordinator;
 mod counts;
 #[cfg(feature = "js-queue")]
@@ -26,6 +29,8 @@ mod options;
 mod record_name;
 mod values;
 
+#[cfg(feature = "js-queue")]
+pub use check::config_problems;
 pub use coordinator::{JsCoordinator, misconfigured_reply};
 pub use counts::{add_counts, counts_of};
 #[cfg(feature = "js-queue")]

@@ -213,12 +213,25 @@ function applySnippet(config, snippet) {
   return `${text}\n${tables.join("\n")}\n`;
 }
 
+/** `oncekey check` (the package's command, as `make check-config` runs it) on the config at `path`. */
+function checkConfig(path) {
+  const run = spawnSync("node", [join(ROOT, "pkg/dist/cli.js"), "check", path], { encoding: "utf8" });
+  return { code: run.status, out: run.stdout + run.stderr };
+}
+
+test("the root config as committed fails `oncekey check`: it names no origin, which a dry run lets through", () => {
+  const checked = checkConfig(join(ROOT, "wrangler.toml"));
+  assert.equal(checked.code, 1, checked.out);
+  assert.match(checked.out, /ORIGIN_URL: no origin configured/);
+});
+
 test("docs/deploying.md's three origin snippets each deploy (dry run) with the origin they name", () => {
   const snippets = originSnippets();
   for (const [kind, snippet] of Object.entries(snippets)) {
     assert.ok(snippet, `docs/deploying.md has a toml snippet for the ${kind} origin`);
     const config = applySnippet(ROOT_CONFIG, snippet);
-    const { output } = withConfig(config, (path) => dryRun(path));
+    const { output, checked } = withConfig(config, (path) => ({ ...dryRun(path), checked: checkConfig(path) }));
+    assert.equal(checked.code, 0, `oncekey check passes the ${kind} origin's config:\n${checked.out}`);
     const bindings = bindingsOf(output);
     if (kind === "service") {
       assert.match(bindings.get("ORIGIN")?.kind ?? "", /Worker/, `a service binding ORIGIN:\n${output}`);

@@ -907,6 +907,57 @@ test("every TOML block of the documentation parses, and wrangler takes each frag
   assert.ok(checked >= 6, `${checked} configurations dry-run`);
 });
 
+test("npx --no-install oncekey check: the docs' proxy config is sound; a broken one fails naming each problem, never a value", () => {
+  const config = block("toml", "# wrangler.toml of the proxy deployed from npm");
+  const dir = docsProject("checked-proxy", {
+    "src/index.js": block("js", "// src/index.js"),
+    "wrangler.toml": config,
+    "broken.toml": config
+      .replace(
+        'ORIGIN_URL = "https://api.example.com"',
+        'ORIGIN_URL = "ftp://10.1.2.3/internal"\nIDEMPOTENCY_TTL = "60"',
+      )
+      .replace(/\[\[kv_namespaces\]\]\nbinding = "IDEMPOTENCY_KV"\n/, "")
+      .concat('IDEMPOTENCY_CORS_ORIGINS = "*"\nIDEMPOTENCY_CORS_CREDENTIALS = "true"\n'),
+    "no-origin.toml": config.replace('ORIGIN_URL = "https://api.example.com"', 'ORIGIN_URL = ""'),
+  });
+  const check = (...args) => {
+    try {
+      return {
+        code: 0,
+        out: execFileSync("npx", ["--no-install", "oncekey", "check", ...args], {
+          cwd: dir,
+          encoding: "utf8",
+          stdio: "pipe",
+        }),
+      };
+    } catch (error) {
+      return { code: error.status, out: `${error.stdout}${error.stderr}` };
+    }
+  };
+  const sound = check();
+  assert.equal(sound.code, 0, sound.out);
+  assert.match(sound.out, /sound \(the proxy\)/, "main imports oncekey/proxy: checked as the proxy");
+  const broken = check("broken.toml");
+  assert.equal(broken.code, 1, broken.out);
+  for (const problem of [
+    /ORIGIN_URL: not an http:\/\/ or https:\/\/ URL/,
+    /IDEMPOTENCY_TTL: not a variable of the layer \(did you mean IDEMPOTENCY_TTL_SECONDS\?\)/,
+    /IDEMPOTENCY_CORS_CREDENTIALS: cannot be true with IDEMPOTENCY_CORS_ORIGINS=\*/,
+    /IDEMPOTENCY_KV: no KV namespace is bound/,
+  ]) {
+    assert.match(broken.out, problem);
+  }
+  assert.match(broken.out, /4 problems/);
+  assert.ok(!broken.out.includes("10.1.2.3"), "never the value");
+  const empty = check("no-origin.toml");
+  assert.equal(empty.code, 1);
+  assert.match(empty.out, /ORIGIN_URL: no origin configured/, "the empty ORIGIN_URL a dry run lets through");
+  // A secret's value is checked when the shell has it; its name alone otherwise.
+  const token = check("--secret", "IDEMPOTENCY_ADMIN_TOKEN");
+  assert.equal(token.code, 0, token.out);
+});
+
 test("docs/deploying.md's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {
   const config = block("toml", "# wrangler.toml of the proxy deployed from npm");
   const dir = docsProject("my-proxy", {
