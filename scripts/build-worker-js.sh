@@ -66,7 +66,7 @@ cp pkg/src/worker.d.ts "$OUT/worker.d.ts"
 chmod +x "$OUT/cli.js"
 if [ -f pkg/src/hono.js ]; then
   "$BIN/esbuild" pkg/src/hono.js --bundle --format=esm --minify --target=es2022 --platform=neutral \
-    --legal-comments=none --log-level=warning --external:./worker.js --outfile="$OUT/hono.js"
+    --legal-comments=none --log-level=warning --external:./proxy.js --outfile="$OUT/hono.js"
   cp pkg/src/hono.d.ts "$OUT/hono.d.ts"
 fi
 echo "built $OUT/proxy.js: $(cd "$OUT" && cat proxy.js oncekey_proxy_bg.wasm | gzip -9 | wc -c) bytes gzip (proxy JS + wasm)"

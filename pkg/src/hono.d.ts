@@ -31,7 +31,7 @@
 import type { Env, MiddlewareHandler } from "hono";
 import type { IdempotencyOptions } from "./worker.js";
 
-export { IdempotencyCoordinator, NotSentError } from "./worker.js";
+export { IdempotencyCoordinator, NotSentError } from "./proxy.js";
 export type { IdempotencyBindings, IdempotencyOptions } from "./worker.js";
 
 /**

@@ -4,9 +4,11 @@
 // answer, throw or time out with is what the layer decides on. A request
 // the layer does not cover gets exactly what the app answers without it,
 // its error handler's answer included.
-import { withIdempotency } from "./worker.js";
+//
+// Over `oncekey/proxy`'s HTTP-only wasm: a Hono app loads no queue code.
+import { withIdempotency } from "./proxy.js";
 
-export { IdempotencyCoordinator, NotSentError } from "./worker.js";
+export { IdempotencyCoordinator, NotSentError } from "./proxy.js";
 
 /** Where the request's Hono context travels through the layer. */
 const HONO = Symbol("oncekey.hono");
@@ -15,7 +17,7 @@ const HONO = Symbol("oncekey.hono");
 export function idempotency(options) {
   const protect = withIdempotency((request, _env, ctx) => ctx[HONO](request), options);
   return async function idempotency(c, next) {
-    const execution = c.executionCtx;
+    const execution = executionOf(c);
     const ctx = {
       waitUntil: (promise) => execution.waitUntil(promise),
       passThroughOnException: () => execution.passThroughOnException(),
@@ -39,4 +41,22 @@ export function idempotency(options) {
     c.res = undefined;
     c.res = response;
   };
+}
+
+/**
+ * The request's ExecutionContext: the layer runs its store calls after the
+ * answer, under its `waitUntil`. Hono throws a bare "This context has no
+ * ExecutionContext" for a request without one (`app.request(path, init,
+ * env)` with no fourth argument); this says what oncekey needs.
+ */
+function executionOf(c) {
+  try {
+    return c.executionCtx;
+  } catch {
+    throw new Error(
+      "oncekey/hono: this request has no ExecutionContext. oncekey runs its store calls under ctx.waitUntil, " +
+        "after the answer: call app.request(path, init, env, ctx) with one, as the runtime does " +
+        "(in the Workers Vitest integration, createExecutionContext() from cloudflare:test).",
+    );
+  }
 }

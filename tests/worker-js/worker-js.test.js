@@ -713,6 +713,19 @@ test("docs/typescript.md's oncekey/worker example: its two files as written, wit
       [retry.status, retry.headers.get("idempotent-replayed"), await retry.json()],
       [201, "true", created],
     );
+    // The README's curl (-d amount=100): not JSON. The handler answers 400,
+    // an answer stored and replayed, rather than throwing and holding the key.
+    const curlKey = randomUUID();
+    const curl = () =>
+      mf.dispatchFetch(`${BASE}/v1/charges`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "idempotency-key": curlKey },
+        body: "amount=100",
+      });
+    const refused = await curl();
+    assert.equal(refused.status, 400, await refused.clone().text());
+    const again = await curl();
+    assert.deepEqual([again.status, again.headers.get("idempotent-replayed")], [400, "true"]);
   } finally {
     await mf.dispose();
   }
@@ -775,33 +788,19 @@ test("docs/queues.md's queue consumer: its two files as written, with the packed
   }
 });
 
-test("docs/typescript.md's Hono app and its tests: app.request() in workerd with the Workers Vitest integration, as written, pass (and type-check)", () => {
+test("docs/typescript.md's Hono app, its worker and their tests: app.request() and fetch in workerd with the Workers Vitest integration, as written (its tsconfig too), pass (and type-check)", () => {
   const config = block("toml", "# wrangler.toml — the same bindings as the proxy's").replace(
     'main = "src/index.ts"',
     'main = "src/app.ts"',
   );
-  const install = block("sh", "npm install -D vitest@");
+  const install = block("sh", "npm pkg set type=module");
   // The pair the page pins is the pair make test runs.
   const dev = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;
   for (const name of ["vitest", "@cloudflare/vitest-pool-workers"])
     assert.ok(install.includes(`${name}@${dev[name]} `), `the page pins ${name}@${dev[name]}`);
   const hono = JSON.parse(readFileSync(join(ROOT, "tests", "worker-js", "app", "package.json"), "utf8")).dependencies
     .hono;
-  const tsconfig = JSON.stringify({
-    compilerOptions: {
-      target: "es2022",
-      module: "es2022",
-      moduleResolution: "bundler",
-      lib: ["es2022"],
-      // The pool's own declarations do not pass a library check against
-      // wrangler's generated runtime types; the app's code is still checked.
-      types: ["./worker-configuration.d.ts", "@cloudflare/vitest-pool-workers/types"],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-    },
-    include: ["src/**/*.ts", "test/**/*.ts"],
-  });
+  const tsconfig = block("jsonc", "// tsconfig.json");
   const bin = (name) => join(ROOT, "node_modules", ".bin", name);
   const report = join(ROOT, "build", "worker-js", "my-hono-app-vitest.json");
   // vitest and the pool resolve from this repository's node_modules (the
@@ -811,6 +810,8 @@ test("docs/typescript.md's Hono app and its tests: app.request() in workerd with
     {
       "src/app.ts": block("ts", "// src/app.ts"),
       "test/app.test.ts": block("ts", "// test/app.test.ts"),
+      "src/index.ts": block("ts", "// src/index.ts"),
+      "test/index.test.ts": block("ts", "// test/index.test.ts"),
       "vitest.config.ts": block("ts", "// vitest.config.ts"),
       "wrangler.toml": config,
       "tsconfig.json": tsconfig,
@@ -823,8 +824,10 @@ test("docs/typescript.md's Hono app and its tests: app.request() in workerd with
     ],
   );
   const { numTotalTests, numPassedTests, numFailedTests } = JSON.parse(readFileSync(report, "utf8"));
-  const its = readFileSync(join(dir, "test", "app.test.ts"), "utf8").match(/^it\(/gm).length;
-  assert.ok(its >= 3, "the page shows several tests");
+  const its = ["app.test.ts", "index.test.ts"]
+    .map((file) => readFileSync(join(dir, "test", file), "utf8").match(/^it\(/gm).length)
+    .reduce((a, b) => a + b);
+  assert.ok(its >= 5, "the page shows several tests, of the Hono app and the plain worker");
   assert.deepEqual(
     { numTotalTests, numPassedTests, numFailedTests },
     { numTotalTests: its, numPassedTests: its, numFailedTests: 0 },
@@ -838,6 +841,7 @@ test("every TypeScript block of the documentation is one the tests above compile
     "// src/index.ts",
     "// src/queue.ts",
     "// test/app.test.ts",
+    "// test/index.test.ts",
     "// vitest.config.ts",
   ]);
 });
