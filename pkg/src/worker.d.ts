@@ -517,7 +517,7 @@ export function withQueueIdempotency<Env = unknown, Body = unknown>(
 
 /** A queue consumer's counters, summed over every batch and isolate. */
 export interface QueueStats {
-  /** Messages whose handler ran (first runs, retries after a failure, reclaims). */
+  /** Messages whose handler ran for the first time under their key (attempt 1); a run after a release or a reclaim is not counted here. */
   readonly firstRuns: number;
   /** Messages acknowledged as duplicates without running the handler. */
   readonly duplicatesSkipped: number;
@@ -525,7 +525,7 @@ export interface QueueStats {
   readonly inFlightConflicts: number;
   /** Handler failures that released their key for a retry. */
   readonly releases: number;
-  /** Runs that took over an expired lease (counted among `firstRuns` too). */
+  /** Runs that took over an expired lease (a later attempt, not a first run). */
   readonly reclaims: number;
 }
 

@@ -239,7 +239,7 @@ pub struct ConsumerStats {
     /// Handler failures that released their key for a retry.
     pub releases: u64,
     /// Runs that took over an expired lease (a consumer crashed or hung
-    /// mid-handler). Counted among `first_runs` too.
+    /// mid-handler): a later attempt, not a first run.
     pub reclaims: u64,
 }
 
@@ -250,8 +250,10 @@ impl ConsumerStats {
     /// Counts one delivery decision.
     pub fn count_delivery(&mut self, delivery: Delivery) {
         match delivery {
-            Delivery::Run { reclaimed, .. } => {
-                self.first_runs += 1;
+            // A run after a release or a reclaim (attempt 2 on) is no first
+            // run: releases and reclaims count those.
+            Delivery::Run { attempt, reclaimed } => {
+                self.first_runs += u64::from(attempt == 1);
                 self.reclaims += u64::from(reclaimed);
             }
             Delivery::AckDuplicate => self.duplicates_skipped += 1,
@@ -377,7 +379,7 @@ mod tests {
         stats.count_finish(&Finished::Stale);
         assert_eq!(
             stats,
-            ConsumerStats { first_runs: 2, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 1, reclaims: 1 }
+            ConsumerStats { first_runs: 1, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 1, reclaims: 1 }
         );
     }
 
