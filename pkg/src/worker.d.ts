@@ -442,6 +442,14 @@ export interface QueueIdempotencyOptions<Body = unknown> {
   name?: string;
   /** How messages are keyed. @defaultValue `"message-id"` */
   key?: QueueEventKey<Body>;
+  /**
+   * How many of a batch's messages run at once, 1 to 100: one key's
+   * messages still run one after another (two copies of an event in one
+   * batch settle as one run and one duplicate).
+   * @defaultValue 1 (the batch in order)
+   * @example `withQueueIdempotency(handler, { concurrency: 8 })`
+   */
+  concurrency?: number;
   /** How long a handled event's key is remembered (`IDEMPOTENCY_TTL_SECONDS`). */
   ttlSeconds?: number;
   /**

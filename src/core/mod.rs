@@ -74,7 +74,10 @@ pub use decision::{
     Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin,
     copy_ttl_secs, finish, replay_from_copy,
 };
-pub use delivery::{ConsumerConfig, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event, Message};
+pub use delivery::{
+    ConsumerConfig, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event, MAX_CONCURRENCY, Message,
+    batch_lanes,
+};
 pub use event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
     handler_outcome, settle,

@@ -30,9 +30,11 @@ use worker::{
 };
 
 pub use crate::core::Event;
+use futures_util::StreamExt;
+
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, METRICS_BINDING,
-    Message, Problem, RecordPolicy,
+    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
+    METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
 use super::consumer_counters::{COUNTERS_PATH, object_name};
@@ -158,10 +160,22 @@ impl Consumer {
         &self.config.strategy
     }
 
+    /// Runs up to `n` of a batch's messages at once (default 1; at most
+    /// [`MAX_CONCURRENCY`]): one key's messages still run one after another
+    /// ([`batch_lanes`]), so two copies in one batch settle as one run and
+    /// one duplicate.
+    #[must_use]
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.config.concurrency = n.clamp(1, MAX_CONCURRENCY);
+        self
+    }
+
     /// Handles a batch: every message is acknowledged or retried explicitly
-    /// (never left to the batch's default), one after another so that two
-    /// copies in one batch settle as one run and one duplicate. Returns the
-    /// batch's counts, which are also added to the consumer's counters.
+    /// (never left to the batch's default), the batch's lanes up to
+    /// [`Consumer::concurrency`] at once and one key's messages one after
+    /// another, so that two copies in one batch settle as one run and one
+    /// duplicate. Returns the batch's counts, which are also added to the
+    /// consumer's counters.
     ///
     /// The handler returns `Err` for a failure worth retrying; it must
     /// tolerate running again after a failure or a crash (see docs/queues.md's
@@ -177,10 +191,24 @@ impl Consumer {
             .durable_object(COORDINATOR_BINDING)
             .map(|ns| DurableStore::new(ns, self.config.policy.clone(), self.config.store_timeout_ms))
             .map_err(|e| format!("no {COORDINATOR_BINDING}: {e}"));
-        let mut stats = ConsumerStats::default();
-        for message in batch.raw_iter() {
-            stats.add(&self.one(&message, &store, &handler).await);
-        }
+        let messages: Vec<RawMessage> = batch.raw_iter().collect();
+        let mut started: Vec<Option<(DeliveryExchange, DeliveryAction)>> =
+            messages.iter().map(|message| Some(self.start(message))).collect();
+        let records: Vec<_> = started.iter().map(|s| s.as_ref().and_then(|(delivery, _)| delivery.record())).collect();
+        let lanes: Vec<Vec<_>> = batch_lanes(&records)
+            .into_iter()
+            .map(|lane| lane.into_iter().filter_map(|i| started[i].take().map(|s| (&messages[i], s))).collect())
+            .collect();
+        let stats = std::cell::RefCell::new(ConsumerStats::default());
+        futures_util::stream::iter(lanes)
+            .for_each_concurrent(self.config.concurrency, |lane| async {
+                for (message, (delivery, action)) in lane {
+                    let counted = self.one(message, delivery, action, &store, &handler).await;
+                    stats.borrow_mut().add(&counted);
+                }
+            })
+            .await;
+        let stats = stats.into_inner();
         let name = &self.config.name;
         if !stats.is_empty()
             && let Err(e) = self.add_to_counters(env, &stats).await
@@ -196,19 +224,9 @@ impl Consumer {
         stats
     }
 
-    /// One message, start to settle: performs what the core's delivery
-    /// exchange decides; its counts.
-    async fn one<F, Fut, E>(
-        &self,
-        message: &RawMessage,
-        store: &Result<DurableStore, String>,
-        handler: &F,
-    ) -> ConsumerStats
-    where
-        F: Fn(Event) -> Fut,
-        Fut: Future<Output = Result<(), E>>,
-        E: Display,
-    {
+    /// One message's delivery, started: the core's exchange and its first
+    /// action.
+    fn start(&self, message: &RawMessage) -> (DeliveryExchange, DeliveryAction) {
         let id = message.id();
         let body = crate::message_body::message_body_bytes(&message.body());
         // The key function reads the body's bytes: with none that stand for
@@ -218,7 +236,24 @@ impl Consumer {
             Err(why) => Err(format!("the body cannot be read as bytes: {why}")),
         });
         let message_info = Message { id, body, timestamp_ms: message.timestamp().as_millis() };
-        let (mut delivery, mut action) = DeliveryExchange::start(&self.config, message_info, custom_key);
+        DeliveryExchange::start(&self.config, message_info, custom_key)
+    }
+
+    /// One message, started to settled: performs what the core's delivery
+    /// exchange decides; its counts.
+    async fn one<F, Fut, E>(
+        &self,
+        message: &RawMessage,
+        mut delivery: DeliveryExchange,
+        mut action: DeliveryAction,
+        store: &Result<DurableStore, String>,
+        handler: &F,
+    ) -> ConsumerStats
+    where
+        F: Fn(Event) -> Fut,
+        Fut: Future<Output = Result<(), E>>,
+        E: Display,
+    {
         loop {
             action = match action {
                 DeliveryAction::Store { name, call, timeout_ms } => {

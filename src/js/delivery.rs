@@ -10,11 +10,12 @@ use wasm_bindgen::prelude::*;
 use super::options::{CONSUMER_OPTIONS, config_of};
 use super::values::{Object, point_object};
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, Message,
+    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
+    Message, batch_lanes,
 };
 
 /// Options of `withQueueIdempotency` that are not variables.
-const OWN_OPTIONS: [&str; 4] = ["name", "key", "maxRetryDelaySeconds", "bindings"];
+const OWN_OPTIONS: [&str; 5] = ["name", "key", "maxRetryDelaySeconds", "concurrency", "bindings"];
 
 /// The longest delay a queue accepts, in seconds.
 const MAX_QUEUE_DELAY_SECS: f64 = 43_200.0;
@@ -115,6 +116,24 @@ impl JsConsumer {
         let mut delivery = JsDelivery { inner, kind: DeliveryKind::Done, pending: DeliveryAction::Done };
         delivery.present(action);
         delivery
+    }
+
+    /// How many of a batch's messages run at once (`concurrency`).
+    #[wasm_bindgen(getter)]
+    pub fn concurrency(&self) -> usize {
+        self.config.concurrency
+    }
+
+    /// The batch's lanes ([`batch_lanes`]): arrays of indexes into
+    /// `records` (each delivery's `record`, `""` for a message with no
+    /// key), one key's deliveries in one lane, in order.
+    pub fn lanes(&self, records: Vec<String>) -> JsValue {
+        let records: Vec<Option<&str>> = records.iter().map(|r| Some(r.as_str()).filter(|r| !r.is_empty())).collect();
+        let lanes = js_sys::Array::new();
+        for lane in batch_lanes(&records) {
+            lanes.push(&lane.into_iter().map(|i| JsValue::from_f64(i as f64)).collect::<js_sys::Array>());
+        }
+        lanes.into()
     }
 
     /// Adds a finished delivery's counts to the batch's.
@@ -306,6 +325,13 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<Con
             .filter(|s| s.fract() == 0.0 && (1.0..=MAX_QUEUE_DELAY_SECS).contains(s))
             .ok_or("option `maxRetryDelaySeconds` must be a whole number of seconds from 1 to 43200")?
             as u32;
+    }
+    if let Some(n) = get("concurrency") {
+        consumer.concurrency = n
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && (1.0..=MAX_CONCURRENCY as f64).contains(n))
+            .ok_or_else(|| format!("option `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"))?
+            as usize;
     }
     Ok(consumer)
 }

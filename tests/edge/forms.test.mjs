@@ -114,21 +114,29 @@ function server() {
   return { api, posts, releaseBig };
 }
 
+/** The server behind the production proxy with `vars`; `stop()` ends both. */
+async function behindProxy(vars = {}) {
+  const origin = server();
+  await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
+  const proxy = await start({
+    worker: "proxy",
+    vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}`, ...vars },
+  });
+  const stop = async () => {
+    await proxy.dispose();
+    origin.api.close();
+  };
+  return { proxy, origin, stop };
+}
+
 describe("IDEMPOTENCY_FORMS=inject", () => {
   let proxy;
   let origin;
+  let stop;
   before(async () => {
-    origin = server();
-    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
-    proxy = await start({
-      worker: "proxy",
-      vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}`, IDEMPOTENCY_FORMS: "inject" },
-    });
+    ({ proxy, origin, stop } = await behindProxy({ IDEMPOTENCY_FORMS: "inject" }));
   });
-  after(async () => {
-    await proxy?.dispose();
-    origin?.api.close();
-  });
+  after(() => stop?.());
 
   test("every post form of a page gets a new UUIDv7; get forms and a page's own key are left alone", async () => {
     const res = await proxy.fetch("/shop");
@@ -366,18 +374,11 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
 describe("IDEMPOTENCY_FORMS=inject: a form post from another site", () => {
   let proxy;
   let origin;
+  let stop;
   before(async () => {
-    origin = server();
-    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
-    proxy = await start({
-      worker: "proxy",
-      vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}`, IDEMPOTENCY_FORMS: "inject" },
-    });
+    ({ proxy, origin, stop } = await behindProxy({ IDEMPOTENCY_FORMS: "inject" }));
   });
-  after(async () => {
-    await proxy?.dispose();
-    origin?.api.close();
-  });
+  after(() => stop?.());
 
   const post = (key, headers) =>
     proxy.fetch("/orders", {
@@ -436,15 +437,11 @@ describe("IDEMPOTENCY_FORMS=inject: a form post from another site", () => {
 describe("IDEMPOTENCY_FORMS unset (off)", () => {
   let proxy;
   let origin;
+  let stop;
   before(async () => {
-    origin = server();
-    await new Promise((resolve) => origin.api.listen(0, "127.0.0.1", resolve));
-    proxy = await start({ worker: "proxy", vars: { ORIGIN_URL: `http://127.0.0.1:${origin.api.address().port}` } });
+    ({ proxy, origin, stop } = await behindProxy());
   });
-  after(async () => {
-    await proxy?.dispose();
-    origin?.api.close();
-  });
+  after(() => stop?.());
 
   test("pages pass untouched and a field is just a field", async () => {
     const res = await proxy.fetch("/shop");

@@ -3,7 +3,8 @@
 // is for the Rust host: every step — the key, `begin`, whether to run, the
 // handler's time limit, `finish`, ack or retry and the delay, the counts,
 // the log line — is the core's delivery exchange (`Delivery`); this file
-// performs what it asks, one message after another.
+// performs what it asks, the batch's lanes (one key's messages in order)
+// up to `concurrency` at once.
 import { Consumer, countsOf, DeliveryKind, HandlerEnd, misconfiguredReply } from "oncekey-worker-wasm";
 import { TimedOut, within } from "./deadline.js";
 
@@ -39,16 +40,28 @@ export function withQueueIdempotency(handler, options = {}) {
       }
     }
     const namespace = env?.[coordinator];
-    for (const message of batch.messages) {
+    const started = batch.messages.map((message) => {
       const [key, keyError] = keyOf === undefined ? [] : keyGiven(keyOf, message);
-      const delivery = consumer.start(message.id, message.body, message.timestamp.getTime(), key, keyError);
-      try {
-        await perform(delivery, { message, namespace, coordinator, handler, env, ctx });
-        consumer.count(delivery);
-      } finally {
-        delivery.free();
+      return { message, delivery: consumer.start(message.id, message.body, message.timestamp.getTime(), key, keyError) };
+    });
+    // The core's lanes: one key's deliveries one after another, lanes at
+    // once up to `concurrency` (default 1: the batch in order).
+    const lanes = consumer.lanes(started.map(({ delivery }) => delivery.record));
+    let next = 0;
+    const runLanes = async () => {
+      while (next < lanes.length) {
+        for (const i of lanes[next++]) {
+          const { message, delivery } = started[i];
+          try {
+            await perform(delivery, { message, namespace, coordinator, handler, env, ctx });
+            consumer.count(delivery);
+          } finally {
+            delivery.free();
+          }
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(consumer.concurrency, lanes.length) }, runLanes));
     const counts = consumer.takeCounts();
     if (counts !== undefined && namespace !== undefined) {
       try {

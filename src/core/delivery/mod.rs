@@ -57,6 +57,34 @@ pub struct ConsumerConfig {
     pub handler_timeout_ms: u64,
     /// The longest delay asked of the queue, in seconds.
     pub max_retry_delay_secs: u32,
+    /// How many of a batch's messages run at once (at least 1): one key's
+    /// deliveries never do ([`batch_lanes`]).
+    pub concurrency: usize,
+}
+
+/// The most messages of a batch a consumer runs at once.
+pub const MAX_CONCURRENCY: usize = 100;
+
+/// A batch's lanes (SPEC §11): the indexes of its messages, grouped so that
+/// the deliveries of one record (one key) run one after another, in the
+/// batch's order; a message with no record (no key) is a lane of its own.
+/// The lanes may run at once, up to the consumer's `concurrency`.
+///
+/// ```
+/// use oncekey::core::{batch_lanes, RecordName};
+/// let (a, b) = (Some(RecordName([1; 32])), Some(RecordName([2; 32])));
+/// assert_eq!(batch_lanes(&[a, b, a, None]), vec![vec![0, 2], vec![1], vec![3]]);
+/// ```
+pub fn batch_lanes<R: PartialEq>(records: &[Option<R>]) -> Vec<Vec<usize>> {
+    let mut lanes: Vec<Vec<usize>> = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        let same = |lane: &&mut Vec<usize>| record.is_some() && records[lane[0]] == *record;
+        match lanes.iter_mut().find(same) {
+            Some(lane) => lane.push(i),
+            None => lanes.push(vec![i]),
+        }
+    }
+    lanes
 }
 
 impl ConsumerConfig {
@@ -71,6 +99,7 @@ impl ConsumerConfig {
             policy,
             store_timeout_ms: DEFAULT_STORE_TIMEOUT_MS,
             max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
+            concurrency: 1,
         }
     }
 }
@@ -305,6 +334,12 @@ impl DeliveryExchange {
     /// The log line was written.
     pub fn logged(&mut self) -> DeliveryAction {
         DeliveryAction::Done
+    }
+
+    /// The record this message is delivered under; `None` for a message
+    /// with no key (retried alone).
+    pub fn record(&self) -> Option<RecordName> {
+        (!self.log.record.is_empty()).then_some(self.name)
     }
 
     /// This message's counts, for the consumer's counters.

@@ -62,10 +62,12 @@ const consumers = new Map();
 /** The demo's queue handler. */
 export function consume(batch, env, ctx) {
   const strategy = env.DEMO_EVENT_KEY ?? "content-hash";
-  let consumer = consumers.get(strategy);
+  // `DEMO_QUEUE_CONCURRENCY`: how many of a batch's messages run at once.
+  const concurrency = Number(env.DEMO_QUEUE_CONCURRENCY ?? 1);
+  let consumer = consumers.get(`${strategy}/${concurrency}`);
   if (consumer === undefined) {
-    consumer = withQueueIdempotency(award, { name: CONSUMER, key: keyOf(strategy) });
-    consumers.set(strategy, consumer);
+    consumer = withQueueIdempotency(award, { name: CONSUMER, key: keyOf(strategy), concurrency });
+    consumers.set(`${strategy}/${concurrency}`, consumer);
   }
   return consumer(batch, env, ctx);
 }

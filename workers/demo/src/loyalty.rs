@@ -105,6 +105,9 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> Result<()> {
             .key_fn(|_, body| parse(body).as_ref().and_then(|e| e["orderId"].as_str()).unwrap_or_default().to_owned()),
         _ => consumer.content_hash(&["publishedAt"]),
     };
+    // `DEMO_QUEUE_CONCURRENCY`: how many of a batch's messages run at once.
+    let concurrency = env.var("DEMO_QUEUE_CONCURRENCY").ok().and_then(|v| v.to_string().parse().ok()).unwrap_or(1);
+    let consumer = consumer.concurrency(concurrency);
     let guard = env.var("DEMO_LOYALTY_GUARD").map(|v| v.to_string()).ok().as_deref() != Some("false");
     consumer.consume(&batch, &env, |event| award(event, &env, guard)).await;
     Ok(())
