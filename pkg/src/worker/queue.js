@@ -42,7 +42,10 @@ export function withQueueIdempotency(handler, options = {}) {
     const namespace = env?.[coordinator];
     const started = batch.messages.map((message) => {
       const [key, keyError] = keyOf === undefined ? [] : keyGiven(keyOf, message);
-      return { message, delivery: consumer.start(message.id, message.body, message.timestamp.getTime(), key, keyError) };
+      return {
+        message,
+        delivery: consumer.start(message.id, message.body, message.timestamp.getTime(), key, keyError),
+      };
     });
     // The core's lanes: one key's deliveries one after another, lanes at
     // once up to `concurrency` (default 1: the batch in order).
