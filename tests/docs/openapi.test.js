@@ -8,7 +8,7 @@
 // it, must be valid too, and docs/http.md's table of the layer's answers
 // must list the core's problems.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -61,7 +61,7 @@ function nameOf(code) {
 const schemaAt = (() => {
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   // The OpenAPI document around the schemas.
-  ajv.addVocabulary(["openapi", "info", "components"]);
+  ajv.addVocabulary(["openapi", "info", "servers", "components"]);
   const id = pathToFileURL(SPEC_PATH).href;
   ajv.addSchema(spec, id);
   return (pointer) => {
@@ -215,4 +215,20 @@ test("example.yaml puts each of oncekey's problems under the status it carries",
     }
   }
   assert.ok(checked >= 10, `only ${checked} references to oncekey's problems checked`);
+});
+
+test("both descriptions pass `redocly lint`: Redocly's recommended rules, as docs/openapi/redocly.yaml applies them", () => {
+  const run = spawnSync(join(ROOT, "node_modules", ".bin", "redocly"), ["lint"], {
+    cwd: join(ROOT, "docs", "openapi"),
+    // No telemetry, no update check: nothing leaves the machine.
+    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+    encoding: "utf8",
+  });
+  const output = run.stdout + run.stderr;
+  assert.equal(run.status, 0, output);
+  assert.match(output, /oncekey\.yaml: validated/);
+  assert.match(output, /example\.yaml: validated/);
+  assert.match(output, /Your API descriptions are valid/);
+  // Problems are counted ("You have 2 warnings"); the Node.js version notice is not one.
+  assert.doesNotMatch(output, /You have \d+ warnings?|Validation failed/, output);
 });
