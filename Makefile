@@ -33,7 +33,7 @@ install:
 .PHONY: lint
 lint: install
 	cargo fmt --all --check
-	cargo clippy --locked --all-targets --quiet -- -D warnings
+	cargo clippy --locked --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \

@@ -2,6 +2,9 @@
 //! (`oncekey::browser`, exported by wasm-bindgen from the library) linked
 //! with a small allocator. Nothing else lives here.
 
+// The bindings exist for wasm32 only: natively (`cargo build --workspace`,
+// clippy) this crate is empty.
+#[cfg(target_arch = "wasm32")]
 pub use oncekey::browser::*;
 
 #[cfg(target_arch = "wasm32")]
