@@ -33,6 +33,7 @@ fn completed(fingerprint: Fingerprint, body_len: usize) -> Completed {
             body: Some(body(body_len)),
         },
         expires_at: NOW + 86_400_000,
+        copied: false,
     }
 }
 

@@ -321,7 +321,7 @@ impl Store for EventuallyConsistentKv {
         };
         Ok(match outcome {
             Outcome::Answered(response) if response.status != 503 => {
-                let done = Completed { fingerprint, attempt, response, expires_at: now_ms + TTL_MS };
+                let done = Completed { fingerprint, attempt, response, expires_at: now_ms + TTL_MS, copied: false };
                 self.writes.borrow_mut().entry(*name).or_default().push((now_ms, done.clone()));
                 Finished::Stored(done)
             }

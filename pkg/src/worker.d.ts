@@ -186,6 +186,15 @@ export interface IdempotencyOptions {
    */
   kvReplay?: "fallback" | "read-first" | "off";
   /**
+   * When a completed answer's KV copy is written (each is a KV write):
+   * `"on-retry"`, once its key is asked for again (its first replay, or a
+   * duplicate that waited), so a key never retried costs none; `"always"`,
+   * at completion. `IDEMPOTENCY_KV_COPY`.
+   * @defaultValue `"on-retry"`
+   * @example `withIdempotency(handler, { kvCopy: "always", kvReplay: "read-first" })`
+   */
+  kvCopy?: "on-retry" | "always";
+  /**
    * Time limit of each Durable Object or KV call, in ms (1 to 60000). A
    * store that fails or is late answers 503 `store-unavailable` (or a KV
    * copy), and the handler is not called. `IDEMPOTENCY_STORE_TIMEOUT_MS`.

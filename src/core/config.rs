@@ -90,6 +90,11 @@ pub struct Config {
     /// read back. `IDEMPOTENCY_CONSISTENCY=kv` uses KV as its store whatever
     /// this says.
     pub kv_replay: KvReplayMode,
+    /// `IDEMPOTENCY_KV_COPY=always`: a completed answer's KV copy is written
+    /// at completion. Unset (`on-retry`), it is written once the key is
+    /// asked for again — its first replay, or a duplicate that waited — so
+    /// a key never retried costs no KV write (SPEC §4).
+    pub kv_copy_always: bool,
     /// `IDEMPOTENCY_STORE_TIMEOUT_MS`: the time limit of one store call.
     /// Unset, 5000, or what the lease leaves after the origin call when that
     /// is less: one `finish` try always fits inside the lease.
@@ -127,7 +132,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 21] = [
+pub const VARIABLES: [&str; 22] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -143,6 +148,7 @@ pub const VARIABLES: [&str; 21] = [
     "IDEMPOTENCY_RELEASE_ON",
     "IDEMPOTENCY_CONSISTENCY",
     "IDEMPOTENCY_KV_REPLAY",
+    "IDEMPOTENCY_KV_COPY",
     "IDEMPOTENCY_STORE_TIMEOUT_MS",
     "IDEMPOTENCY_FAIL_OPEN",
     "IDEMPOTENCY_CORS_ORIGINS",
@@ -336,6 +342,11 @@ impl Config {
                 Some(other) => {
                     return Err(vars.bad("IDEMPOTENCY_KV_REPLAY", other, "`fallback`, `read-first` or `off`"));
                 }
+            },
+            kv_copy_always: match vars.get("IDEMPOTENCY_KV_COPY").as_deref() {
+                None | Some("on-retry") => false,
+                Some("always") => true,
+                Some(other) => return Err(vars.bad("IDEMPOTENCY_KV_COPY", other, "`on-retry` or `always`")),
             },
             store_timeout_ms,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
@@ -661,6 +672,7 @@ mod tests {
         assert_eq!(c.max_response_bytes, 1_048_576);
         assert_eq!(c.consistency, Consistency::Durable);
         assert_eq!(c.kv_replay, KvReplayMode::Fallback);
+        assert!(!c.kv_copy_always, "copies on retry");
         assert_eq!(c.store_timeout_ms, 5000);
         assert!(!c.fail_open);
         assert!(c.cors_origins.is_empty());
@@ -772,6 +784,8 @@ mod tests {
             ("IDEMPOTENCY_FAIL_OPEN", "TRUE "),
             ("IDEMPOTENCY_FORMS", "true"),
             ("IDEMPOTENCY_FORMS", "Inject"),
+            ("IDEMPOTENCY_KV_COPY", "on-demand"),
+            ("IDEMPOTENCY_KV_COPY", "true"),
             ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example/"),
             ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example, https://B.example"),
             ("IDEMPOTENCY_CORS_ORIGINS", "https://a.example:443"),

@@ -402,9 +402,18 @@ mod tests {
 
         let stored = object.call(101, &finish(2, 201), 2_000).unwrap();
         assert!(matches!(decode_finished(&stored.replies[0].bytes), Ok(Finished::Stored(_))));
-        assert_eq!(stored.replies.len(), 2, "every waiter shares one copy of the stored answer");
-        assert_eq!(stored.replies[1].to, (2..=8).collect::<Vec<_>>());
-        assert!(matches!(decode_decision(&stored.replies[1].bytes), Ok(Decision::Replay(c)) if c.attempt == 2));
+        // The first waiter's replay asks for the KV copy (and the record
+        // remembers it); every other waiter shares one copy of the answer.
+        assert_eq!(stored.replies.len(), 3);
+        assert_eq!(stored.replies[1].to, [2]);
+        assert!(
+            matches!(decode_decision(&stored.replies[1].bytes), Ok(Decision::Replay(c)) if c.attempt == 2 && !c.copied)
+        );
+        assert_eq!(stored.replies[2].to, (3..=8).collect::<Vec<_>>());
+        assert!(
+            matches!(decode_decision(&stored.replies[2].bytes), Ok(Decision::Replay(c)) if c.attempt == 2 && c.copied)
+        );
+        assert!(matches!(stored.put, Some(Record::Completed(ref c)) if c.copied), "the record: copy asked for");
         assert_eq!(object.waiting(), 0);
     }
 

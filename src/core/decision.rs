@@ -103,6 +103,13 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
         }
         Some(Record::InFlight(r)) => reserve(r.attempt.saturating_add(1), true),
         Some(Record::Completed(r)) if r.fingerprint != fingerprint => keep(Decision::Mismatch),
+        // The first replay asks for the key's KV copy (SPEC §4: most keys are
+        // never retried, so none is written at completion); the record
+        // remembers it, so later replays do not write it again.
+        Some(Record::Completed(r)) if !r.copied => Step {
+            answer: Decision::Replay(r.clone()),
+            write: Write::Put(Record::Completed(Completed { copied: true, ..r })),
+        },
         Some(Record::Completed(r)) => keep(Decision::Replay(r)),
     }
 }
@@ -117,7 +124,7 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
 /// ```
 /// use oncekey::core::{Completed, Fingerprint, Record, StoredResponse, replay_from_copy};
 /// let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
-/// let copy = Completed { fingerprint: Fingerprint([1; 32]), attempt: 1, response: answer, expires_at: 2_000 };
+/// let copy = Completed { fingerprint: Fingerprint([1; 32]), attempt: 1, response: answer, expires_at: 2_000, copied: false };
 /// let found = || Some(Record::Completed(copy.clone()));
 /// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 1_999), Some(copy.clone()));
 /// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 2_000), None, "expired");
@@ -247,6 +254,7 @@ pub fn finish(
                 attempt,
                 response,
                 expires_at: now_ms.saturating_add(policy.ttl_ms),
+                copied: false,
             };
             Step { answer: Finished::Stored(completed.clone()), write: Write::Put(Record::Completed(completed)) }
         }
@@ -287,7 +295,7 @@ mod tests {
     }
 
     fn completed(fingerprint: Fingerprint, expires_at: u64) -> Completed {
-        Completed { fingerprint, attempt: 2, response: answer(201), expires_at }
+        Completed { fingerprint, attempt: 2, response: answer(201), expires_at, copied: false }
     }
 
     fn reserved(attempt: u32) -> Write {
@@ -326,9 +334,15 @@ mod tests {
                 Write::Keep,
             ),
             (
-                "completed, same fingerprint",
+                "completed, same fingerprint, its first replay: the copy is asked for, once",
                 Some(Record::Completed(completed(FP, NOW + 1))),
                 Decision::Replay(completed(FP, NOW + 1)),
+                Write::Put(Record::Completed(Completed { copied: true, ..completed(FP, NOW + 1) })),
+            ),
+            (
+                "completed, same fingerprint, replayed before",
+                Some(Record::Completed(Completed { copied: true, ..completed(FP, NOW + 1) })),
+                Decision::Replay(Completed { copied: true, ..completed(FP, NOW + 1) }),
                 Write::Keep,
             ),
             // Expired records read as absent, whatever their kind.
@@ -420,7 +434,13 @@ mod tests {
     fn finish_stores_any_other_answer_5xx_included() {
         for status in [200, 201, 204, 302, 400, 404, 409, 422, 500, 502, 504] {
             let step = finish_live(2, Outcome::Answered(answer(status)));
-            let want = Completed { fingerprint: FP, attempt: 2, response: answer(status), expires_at: NOW + 60_000 };
+            let want = Completed {
+                fingerprint: FP,
+                attempt: 2,
+                response: answer(status),
+                expires_at: NOW + 60_000,
+                copied: false,
+            };
             assert_eq!(step.answer, Finished::Stored(want.clone()), "{status}");
             assert_eq!(step.write, Write::Put(Record::Completed(want)), "{status}");
         }

@@ -352,6 +352,7 @@ mod tests {
             attempt: 1,
             response: StoredResponse { status: 200, headers: vec![], body: None },
             expires_at: 1,
+            copied: false,
         };
         let cases = [
             (Decision::Execute { attempt: 3, reclaimed: true }, Delivery::Run { attempt: 3, reclaimed: true }),
@@ -390,6 +391,7 @@ mod tests {
             attempt: 1,
             response: StoredResponse { status: 200, headers: vec![], body: None },
             expires_at: 1,
+            copied: false,
         });
         assert_eq!(settle(Some(&stored), true, 1, 60), Settle::Ack);
         assert_eq!(settle(Some(&Finished::Stale), true, 1, 60), Settle::Ack);

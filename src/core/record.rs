@@ -20,6 +20,10 @@ const IN_FLIGHT_V2: u8 = 4;
 /// as [`COMPLETED`], under a kind earlier code cannot read, so a rollback
 /// fails closed rather than replay a session to anyone.
 const COMPLETED_KEEPING_COOKIES: u8 = 5;
+/// A completed record with a flags byte before kind 2's fields (bit 0: its
+/// KV copy was asked for). Written only once a flag is set; earlier code
+/// fails closed on it.
+const COMPLETED_FLAGGED: u8 = 6;
 
 /// An attempt holds the key until its lease ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +59,9 @@ pub struct Completed {
     pub response: StoredResponse,
     /// When the record is forgotten (ms since the Unix epoch).
     pub expires_at: u64,
+    /// Whether a replay has already asked for its Workers KV copy (SPEC §4:
+    /// a copy is written once the key is asked for again, not at completion).
+    pub copied: bool,
 }
 
 /// A tombstone: the last attempt released the key, and the next one must
@@ -139,7 +146,12 @@ impl Record {
                 out.u64(r.reservation);
             }
             Self::Completed(r) => {
-                out.0.push(if r.response.keeps_cookies() { COMPLETED_KEEPING_COOKIES } else { COMPLETED });
+                if r.copied {
+                    out.0.push(COMPLETED_FLAGGED);
+                    out.0.push(1);
+                } else {
+                    out.0.push(if r.response.keeps_cookies() { COMPLETED_KEEPING_COOKIES } else { COMPLETED });
+                }
                 out.0.extend_from_slice(&r.fingerprint.0);
                 out.u32(r.attempt);
                 out.u64(r.expires_at);
@@ -197,7 +209,8 @@ impl Record {
                     reservation,
                 })
             }
-            COMPLETED | COMPLETED_KEEPING_COOKIES => {
+            kind @ (COMPLETED | COMPLETED_KEEPING_COOKIES | COMPLETED_FLAGGED) => {
+                let copied = kind == COMPLETED_FLAGGED && r.u8()? & 1 == 1;
                 let fingerprint = r.fingerprint()?;
                 let attempt = r.u32()?;
                 let expires_at = r.u64()?;
@@ -216,6 +229,7 @@ impl Record {
                     attempt,
                     response: StoredResponse { status, headers, body },
                     expires_at,
+                    copied,
                 })
             }
             RELEASED => Self::Released(Released { last_attempt: r.u32()?, expires_at: r.u64()? }),
@@ -301,6 +315,7 @@ mod tests {
                 body,
             },
             expires_at: 99,
+            copied: false,
         })
     }
 
@@ -357,6 +372,7 @@ mod tests {
             [be32(name.len() as u32), name.as_bytes().to_vec(), be32(value.len() as u32), value.as_bytes().to_vec()]
                 .concat()
         };
+        let flagged = layout(6, &[vec![1], fp.clone(), be32(1), be64(99), vec![0, 201], be32(0), vec![0]]);
         let keeping_cookies = layout(
             5,
             &[
@@ -393,6 +409,7 @@ mod tests {
                         body: Some(b"ok".to_vec()),
                     },
                     expires_at: 99,
+                    copied: false,
                 }),
             ),
             (
@@ -402,9 +419,20 @@ mod tests {
                     attempt: 3,
                     response: StoredResponse { status: 500, headers: vec![], body: None },
                     expires_at: 99,
+                    copied: false,
                 }),
             ),
             (released, Record::Released(Released { last_attempt: 4, expires_at: 77 })),
+            (
+                flagged,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 1,
+                    response: StoredResponse { status: 201, headers: vec![], body: None },
+                    expires_at: 99,
+                    copied: true,
+                }),
+            ),
             (
                 keeping_cookies,
                 Record::Completed(Completed {
@@ -416,6 +444,7 @@ mod tests {
                         body: None,
                     },
                     expires_at: 99,
+                    copied: false,
                 }),
             ),
         ];
@@ -513,6 +542,7 @@ mod tests {
             let record = Record::Completed(Completed {
                 fingerprint: Fingerprint([9; 32]), attempt, expires_at,
                 response: StoredResponse { status, headers, body },
+                copied: false,
             });
             prop_assert_eq!(Record::decode(&record.encode()), Ok(record));
         }

@@ -248,6 +248,7 @@ mod tests {
                 body: Some(b"{\"card\":\"4242\"}".to_vec()),
             },
             expires_at: NOW + 60_000,
+            copied: false,
         })
     }
 

@@ -445,6 +445,7 @@ fn response_bytes(response: &StoredResponse) -> Vec<u8> {
         attempt: 0,
         response: response.clone(),
         expires_at: 0,
+        copied: false,
     })
     .encode()
 }
@@ -522,8 +523,13 @@ mod tests {
 
     #[test]
     fn replies_round_trip() {
-        let completed =
-            Completed { fingerprint: Fingerprint([4; 32]), attempt: 2, response: answer(201, None), expires_at: 99 };
+        let completed = Completed {
+            fingerprint: Fingerprint([4; 32]),
+            attempt: 2,
+            response: answer(201, None),
+            expires_at: 99,
+            copied: false,
+        };
         for d in [
             Decision::Execute { attempt: 3, reclaimed: true },
             Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 3 },

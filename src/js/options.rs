@@ -8,7 +8,7 @@ use crate::core::Config;
 use crate::variable_value::{env_variables, variable_text};
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 21] = [
+const OPTIONS: [(&str, &str); 22] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -24,6 +24,7 @@ const OPTIONS: [(&str, &str); 21] = [
     ("releaseOn", "IDEMPOTENCY_RELEASE_ON"),
     ("consistency", "IDEMPOTENCY_CONSISTENCY"),
     ("kvReplay", "IDEMPOTENCY_KV_REPLAY"),
+    ("kvCopy", "IDEMPOTENCY_KV_COPY"),
     ("storeTimeoutMs", "IDEMPOTENCY_STORE_TIMEOUT_MS"),
     ("failOpen", "IDEMPOTENCY_FAIL_OPEN"),
     ("corsOrigins", "IDEMPOTENCY_CORS_ORIGINS"),

@@ -1,6 +1,8 @@
 // IDEMPOTENCY_KV_REPLAY (SPEC §4): `fallback` (the default) reads the KV
 // copies only when the coordinator fails, `read-first` also reads them before
-// it, `off` writes none.
+// it, `off` writes none; and IDEMPOTENCY_KV_COPY: a copy is written once a
+// key is asked for again (`on-retry`, the default), or at completion
+// (`always`).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
@@ -41,19 +43,45 @@ describe("fallback (the default), coordinator up", () => {
   });
   after(() => worker?.dispose());
 
-  test("a first execution reads no KV; a replay comes from the object; the copy is written after", async () => {
+  test("a first execution touches no KV; its first replay comes from the object and writes the copy, once", async () => {
     const item = uniqueItem("fallback");
     const key = newKey();
     const first = await order(worker, { key, item });
     assert.equal(first.status, 201);
     assert.deepEqual(tiers(first), ["do", "origin"]);
-    await copyWritten(worker, key);
+    // SPEC §4: most keys are never retried, so no copy at completion.
+    await sleep(300);
+    assert.equal(await copyOf(worker, key), null, "no KV write for a key not asked for again");
     const name = recordName(HOST, undefined, key);
     const calls = await worker.calls(name);
     const replay = await order(worker, { key, item });
     assert.equal(replay.headers.get("idempotent-replayed"), "true");
     assert.deepEqual(tiers(replay), ["do"], "a live object is asked, never KV");
     assert.equal(await worker.calls(name), calls + 1);
+    await copyWritten(worker, key);
+  });
+
+  test("KV writes are paid for retries only: 10 first executions, 3 of them retried (one 3 times) → 3 copies", async () => {
+    const item = uniqueItem("pay-for-retries");
+    const keys = Array.from({ length: 10 }, () => newKey());
+    for (const key of keys) assert.equal((await order(worker, { key, item })).status, 201);
+    for (const [i, times] of [
+      [0, 1],
+      [4, 3],
+      [9, 1],
+    ]) {
+      for (let n = 0; n < times; n++) {
+        assert.equal((await order(worker, { key: keys[i], item })).headers.get("idempotent-replayed"), "true");
+      }
+    }
+    for (const i of [0, 4, 9]) await copyWritten(worker, keys[i]);
+    await sleep(300);
+    const copies = await Promise.all(keys.map((key) => copyOf(worker, key)));
+    assert.deepEqual(
+      copies.map((copy, i) => (copy === null ? null : i)).filter((i) => i !== null),
+      [0, 4, 9],
+      "a copy for each retried key, none for the rest",
+    );
   });
 });
 
@@ -71,6 +99,8 @@ describe("fallback, coordinator down", () => {
       const first = await order(worker, { key, item });
       assert.equal(first.status, 201);
       body = await first.text();
+      // Its first retry writes the copy (none is written at completion).
+      assert.equal((await order(worker, { key, item })).headers.get("idempotent-replayed"), "true");
       await copyWritten(worker, key);
     } finally {
       await worker.dispose();
@@ -160,6 +190,24 @@ describe("read-first", () => {
     const again = await order(worker, { key, item });
     assert.deepEqual(tiers(again), ["kv"]);
     assert.equal(await worker.calls(name), callsNow, "the replay did not reach the object");
+  });
+});
+
+describe("IDEMPOTENCY_KV_COPY=always", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_KV_COPY: "always" } });
+  });
+  after(() => worker?.dispose());
+
+  test("every answer's copy is written at completion, before any retry, and replays write no other", async () => {
+    const item = uniqueItem("kv-always");
+    const key = newKey();
+    assert.equal((await order(worker, { key, item })).status, 201);
+    const copy = Buffer.from(await copyWritten(worker, key));
+    assert.equal((await order(worker, { key, item })).headers.get("idempotent-replayed"), "true");
+    await sleep(300);
+    assert.deepEqual(Buffer.from(await copyOf(worker, key)), copy, "the same copy, not written again");
   });
 });
 

@@ -32,6 +32,7 @@ fn completed() -> Decision {
         response: StoredResponse { status: 204, headers: vec![], body: None },
         attempt: 1,
         expires_at: u64::MAX,
+        copied: false,
     })
 }
 

@@ -465,10 +465,14 @@ impl Exchange {
             Ok(Decision::Unreadable) => self.refuse(Problem::RecordUnreadable),
             Ok(Decision::Replay(completed)) => {
                 let action = self.replay(&completed);
-                // Read first and still here: the KV copy is missing (written
-                // late, or evicted), so put it back. With `fallback` the copy
-                // written at completion stands.
-                if durable && self.config.kv_replay.reads_first() {
+                // SPEC §4: the key is asked for again, so its KV copy is
+                // written now, once (the object marks it), unless it was
+                // written at completion (`IDEMPOTENCY_KV_COPY=always`). Read
+                // first and still here: the copy is missing (written late,
+                // or evicted), so put it back.
+                let first_retry = !completed.copied && !self.config.kv_copy_always;
+                let kv = self.config.kv_replay;
+                if durable && kv.writes_copies() && (first_retry || kv.reads_first()) {
                     self.after.push_back(copy_of(keyed.name, completed));
                 }
                 action
@@ -613,7 +617,9 @@ impl Exchange {
         }
         let name = finishing.name;
         let action = self.recorded(finishing, result);
-        if let Some(completed) = copy.filter(|_| durable && self.config.kv_replay.writes_copies()) {
+        // A copy at completion only when asked for: most keys are never retried.
+        let at_completion = durable && self.config.kv_replay.writes_copies() && self.config.kv_copy_always;
+        if let Some(completed) = copy.filter(|_| at_completion) {
             self.after.push_back(copy_of(name, completed));
         }
         action

@@ -199,6 +199,7 @@ mod tests {
             attempt: 1,
             response: StoredResponse { status: 201, headers: headers.clone(), body },
             expires_at: 9,
+            copied: false,
         };
         let names = |reply: &Reply| reply.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
         let omitted = Reply::replay(&stored(None), None, None);

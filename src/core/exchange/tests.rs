@@ -328,7 +328,8 @@ fn a_throw_at_any_step_after_the_origin_answered_never_skips_the_finish() {
     // (building the answer, a page the rewriter refuses, the pause, the
     // finish call itself), the attempt's outcome is still recorded.
     for step in ["respond", "pause", "finish", "log", "write-copy"] {
-        let mut world = World::new(&[]);
+        // A copy at completion, so that its write is one of the steps.
+        let mut world = World::new(&[("IDEMPOTENCY_KV_COPY", "always")]);
         world.throw_at = vec![step];
         let run = world.run(keyed("k1"), order());
         assert!(run.steps.contains(&"threw"), "{step}: {:?}", run.steps);
@@ -396,10 +397,8 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_
     let mut world = World::new(&[]);
     let run = world.run(keyed("k1"), order());
     // SPEC §4: the answer goes first, `finish` after it; the log line says how `finish` ended.
-    assert_eq!(
-        run.steps,
-        ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log", "write-copy"]
-    );
+    // No KV write: the copy waits for the key to be asked for again.
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log"]);
     assert_eq!(run.reply.status, 201);
     assert_eq!(run.reply.body, ReplyBody::Bytes(br#"{"orderId":"o1"}"#.to_vec()));
     assert_eq!(header(&run.reply, "set-cookie"), Some("s=1"), "the caller gets every header");
@@ -421,14 +420,48 @@ fn a_first_execution_makes_one_store_call_before_the_origin_and_none_before_its_
 }
 
 #[test]
-fn a_retry_is_replayed_by_the_object_without_touching_kv() {
+fn a_retry_is_replayed_by_the_object_and_only_the_first_one_writes_the_kv_copy() {
     let mut world = World::new(&[]);
     world.run(keyed("k1"), order());
+    assert!(world.kv.is_empty(), "no copy for a key not asked for again");
     let run = world.run(keyed("k1"), order());
-    assert_eq!(run.steps, ["read-body", "detach", "begin", "respond", "log"]);
+    // KV is never read on the way (a copy is read only when the object fails).
+    assert_eq!(run.steps, ["read-body", "detach", "begin", "respond", "log", "write-copy"]);
     assert_eq!((run.reply.status, header(&run.reply, "idempotent-replayed")), (201, Some("true")));
     assert_eq!(header(&run.reply, "cache-control"), Some("no-store"));
+    let again = world.run(keyed("k1"), order());
+    assert_eq!(again.steps, ["read-body", "detach", "begin", "respond", "log"], "the copy is written once");
     assert_eq!(world.calls, [1]);
+}
+
+#[test]
+fn kv_writes_are_paid_for_retries_only_n_first_executions_m_retried_m_writes() {
+    // SPEC §4 (issue 35): N keys, M of them retried (some several times).
+    let mut world = World::new(&[]);
+    let writes = std::cell::Cell::new(0);
+    let mut run = |key: &str| {
+        let run = world.run(keyed(key), order());
+        writes.set(writes.get() + run.steps.iter().filter(|s| **s == "write-copy").count());
+    };
+    for i in 0..10 {
+        run(&format!("k{i}"));
+    }
+    assert_eq!(writes.get(), 0, "10 first executions, no KV write");
+    for (i, retries) in [(0, 1), (3, 3), (7, 2)] {
+        for _ in 0..retries {
+            run(&format!("k{i}"));
+        }
+    }
+    assert_eq!(writes.get(), 3, "3 keys retried: 3 writes, whatever the number of retries");
+    // `always`: a write per first execution, none on replays.
+    let mut always = World::new(&[("IDEMPOTENCY_KV_COPY", "always")]);
+    let first = always.run(keyed("k1"), order());
+    assert_eq!(first.steps.last(), Some(&"write-copy"));
+    assert!(!always.run(keyed("k1"), order()).steps.contains(&"write-copy"));
+    // `off`: none at all.
+    let mut off = World::new(&[("IDEMPOTENCY_KV_REPLAY", "off")]);
+    off.run(keyed("k1"), order());
+    assert!(!off.run(keyed("k1"), order()).steps.contains(&"write-copy"));
 }
 
 #[test]
@@ -468,6 +501,10 @@ fn read_first_answers_from_a_copy_and_puts_a_missing_one_back() {
     let mut world = World::new(&[("IDEMPOTENCY_KV_REPLAY", "read-first")]);
     let first = world.run(keyed("k1"), order());
     assert_eq!(first.steps[..3], ["read-body", "read-copy", "detach"], "a miss goes on to the object");
+    // The first retry: still no copy (none at completion), so the object
+    // replays and the copy is written.
+    let first_retry = world.run(keyed("k1"), order());
+    assert_eq!(first_retry.steps, ["read-body", "read-copy", "detach", "begin", "respond", "log", "write-copy"]);
     let from_kv = world.run(keyed("k1"), order());
     assert_eq!(from_kv.steps, ["read-body", "read-copy", "respond", "log"]);
     assert_eq!(
@@ -505,6 +542,7 @@ fn a_copy_from_another_request_or_an_expired_one_is_never_replayed() {
 fn when_the_object_fails_a_copy_is_replayed_else_503() {
     let mut world = World::new(&[]);
     world.run(keyed("k1"), order());
+    world.run(keyed("k1"), order()); // its first replay writes the copy
     world.store_failures = 1;
     let replayed = world.run(keyed("k1"), order());
     assert_eq!(replayed.steps, ["read-body", "detach", "begin", "read-copy", "respond", "log", "abandon"]);
@@ -665,10 +703,10 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
         attempt: 1,
         response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(vec![]) },
         expires_at: 9,
+        copied: false,
     };
     assert!(matches!(exchange.finished(Ok(Finished::Stored(stored)), 106), Action::Log(_)));
-    assert!(matches!(exchange.logged(108), Action::WriteCopy { .. }));
-    assert_eq!(exchange.copy_written(109), Action::Done);
+    assert_eq!(exchange.logged(108), Action::Done, "no copy until the key is asked for again");
 }
 
 #[test]
@@ -886,6 +924,7 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
         attempt: 1,
         response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) },
         expires_at: 99_999,
+        copied: false,
     };
     let Action::Respond(reply) = duplicate.begun(Ok(Decision::Replay(stored)), 1_503) else { panic!() };
     assert_eq!((reply.status, header(&reply, "idempotent-replayed")), (201, Some("true")));
@@ -1053,7 +1092,7 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     let run = world.run(with_metrics(keyed("k1")), order());
     assert_eq!(
         run.steps,
-        ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log", "metric", "write-copy"]
+        ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log", "metric"]
     );
     let point = world.points.pop().unwrap();
     let record = run.log["record"].as_str().unwrap();
@@ -1072,7 +1111,7 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     assert_eq!(point.doubles, logged, "the same numbers as the log line");
     assert_eq!(point.doubles[..2], [1.0, 201.0]);
     let replay = world.run(with_metrics(keyed("k1")), order());
-    assert_eq!(replay.steps, ["read-body", "detach", "begin", "respond", "log", "metric"]);
+    assert_eq!(replay.steps, ["read-body", "detach", "begin", "respond", "log", "metric", "write-copy"]);
     assert_eq!(world.points.pop().unwrap().blobs[..2], ["replay".to_owned(), "do".to_owned()]);
     let refused = world.run(with_metrics(keyed("bad key")), order());
     assert_eq!(refused.steps, ["respond", "log", "metric"]);
