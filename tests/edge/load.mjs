@@ -234,9 +234,19 @@ async function runWave({
       byRecord.set(note.record, finishes);
     }
     for (const entry of items) {
-      const finishes = byRecord.get(recordName(HOST, undefined, entry.key));
-      for (const [, seen] of finishes ?? []) {
+      const finishes = byRecord.get(recordName(HOST, undefined, entry.key)) ?? new Map();
+      for (const [, seen] of finishes) {
         if (seen.every((r) => r === "failed-before")) entry.unknownBy.add("finish-lost");
+      }
+      // The answer goes before the finish (SPEC §4): a runtime stopped in
+      // between leaves an attempt the origin ran, whose client got its
+      // answer, with no finish at all — its outcome unrecorded, as for a
+      // crash, and the key reclaimed after its lease. The kill's own count
+      // (sends still waiting for an answer) does not see it.
+      if (kills > 0) {
+        for (const order of entry.orders ?? []) {
+          if (order.attempt !== null && !finishes.has(order.attempt)) entry.unknownBy.add("finish-never-sent");
+        }
       }
     }
   }
