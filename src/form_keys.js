@@ -16,7 +16,7 @@
  * is named `idempotency_key`, the clock, 10 random bytes. A page the
  * rewriter refuses is answered as the origin sent it, never broken (SPEC §8).
  */
-export function withFormKeys(response, keyInput) {
+export function withFormKeys(response, keyInput, longestTag = 0) {
   const open = [];
   const innermost = () => open[open.length - 1];
   const rewriter = new HTMLRewriter()
@@ -55,7 +55,10 @@ export function withFormKeys(response, keyInput) {
   let guard;
   let rewritten;
   try {
-    guard = tagGuard(response.body);
+    // A body the core knows is short goes to the rewriter as it is: the
+    // guard's streams cost CPU on every chunk.
+    if (longestTag === 0) return rewriter.transform(response);
+    guard = tagGuard(response.body, longestTag);
     rewritten = rewriter.transform(new Response(guard.input, response));
   } catch (error) {
     // The core sends only pages the rewriter should read; whatever it still
@@ -67,24 +70,18 @@ export function withFormKeys(response, keyInput) {
   return new Response(followedBy(rewritten.body, guard), rewritten);
 }
 
-/**
- * The longest tag handed to the rewriter, `<` to `>`, in bytes. The
- * runtime's rewriter gives up on a tag of about 3 MB (a large `data-`
- * attribute, say) and cuts the page off there with no error, so a page
- * whose tag runs past this has the rest of it sent as the origin sent it,
- * without keys (SPEC §8: rewriting never breaks an answer).
- */
-const LONGEST_TAG = 1 << 20;
 const LT = 0x3c;
 const GT = 0x3e;
 
 /**
- * Splits `body` at its first tag longer than LONGEST_TAG: `input`, the
- * bytes before it, for the rewriter (a tag's bytes are held back until its
- * `>` arrives, at most LONGEST_TAG of them); then `rest()`, that tag and
- * everything after it, untouched. `release()` hands everything to `rest()`.
+ * Splits `body` at its first tag longer than `longestTag` bytes (the core's
+ * bound: the runtime's rewriter gives up on a tag of about 3 MB and cuts the
+ * page off there with no error): `input`, the bytes before it, for the
+ * rewriter (a tag's bytes are held back until its `>` arrives, at most
+ * `longestTag` of them); then `rest()`, that tag and everything after it,
+ * as the origin sent it. `release()` hands everything to `rest()`.
  */
-function tagGuard(body) {
+function tagGuard(body, longestTag) {
   const reader = body.getReader();
   let held = new Uint8Array(0);
   let cut = false;
@@ -102,9 +99,9 @@ function tagGuard(body) {
         const open = bytes.lastIndexOf(LT);
         const end = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
         held = bytes.subarray(end);
-        if (held.length > LONGEST_TAG) {
+        if (held.length > longestTag) {
           cut = true;
-          warn(`a tag of over ${LONGEST_TAG} bytes: the rest of the page was answered without form keys`);
+          warn(`a tag of over ${longestTag} bytes: the rest of the page was answered without form keys`);
         }
         if (end > 0) return controller.enqueue(bytes.subarray(0, end));
       }

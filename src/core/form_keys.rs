@@ -40,6 +40,19 @@ fn rewriter_reads(content_type: &str) -> bool {
         || charset.strip_prefix("iso-8859-").is_some_and(|n| n.parse::<u8>().is_ok_and(|n| (1..=16).contains(&n)))
 }
 
+/// The longest tag the runtime's rewriter is handed, in bytes. It gives up
+/// on a tag of about 3 MB (a large `data-` attribute) and cuts the page off
+/// there with no error; the host's glue holds a tag's bytes up to this and
+/// past it sends the rest of the page as the origin sent it (SPEC §8).
+pub const LONGEST_TAG_BYTES: u32 = 1 << 20;
+
+/// Whether a body of `known_len` bytes (`None`: not known, it streams)
+/// could hold a tag longer than [`LONGEST_TAG_BYTES`]: only such bodies pay
+/// for the guard in front of the rewriter.
+pub(crate) fn may_hold_a_long_tag(known_len: Option<u64>) -> bool {
+    known_len.is_none_or(|len| len > u64::from(LONGEST_TAG_BYTES))
+}
+
 /// The headers of an answer whose forms get keys: its body is new with
 /// each answer sent, so nothing may describe it as the origin's bytes or let
 /// a cache serve one page's keys to another load of it. The length and

@@ -89,7 +89,7 @@ pub use exchange::{
 pub use expiry::{Expiry, on_alarm};
 pub use fingerprint::Fingerprint;
 pub use form_field::KEY_FIELD;
-pub use form_keys::key_input;
+pub use form_keys::{LONGEST_TAG_BYTES, key_input};
 pub use json_line::JsonObject;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use metrics::{DataPoint, METRICS_BINDING};

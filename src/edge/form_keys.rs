@@ -20,6 +20,7 @@ extern "C" {
     fn with_form_keys(
         response: &worker::web_sys::Response,
         key_input: &worker::js_sys::Function,
+        longest_tag: u32,
     ) -> Result<worker::web_sys::Response, wasm_bindgen::JsValue>;
 }
 
@@ -39,10 +40,12 @@ thread_local! {
 
 /// `response` with its post forms given keys as its body streams; as the
 /// origin sent it if the rewriter refuses it (SPEC §8: rewriting never
-/// breaks an answer).
-pub(crate) fn with_keys(response: Response) -> Response {
+/// breaks an answer). `longest_tag`: the core's bound on a tag handed to the
+/// rewriter, 0 when the body cannot hold a longer one.
+pub(crate) fn with_keys(response: Response, longest_tag: u32) -> Response {
     let response: worker::web_sys::Response = response.into();
-    let rewritten = KEY_INPUT.with(|key_input| with_form_keys(&response, key_input.as_ref().unchecked_ref()));
+    let rewritten =
+        KEY_INPUT.with(|key_input| with_form_keys(&response, key_input.as_ref().unchecked_ref(), longest_tag));
     match rewritten {
         Ok(rewritten) => Response::from(rewritten),
         Err(error) => {

@@ -164,6 +164,16 @@ impl JsExchange {
         matches!(&self.pending, Pending::Respond(reply) if reply.form_keys)
     }
 
+    /// `respond` with `formKeys`: the longest tag the rewriter may be
+    /// handed, or 0 when the body cannot hold a longer one.
+    #[wasm_bindgen(getter, js_name = longestTag)]
+    pub fn longest_tag(&self) -> u32 {
+        match &self.pending {
+            Pending::Respond(reply) => reply.longest_tag,
+            _ => 0,
+        }
+    }
+
     /// The header edits of `forward` and `callOrigin`
     /// (`op\nname\nvalue\n...`: `set`, or `remove` with an empty value).
     #[wasm_bindgen(getter)]

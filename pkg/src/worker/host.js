@@ -155,7 +155,7 @@ class Host {
     const kept = this.kept;
     this.kept = undefined;
     const response = replyResponse(exchange, kept);
-    return exchange.formKeys ? withFormKeys(response, keyInput) : response;
+    return exchange.formKeys ? withFormKeys(response, keyInput, exchange.longestTag) : response;
   }
 
   /** The user's handler, called once: its Response, or a rejection. */

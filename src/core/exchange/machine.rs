@@ -11,7 +11,7 @@ use super::head::RequestHead;
 use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
 use crate::core::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
-use crate::core::form_keys::{edit_headers, gets_form_keys};
+use crate::core::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
     Outcome, Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision,
@@ -820,6 +820,17 @@ impl Exchange {
     fn dressed(&self, reply: Reply) -> Reply {
         let mut reply = reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials);
         if self.form_keys && gets_form_keys(reply.status, &reply.headers) {
+            // Before the length goes: a body known to be short cannot hold a
+            // tag the rewriter would choke on, and skips the guard's cost.
+            let known_len = match &reply.body {
+                ReplyBody::Bytes(bytes) => Some(bytes.len() as u64),
+                ReplyBody::Origin => reply
+                    .headers
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                    .and_then(|(_, value)| value.trim().parse().ok()),
+            };
+            reply.longest_tag = if may_hold_a_long_tag(known_len) { LONGEST_TAG_BYTES } else { 0 };
             edit_headers(&mut reply.headers);
             reply.form_keys = true;
         }

@@ -28,6 +28,11 @@ pub struct Reply {
     /// before its end tag. The headers are already those of the rewritten
     /// body.
     pub form_keys: bool,
+    /// With `form_keys`: the longest tag the rewriter may be handed, in
+    /// bytes, when the body could hold a longer one (its length unknown, or
+    /// over it); 0 when it cannot, and the body goes to the rewriter as it is
+    /// ([`LONGEST_TAG_BYTES`](crate::core::LONGEST_TAG_BYTES)).
+    pub longest_tag: u32,
 }
 
 /// Where an answer's body comes from.
@@ -44,7 +49,7 @@ pub enum ReplyBody {
 impl Reply {
     /// An answer as it is, its forms untouched.
     pub fn new(status: u16, headers: Vec<(String, String)>, body: ReplyBody) -> Self {
-        Self { status, headers, body, form_keys: false }
+        Self { status, headers, body, form_keys: false, longest_tag: 0 }
     }
 
     /// One of the layer's own errors: problem+json, `Cache-Control:

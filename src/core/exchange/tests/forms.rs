@@ -176,6 +176,34 @@ fn without_inject_or_on_uncovered_requests_the_field_is_not_read() {
 }
 
 #[test]
+fn only_a_page_that_could_hold_a_tag_too_long_for_the_rewriter_is_guarded() {
+    let mut world = World::new(&INJECT);
+    let get = || RequestHead { method: "GET".into(), key: None, ..keyed("") };
+    let html = |len: Option<&str>| {
+        let mut headers = vec![("content-type".to_owned(), "text/html".to_owned())];
+        headers.extend(len.map(|n| ("content-length".to_owned(), n.to_owned())));
+        headers
+    };
+    for (length, guarded) in [(Some("61440"), false), (Some("1048576"), false), (Some("1048577"), true), (None, true)] {
+        world.forwarded_headers = html(length);
+        let run = world.run(get(), order());
+        assert!(run.reply.form_keys, "{length:?}");
+        let want = if guarded { crate::core::LONGEST_TAG_BYTES } else { 0 };
+        assert_eq!(run.reply.longest_tag, want, "{length:?}");
+        assert_eq!(header(&run.reply, "content-length"), None, "the length still goes");
+    }
+    // A stored answer's bytes are known: a small page's replay is not guarded.
+    let page = html(None);
+    world.origin = Box::new(move |_| OriginResult::Answered {
+        status: 200,
+        headers: page.clone(),
+        body: b"<form method=post></form>".to_vec(),
+    });
+    world.run(keyed("k1"), order());
+    assert_eq!(world.run(keyed("k1"), order()).reply.longest_tag, 0);
+}
+
+#[test]
 fn html_answers_are_marked_for_form_keys_with_headers_for_a_body_new_each_time() {
     let mut world = World::new(&INJECT);
     world.forwarded_headers = vec![
