@@ -352,7 +352,9 @@ impl Exchange {
         let fingerprint = keyed.fingerprint;
         let decision = found.map(|found| {
             let step = begin(found.and_then(|r| r.live(now_ms)), fingerprint, now_ms, &self.config.records);
-            if let Write::Put(record) = step.write {
+            // Only a reservation is held; a replay's mark (its copy asked
+            // for) means nothing here, where the copy is the record.
+            if let Write::Put(record @ Record::InFlight(_)) = step.write {
                 self.reserved = Some(record);
             }
             step.answer
