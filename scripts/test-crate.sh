@@ -64,12 +64,12 @@ files=$(tar tzf "$crate" | sed "s|^oncekey-$version/||" | grep -v '/$')
 echo "   $crate: $(wc -c <"$crate") bytes compressed, $(echo "$files" | wc -l) files," \
   "$(tar xzOf "$crate" | wc -c) bytes unpacked"
 # Only the library's sources (the Rust, and the HTMLRewriter glue the edge
-# host binds: src/form_keys.js), its README and license texts, and what
+# host binds: src/shared/form_keys.js), its README and license texts, and what
 # cargo adds itself. `include` patterns
 # without a slash match at any depth (gitignore rules): "README.md" alone
 # also takes node_modules/*/README.md and pkg/README.md; anchor them ("/README.md").
 stray=$(echo "$files" |
-  grep -Ev '^(src/.+\.rs|src/form_keys\.js|README\.md|LICENSE-(MIT|APACHE)|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json)$' || true)
+  grep -Ev '^(src/.+\.rs|src/shared/form_keys\.js|README\.md|LICENSE-(MIT|APACHE)|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json)$' || true)
 if [ -n "$stray" ]; then
   echo "$stray" | sed -n '1,20s/^/   stray: /p' >&2
   fail "the packaged crate holds $(echo "$stray" | wc -l) files besides the library's sources" \

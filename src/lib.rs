@@ -24,11 +24,7 @@ pub mod edge;
 
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;
-#[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
-mod form_key_input;
 #[cfg(all(feature = "js", target_arch = "wasm32"))]
 pub mod js;
-#[cfg(any(feature = "edge", all(feature = "js-queue", target_arch = "wasm32")))]
-mod message_body;
 #[cfg(any(feature = "edge", all(feature = "js", target_arch = "wasm32")))]
-mod variable_value;
+mod shared;

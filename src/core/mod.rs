@@ -5,6 +5,22 @@
 //! a UUID). No clock, randomness, `await` on I/O or `wasm-bindgen` here; the
 //! same code and tests run natively and compiled to wasm.
 //!
+//! Three protocol objects hold the rules, each in its folder; the rest is
+//! the vocabulary they share:
+//!
+//! | folder | what it is |
+//! |---|---|
+//! | `exchange/` | one request's whole exchange ([`Exchange`]): the protocol a Worker host runs |
+//! | `coordinator/` | one record's Durable Object ([`Coordinator`]): store calls, waiters, the alarm |
+//! | `delivery/` | one queue message's delivery ([`DeliveryExchange`]) and the event rules |
+//! | `record/` | the record, its codec, its transitions ([`begin`], [`finish`]), the operator's view |
+//! | `request/` | the request's parts: key, fingerprint, scope, covered paths, form field, CORS, admin paths |
+//! | `config/` | the variables ([`Config`]) and the origin |
+//! | `output/` | what the layer writes: problems, metrics, form keys |
+//! | `text/` | the small JSON reader and writer |
+//! | `client/` | the browser client's rules: answers, retries, UUIDv7 keys |
+//!
+//!
 //! A request with a key, end to end, against the in-memory store:
 //!
 //! ```
@@ -28,85 +44,48 @@
 //! # }
 //! ```
 
-mod admin;
-mod answer;
+mod client;
 mod config;
 mod coordinator;
-mod cors;
-mod decision;
 mod delivery;
-mod digest;
-mod event;
 mod exchange;
-mod expiry;
-mod fingerprint;
-mod form_field;
-mod form_keys;
-mod json_line;
-mod json_read;
-mod key;
-mod metrics;
-mod multipart;
-mod origin;
-mod origin_failure;
-mod paths;
-mod policy;
-mod problem;
+mod output;
 mod record;
-mod record_state;
-mod response;
-mod retry;
-mod retry_after;
-mod scope;
-mod store;
-mod uuid7;
-mod wire;
+mod request;
+mod text;
 
-pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
-pub use answer::{AnswerKind, IN_FLIGHT_STATUS, is_replayed, reads_body};
+pub use client::{
+    AnswerKind, AttemptResult, DEFAULT_RETRY_STATUS_CODES, IN_FLIGHT_STATUS, Next, RetryAfterError, RetryPolicy,
+    RetryState, Uuid7Generator, is_replayed, parse_retry_after, reads_body,
+};
 pub use config::{
     BindingFound, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT,
-    VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    ORIGIN_BINDING, Origin, OriginUrl, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
+    unknown_variable,
 };
-pub use coordinator::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
-pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, preflight_allow_headers};
-pub use decision::{
-    Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin,
-    copy_ttl_secs, finish, replay_from_copy,
+pub use coordinator::{
+    CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, StoreCall, decode_decision, decode_finished,
+    decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected, encode_released, on_alarm,
 };
 pub use delivery::{
-    ConsumerConfig, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event, MAX_CONCURRENCY, Message,
-    batch_lanes,
-};
-pub use event::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
-    handler_outcome, settle,
+    ConsumerConfig, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction, DeliveryExchange,
+    EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle, batch_lanes, content_key,
+    event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
-    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, Exchange, FINISH_RETRY_PAUSES_MS, FinishResult,
-    HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
+    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, EdgeAnswer, Exchange, FINISH_RETRY_PAUSES_MS,
+    FinishResult, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
 };
-pub use expiry::{Expiry, on_alarm};
-pub use fingerprint::Fingerprint;
-pub use form_field::KEY_FIELD;
-pub use form_keys::{LONGEST_TAG_BYTES, key_input};
-pub use json_line::JsonObject;
-pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
-pub use metrics::{DataPoint, METRICS_BINDING};
-pub use origin::{ORIGIN_BINDING, Origin, OriginUrl};
-pub use origin_failure::EdgeAnswer;
-pub use paths::{KeyRule, PathPattern, PathPatternError};
-pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
-pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
-pub use record::{Completed, DecodeError, InFlight, Record, Released};
-pub use record_state::{RecordState, ReleaseAnswer, inspect, release};
-pub use response::{StoredResponse, cookie_jar, reads_whole};
-pub use retry::{AttemptResult, DEFAULT_RETRY_STATUS_CODES, Next, RetryPolicy, RetryState};
-pub use retry_after::{RetryAfterError, parse_retry_after};
-pub use scope::{RecordName, ScopeSource, ScopeSourceError};
-pub use store::{MemoryStore, Store};
-pub use uuid7::Uuid7Generator;
-pub use wire::{
-    StoreCall, decode_decision, decode_finished, decode_inspected, decode_released, encode_decision, encode_finished,
-    encode_inspected, encode_released,
+pub use output::{DataPoint, LONGEST_TAG_BYTES, METRICS_BINDING, PROBLEM_CONTENT_TYPE, Problem, key_input};
+pub use record::{
+    Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
+    KV_MIN_TTL_SECS, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released, Step, Store,
+    StoredResponse, Write, abandon, begin, cookie_jar, copy_ttl_secs, finish, inspect, reads_whole, release,
+    replay_from_copy,
 };
+pub use request::{
+    ADMIN_PREFIX, AdminRequest, AdminToken, DEFAULT_ALLOW_HEADERS, Fingerprint, IdempotencyKey, KEY_FIELD, KeyError,
+    KeyRule, MAX_KEY_LEN, PathPattern, PathPatternError, RecordName, ScopeSource, ScopeSourceError,
+    is_serialized_origin, never_an_origin, preflight_allow_headers,
+};
+pub use text::JsonObject;

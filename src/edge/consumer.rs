@@ -103,7 +103,8 @@ impl Consumer {
         // bindings checked are the consumer's own: no KV (SPEC §11).
         let config = super::layer::config_from_env(env)?;
         let bindings = [COORDINATOR_BINDING, super::layer::KV_BINDING, crate::core::METRICS_BINDING];
-        if let Some(problem) = crate::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &bindings) {
+        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &bindings)
+        {
             return Err(Problem::Misconfigured(problem));
         }
         let config = &config;
@@ -228,7 +229,7 @@ impl Consumer {
     /// action.
     fn start(&self, message: &RawMessage) -> (DeliveryExchange, DeliveryAction) {
         let id = message.id();
-        let body = crate::message_body::message_body_bytes(&message.body());
+        let body = crate::shared::message_body::message_body_bytes(&message.body());
         // The key function reads the body's bytes: with none that stand for
         // the body, it cannot key the message.
         let custom_key = self.key_fn.as_ref().map(|key_fn| match &body {

@@ -1,6 +1,6 @@
 //! Gives an HTML answer's post forms their keys as it streams (SPEC §8), for
 //! the Rust host: the same `HTMLRewriter` glue as the JavaScript host
-//! (src/form_keys.js), bound here, with the core's [`key_input`](crate::core::key_input) deciding
+//! (src/shared/form_keys.js), bound here, with the core's [`key_input`](crate::core::key_input) deciding
 //! what each form gets. The runtime's rewriter (lol_html inside workerd)
 //! streams the body outside the wasm: nothing is copied in, and the wasm
 //! carries no HTML parser.
@@ -10,9 +10,9 @@ use wasm_bindgen::prelude::{Closure, wasm_bindgen};
 use worker::Response;
 use worker::js_sys::{Array, Uint8Array};
 
-use crate::form_key_input::key_input_of;
+use crate::shared::form_key_input::key_input_of;
 
-#[wasm_bindgen(module = "/src/form_keys.js")]
+#[wasm_bindgen(module = "/src/shared/form_keys.js")]
 extern "C" {
     // `catch`: a throw comes back as an error, never unwinds through the
     // wasm (which would end the exchange before its `finish`).

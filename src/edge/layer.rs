@@ -11,7 +11,7 @@ use std::rc::Rc;
 use worker::{Context, Env, Request, Response, Result};
 
 use crate::core::{Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
-use crate::variable_value::env_variables;
+use crate::shared::variable_value::env_variables;
 
 use super::host::drive;
 use super::http;
@@ -137,7 +137,7 @@ pub(crate) fn config_from_env(env: &Env) -> std::result::Result<Config, Problem>
 }
 
 fn env_problem(env: &Env, config: &Config) -> Option<String> {
-    use crate::variable_value::{binding_found, env_names};
+    use crate::shared::variable_value::{binding_found, env_names};
     let env: &worker::wasm_bindgen::JsValue = env.as_ref();
     let names = env_names(env);
     let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];

@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 
 use crate::core::{Config, ConfigError, ORIGIN_BINDING, Origin, unknown_variable};
-use crate::variable_value::{binding_found, env_names, env_variables};
+use crate::shared::variable_value::{binding_found, env_names, env_variables};
 
 /// Every problem with `env` (a worker's variables, and its bindings as
 /// objects with their kind's method: `idFromName` for a Durable Object

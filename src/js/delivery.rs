@@ -74,7 +74,7 @@ impl JsConsumer {
         // variable, the coordinator binding (under its configured name).
         let coordinator = binding_name(&options, "coordinator", "IDEMPOTENCY_DO");
         let bindings = [coordinator.as_str(), "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"];
-        if let Some(problem) = crate::variable_value::consumer_env_problem(&vars, &coordinator, &bindings) {
+        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, &coordinator, &bindings) {
             return Err(JsError::new(&problem));
         }
         Ok(Self { config, counts: ConsumerStats::default() })
@@ -105,7 +105,7 @@ impl JsConsumer {
         key: Option<String>,
         key_error: Option<String>,
     ) -> JsDelivery {
-        let body = crate::message_body::message_body_bytes(&body);
+        let body = crate::shared::message_body::message_body_bytes(&body);
         let message = Message { id, body, timestamp_ms: timestamp_ms as u64 };
         let given = match (key, key_error) {
             (_, Some(error)) => Some(Err(error)),

@@ -14,7 +14,7 @@
 //! configuration offline, for the `oncekey` command;
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
-//! build leaves them out); `keyInput` (src/form_key_input.rs, shared with
+//! build leaves them out); `keyInput` (src/shared/form_key_input.rs, shared with
 //! the Rust host) gives an HTML answer's forms their keys.
 
 #[cfg(feature = "js-queue")]

@@ -5,7 +5,7 @@
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::Config;
-use crate::variable_value::{env_variables, variable_text};
+use crate::shared::variable_value::{env_variables, variable_text};
 
 /// Each option and the variable it sets.
 const OPTIONS: [(&str, &str); 22] = [

@@ -153,7 +153,7 @@ test("a 409 that is not key-in-flight is final", async (t) => {
 });
 
 // Other servers' in-flight answers, each as that server sends it (the
-// sources are cited in src/core/answer.rs).
+// sources are cited in src/core/client/answer.rs).
 const OTHER_SERVERS = {
   // draft-ietf-httpapi-idempotency-key-header, "Error Handling": its 409.
   "IETF draft": [

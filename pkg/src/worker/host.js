@@ -6,7 +6,7 @@
 // response side is http.js (src/edge/http.rs), time limits deadline.js
 // (src/edge/deadline.rs).
 import { ActionKind, keyInput, OriginFailure } from "oncekey-worker-wasm";
-import { withFormKeys } from "../../../src/form_keys.js";
+import { withFormKeys } from "../../../src/shared/form_keys.js";
 import { untilAborted, within } from "./deadline.js";
 import { joined, readAnswer, readBody, replyResponse } from "./http.js";
 import { isNotSent } from "./not-sent.js";

@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::core::event::UNREADABLE_RETRY_SECS;
-use crate::core::store::now_or_never;
+use crate::core::delivery::event::UNREADABLE_RETRY_SECS;
+use crate::core::delivery::exchange::*;
+use crate::core::record::store::now_or_never;
 use crate::core::{Completed, MemoryStore, Store, StoreCall, StoredResponse, encode_decision, encode_finished};
+use crate::core::{Decision, FINISH_RETRY_PAUSES_MS, Finished, RecordName, RecordPolicy};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 

@@ -4,14 +4,12 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-mod admin;
-
 use super::action::{Action, BodyRead, HeaderEdit, OriginResult};
 use super::head::RequestHead;
 use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
-use crate::core::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
-use crate::core::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
+use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
+use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
     Outcome, Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision,
@@ -42,39 +40,39 @@ const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 /// [`Action::Done`].
 #[derive(Debug)]
 pub struct Exchange {
-    config: Rc<Config>,
+    pub(super) config: Rc<Config>,
     /// The request's `Origin`, if any: a stored answer's CORS headers are
     /// kept with it and replayed to it only (SPEC §3).
-    origin: Option<String>,
+    pub(super) origin: Option<String>,
     /// The allowed cross-origin caller of this request, if any.
-    cors: Option<String>,
+    pub(super) cors: Option<String>,
     /// The requesting browser's cookie jar, when the request comes from the
     /// page's own site (SPEC §3, §8): an answer's `set-cookie` is kept with
     /// it and replayed to it only. `None`: kept for no one.
-    cookie_jar: Option<String>,
-    log: DecisionLog,
-    timing: Timing,
+    pub(super) cookie_jar: Option<String>,
+    pub(super) log: DecisionLog,
+    pub(super) timing: Timing,
     /// When the pending I/O action started, on the host's clock.
-    since: u64,
-    stage: Stage,
+    pub(super) since: u64,
+    pub(super) stage: Stage,
     /// What follows an answer: its log line, a KV copy.
-    after: VecDeque<Action>,
+    pub(super) after: VecDeque<Action>,
     /// Whether this request's `begin` waits inside the store for a running
     /// attempt (it does so once; how long it waited goes in the log).
-    waiting: bool,
+    pub(super) waiting: bool,
     /// Whether each decision's data point is written (`IDEMPOTENCY_METRICS`).
-    metrics: bool,
+    pub(super) metrics: bool,
     /// KV-only mode: the reservation `begin` made, held in this request's
     /// memory (KV cannot hold one), for `finish`.
-    reserved: Option<Record>,
+    pub(super) reserved: Option<Record>,
     /// Whether an HTML answer's post forms get keys (`IDEMPOTENCY_FORMS=inject`,
     /// and a request whose answer has a body).
-    form_keys: bool,
+    pub(super) form_keys: bool,
 }
 
 /// What the exchange waits for.
 #[derive(Debug)]
-enum Stage {
+pub(super) enum Stage {
     /// The body of a keyed request, or of a form post whose key may be in
     /// its `idempotency_key` field (`key` is then `None`): what is kept of
     /// it, and how many bytes were read.
@@ -104,7 +102,7 @@ enum Stage {
 
 /// A keyed request once its body is read.
 #[derive(Debug)]
-struct Keyed {
+pub(super) struct Keyed {
     key: IdempotencyKey,
     reservation: u64,
     name: RecordName,
@@ -118,7 +116,7 @@ struct Keyed {
 
 /// An attempt whose outcome is being recorded.
 #[derive(Debug)]
-struct Finishing {
+pub(super) struct Finishing {
     name: RecordName,
     attempt: u32,
     outcome: Outcome,
@@ -384,7 +382,7 @@ impl Exchange {
     }
 
     /// A store call for the object of `name`, within the store's limit.
-    fn store(&self, name: RecordName, call: StoreCall) -> Action {
+    pub(super) fn store(&self, name: RecordName, call: StoreCall) -> Action {
         let wait_ms = match &call {
             StoreCall::Begin { wait_ms, .. } => *wait_ms,
             _ => 0,
@@ -759,7 +757,7 @@ impl Exchange {
     }
 
     /// One of the layer's own errors; its log line says why (SPEC §12).
-    fn refuse(&mut self, problem: Problem) -> Action {
+    pub(super) fn refuse(&mut self, problem: Problem) -> Action {
         if self.log.outcome == Verdict::Undecided {
             self.log.outcome = Verdict::Refused(problem.code());
         }
@@ -800,7 +798,7 @@ impl Exchange {
     /// headers (a preflight carries its own), then the log line and, when
     /// the dataset is bound, the data point — after the answer, off the
     /// caller's path.
-    fn respond(&mut self, reply: Reply) -> Action {
+    pub(super) fn respond(&mut self, reply: Reply) -> Action {
         self.answer(reply, true)
     }
 

@@ -29,10 +29,12 @@
 //! ```
 
 mod action;
+mod admin;
 mod answer_read;
 mod head;
 mod log;
 mod machine;
+pub(super) mod origin_failure;
 mod reply;
 
 pub use action::{Action, BodyRead, HeaderEdit, OriginResult};
@@ -40,6 +42,7 @@ pub use answer_read::AnswerRead;
 pub use head::RequestHead;
 pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
+pub use origin_failure::EdgeAnswer;
 pub use reply::{Reply, ReplyBody};
 
 #[cfg(test)]

@@ -1,0 +1,241 @@
+//! Keys for HTML forms with no JavaScript (SPEC §8, `IDEMPOTENCY_FORMS=inject`):
+//! which answers get their post forms a hidden `idempotency_key` field, what
+//! that does to their headers, and the field itself. The host streams the
+//! body through the runtime's `HTMLRewriter`, reports what it sees of each
+//! form, and inserts what [`key_input`] gives before the form's end tag.
+
+use crate::core::Uuid7Generator;
+use crate::core::request::fingerprint::media_type;
+use crate::core::request::form_field::KEY_FIELD;
+
+/// Whether an answer gets form keys: a whole body that is HTML, in a
+/// charset the runtime's rewriter reads. Statuses that carry no body have
+/// no forms to give keys to (nor has the answer to a `HEAD`, which the
+/// exchange leaves out); a range (`206`, or any `Content-Range`) is a slice
+/// of a page, which rewriting would corrupt; and a charset the rewriter
+/// refuses (UTF-16, an unknown label) would fail the answer — so those pass
+/// as the origin sent them (SPEC §8: rewriting never breaks an answer).
+pub(crate) fn gets_form_keys(status: u16, headers: &[(String, String)]) -> bool {
+    let header = |wanted: &str| headers.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)).map(|(_, v)| v);
+    let Some(content_type) = header("content-type") else { return false };
+    let html = matches!(media_type(content_type).as_str(), "text/html" | "application/xhtml+xml");
+    let whole = status != 206 && header("content-range").is_none();
+    html && whole && rewriter_reads(content_type) && !matches!(status, 100..=199 | 204 | 205 | 304)
+}
+
+/// Whether the `charset` of a `Content-Type` (none: the rewriter's UTF-8)
+/// is one the rewriter reads: an ASCII-compatible encoding, where a form's
+/// markup is the bytes it looks for. A short list of the common ones, not
+/// every label: a page in any other passes unrewritten, never broken.
+fn rewriter_reads(content_type: &str) -> bool {
+    let charset = content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim().eq_ignore_ascii_case("charset").then(|| value.trim().trim_matches('"').to_ascii_lowercase())
+    });
+    let Some(charset) = charset else { return true };
+    const READ: [&str; 8] =
+        ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1", "windows-1252", "iso-8859-15"];
+    READ.contains(&charset.as_str())
+        || charset.strip_prefix("windows-125").is_some_and(|d| d.len() == 1 && d.as_bytes()[0].is_ascii_digit())
+        || charset.strip_prefix("iso-8859-").is_some_and(|n| n.parse::<u8>().is_ok_and(|n| (1..=16).contains(&n)))
+}
+
+/// The longest tag the runtime's rewriter is handed, in bytes. It gives up
+/// on a tag of about 3 MB (a large `data-` attribute) and cuts the page off
+/// there with no error; the host's glue holds a tag's bytes up to this and
+/// past it sends the rest of the page as the origin sent it (SPEC §8).
+pub const LONGEST_TAG_BYTES: u32 = 1 << 20;
+
+/// Whether a body of `known_len` bytes (`None`: not known, it streams)
+/// could hold a tag longer than [`LONGEST_TAG_BYTES`]: only such bodies pay
+/// for the guard in front of the rewriter.
+pub(crate) fn may_hold_a_long_tag(known_len: Option<u64>) -> bool {
+    known_len.is_none_or(|len| len > u64::from(LONGEST_TAG_BYTES))
+}
+
+/// The headers of an answer whose forms get keys: its body is new with
+/// each answer sent, so nothing may describe it as the origin's bytes or let
+/// a cache serve one page's keys to another load of it. The length and
+/// validators go (a `304` would revive an old page's keys), and a shared
+/// cache may not keep it (`public` and `s-maxage` give way to `private`);
+/// the browser's own cache and back button still show the page it was
+/// served, keys and all, as they should.
+pub(crate) fn edit_headers(headers: &mut Vec<(String, String)>) {
+    const DESCRIBE_THE_BYTES: [&str; 5] = ["content-length", "etag", "last-modified", "content-digest", "repr-digest"];
+    headers.retain(|(name, _)| !DESCRIBE_THE_BYTES.iter().any(|d| name.eq_ignore_ascii_case(d)));
+    let mut directives: Vec<String> = Vec::new();
+    headers.retain(|(name, value)| {
+        let cache_control = name.eq_ignore_ascii_case("cache-control");
+        if cache_control {
+            directives.extend(value.split(',').map(|d| d.trim().to_owned()).filter(|d| !d.is_empty()));
+        }
+        !cache_control
+    });
+    let shared = |d: &String| {
+        let name = d.split('=').next().unwrap_or("").trim();
+        name.eq_ignore_ascii_case("public") || name.eq_ignore_ascii_case("s-maxage")
+    };
+    directives.retain(|d| !shared(d));
+    if !directives.iter().any(|d| d.eq_ignore_ascii_case("private") || d.eq_ignore_ascii_case("no-store")) {
+        directives.insert(0, "private".to_owned());
+    }
+    headers.push(("cache-control".to_owned(), directives.join(", ")));
+}
+
+/// What goes before a form's end tag: the hidden key field, with a new
+/// UUIDv7 from `now_ms` and `random`, when the form posts and has no field
+/// of that name yet; `None` otherwise. `method` is the form's `method`
+/// attribute, `submitters` the `formmethod` of each control in it that has
+/// one (a form whose button posts it is a post form too), `enctypes` the
+/// form's `enctype` and its controls' `formenctype`s, `has_field` whether a
+/// control in it is named `idempotency_key` already (the page's own key
+/// wins).
+///
+/// A form that can send its fields any other way gets no key (SPEC §8): a
+/// control that submits it with GET would put the key in a URL (history,
+/// logs, `Referer`), and a `text/plain` body is no form the layer reads.
+pub fn key_input(
+    method: Option<&str>,
+    submitters: &[String],
+    enctypes: &[String],
+    has_field: bool,
+    now_ms: u64,
+    random: [u8; 10],
+) -> Option<String> {
+    // An enumerated attribute: its keyword in any case, nothing around it
+    // (HTML: a `method` of " post " is invalid, and the form submits with GET).
+    let posts = |m: &str| m.eq_ignore_ascii_case("post");
+    let posted = method.is_some_and(posts) || submitters.iter().any(|m| posts(m));
+    let sent_otherwise = submitters.iter().any(|m| !posts(m));
+    let plain_text = enctypes.iter().any(|e| e.trim().eq_ignore_ascii_case("text/plain"));
+    if has_field || !posted || sent_otherwise || plain_text {
+        return None;
+    }
+    let key = Uuid7Generator::format(&Uuid7Generator::default().next(now_ms, random));
+    Some(format!(r#"<input type="hidden" name="{KEY_FIELD}" value="{key}">"#))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn input(method: Option<&str>, submitters: &[&str], has_field: bool) -> Option<String> {
+        with_enctypes(method, submitters, &[], has_field)
+    }
+
+    fn with_enctypes(method: Option<&str>, submitters: &[&str], enctypes: &[&str], has_field: bool) -> Option<String> {
+        let submitters: Vec<String> = submitters.iter().map(|s| s.to_string()).collect();
+        let enctypes: Vec<String> = enctypes.iter().map(|s| s.to_string()).collect();
+        key_input(method, &submitters, &enctypes, has_field, 1_764_000_000_000, [0xab; 10])
+    }
+
+    #[test]
+    fn post_forms_without_the_field_get_one_with_a_new_uuid7() {
+        let field = input(Some("post"), &[], false).unwrap();
+        let key = field.strip_prefix(r#"<input type="hidden" name="idempotency_key" value=""#).unwrap();
+        let key = key.strip_suffix(r#"">"#).unwrap();
+        assert_eq!((key.len(), &key[14..15]), (36, "7"), "{key}");
+        assert!(crate::core::IdempotencyKey::parse(key).is_ok(), "a key §1 accepts");
+        for (method, submitters, has_field, gets) in [
+            (Some("POST"), &[][..], false, true),
+            (Some("pOsT"), &[], false, true),
+            (Some(" post "), &[], false, false),
+            (Some("get"), &["post"][..], false, true),
+            (None, &["POST"], false, true),
+            (None, &["get", "POST"], false, false),
+            (Some("post"), &["get"], false, false),
+            (Some("post"), &["dialog"], false, false),
+            (Some("post"), &["post"], false, true),
+            (Some("post"), &[], true, false),
+            (Some("get"), &[], false, false),
+            (None, &[], false, false),
+            (Some("dialog"), &["get"], false, false),
+        ] {
+            assert_eq!(input(method, submitters, has_field).is_some(), gets, "{method:?} {submitters:?} {has_field}");
+        }
+        let other = key_input(Some("post"), &[], &[], false, 1_764_000_000_000, [0xcd; 10]).unwrap();
+        assert_ne!(other, field, "each form its own key");
+    }
+
+    #[test]
+    fn forms_that_send_text_plain_get_no_key() {
+        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data"], false).is_some());
+        assert!(with_enctypes(Some("post"), &[], &["application/x-www-form-urlencoded"], false).is_some());
+        assert!(with_enctypes(Some("post"), &[], &["text/plain"], false).is_none());
+        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data", " TEXT/PLAIN "], false).is_none());
+    }
+
+    #[test]
+    fn which_answers_get_keys() {
+        let html = |t: &str| vec![("Content-Type".to_owned(), t.to_owned())];
+        assert!(gets_form_keys(200, &html("text/html")));
+        assert!(gets_form_keys(422, &html("TEXT/HTML; charset=utf-8")));
+        assert!(gets_form_keys(200, &html("application/xhtml+xml")));
+        assert!(!gets_form_keys(200, &html("application/json")));
+        assert!(!gets_form_keys(200, &html("text/plain")));
+        assert!(!gets_form_keys(200, &[]));
+        for status in [101, 204, 205, 206, 304] {
+            assert!(!gets_form_keys(status, &html("text/html")), "{status}");
+        }
+        let mut range = html("text/html");
+        range.push(("content-range".into(), "bytes 0-99/1000".into()));
+        assert!(!gets_form_keys(200, &range), "a slice of a page");
+    }
+
+    #[test]
+    fn only_charsets_the_rewriter_reads_are_rewritten() {
+        let html = |t: &str| vec![("content-type".to_owned(), t.to_owned())];
+        for read in [
+            "text/html",
+            "text/html; charset=utf-8",
+            "text/html;charset=\"UTF-8\"",
+            "text/html; charset=ISO-8859-1",
+            "text/html; charset=windows-1251",
+            "text/html; charset=iso-8859-15",
+        ] {
+            assert!(gets_form_keys(200, &html(read)), "{read}");
+        }
+        for refused in [
+            "text/html; charset=utf-16",
+            "text/html; charset=UTF-16LE",
+            "text/html; charset=x-unknown",
+            "text/html; charset=",
+            "text/html; charset=iso-2022-jp",
+            "text/html; charset=iso-8859-99",
+            "text/html; charset=windows-12510",
+        ] {
+            assert!(!gets_form_keys(200, &html(refused)), "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_rewritten_answer_keeps_no_validator_and_no_shared_cache() {
+        let edited = |pairs: &[(&str, &str)]| {
+            let mut headers: Vec<(String, String)> =
+                pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+            edit_headers(&mut headers);
+            headers
+        };
+        let got = edited(&[
+            ("content-type", "text/html"),
+            ("Content-Length", "120"),
+            ("ETag", "\"a\""),
+            ("Last-Modified", "x"),
+            ("Cache-Control", "public, max-age=60"),
+            ("cache-control", "s-maxage=600, stale-while-revalidate=30"),
+            ("set-cookie", "s=1"),
+        ]);
+        let expected = [
+            ("content-type", "text/html"),
+            ("set-cookie", "s=1"),
+            ("cache-control", "private, max-age=60, stale-while-revalidate=30"),
+        ];
+        assert_eq!(got, expected.map(|(n, v)| (n.to_owned(), v.to_owned())));
+        let last = |pairs: &[(&str, &str)]| edited(pairs).pop().unwrap().1;
+        assert_eq!(last(&[]), "private");
+        assert_eq!(last(&[("cache-control", "no-store")]), "no-store");
+        assert_eq!(last(&[("cache-control", "Private, no-cache")]), "Private, no-cache");
+    }
+}

@@ -1,0 +1,256 @@
+//! The operator's paths (SPEC §12): with `IDEMPOTENCY_ADMIN_TOKEN` set,
+//! `GET /.well-known/oncekey/records/{record}` reads a record's state and
+//! `POST …/records/{record}/release` releases an in-flight attempt. Which
+//! request is one of them, whether its token is right, and which record it
+//! names are decided here; without the token the paths are ordinary ones
+//! and go to the origin.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use crate::core::output::problem::Problem;
+use crate::core::request::scope::RecordName;
+
+/// Where the admin paths start.
+pub const ADMIN_PREFIX: &str = "/.well-known/oncekey/records";
+
+/// `IDEMPOTENCY_ADMIN_TOKEN`: the bearer token of the admin paths. Its
+/// `Debug` never shows it, so a logged configuration does not leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminToken(String);
+
+impl fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AdminToken(<redacted>)")
+    }
+}
+
+impl AdminToken {
+    /// The token, if `value` can be sent in an `Authorization: Bearer`
+    /// header: one or more visible ASCII characters, no spaces.
+    ///
+    /// ```
+    /// use oncekey::core::AdminToken;
+    /// assert!(AdminToken::new("9f8e7d6c").is_some());
+    /// assert!(AdminToken::new("two words").is_none() && AdminToken::new("").is_none());
+    /// assert_eq!(format!("{:?}", AdminToken::new("s3cret").unwrap()), "AdminToken(<redacted>)");
+    /// ```
+    pub fn new(value: &str) -> Option<Self> {
+        (!value.is_empty() && value.bytes().all(|b| b.is_ascii_graphic())).then(|| Self(value.to_owned()))
+    }
+
+    /// Whether an `Authorization` header value is `Bearer <this token>`
+    /// (the scheme in any case). The tokens are compared through their
+    /// SHA-256 digests, every byte of them, so the time taken says nothing
+    /// about how much of a guess was right, nor about the token's length.
+    ///
+    /// ```
+    /// use oncekey::core::AdminToken;
+    /// let token = AdminToken::new("s3cret").unwrap();
+    /// assert!(token.admits(Some("Bearer s3cret")) && token.admits(Some("bearer  s3cret")));
+    /// assert!(!token.admits(Some("Bearer s3cre")) && !token.admits(Some("Basic s3cret")) && !token.admits(None));
+    /// ```
+    pub fn admits(&self, authorization: Option<&str>) -> bool {
+        let Some((scheme, given)) = authorization.and_then(|value| value.trim().split_once(' ')) else { return false };
+        let digest = |bytes: &[u8]| -> [u8; 32] { Sha256::digest(bytes).into() };
+        let same = constant_time_eq(&digest(given.trim_start().as_bytes()), &digest(self.0.as_bytes()));
+        scheme.eq_ignore_ascii_case("bearer") & same
+    }
+}
+
+/// Whether two digests are equal, looking at every byte whatever differs.
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// What an admitted admin request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdminRequest {
+    /// `GET …/records/{record}`: the record's state.
+    Inspect(RecordName),
+    /// `POST …/records/{record}/release`: release its in-flight attempt.
+    Release {
+        /// The record.
+        name: RecordName,
+        /// `?force=true`: release it even while it runs.
+        force: bool,
+    },
+}
+
+impl AdminRequest {
+    /// The admin request a request is, when the token is set and its path
+    /// is under [`ADMIN_PREFIX`]: `None` for every other request (it goes on
+    /// as usual). The token is checked first, so a caller without it learns
+    /// nothing about the path: 401 `unauthorized`; then the path, 404
+    /// `record-not-found` for anything but a record name (64 lower-case hex
+    /// digits) with an optional `/release`; then the method, 405.
+    ///
+    /// ```
+    /// use oncekey::core::{AdminRequest, AdminToken, Problem};
+    /// let token = AdminToken::new("s3cret").unwrap();
+    /// let path = format!("/.well-known/oncekey/records/{}", "ab".repeat(32));
+    /// let auth = Some("Bearer s3cret");
+    /// assert!(matches!(AdminRequest::of(Some(&token), "GET", &path, None, auth), Some(Ok(AdminRequest::Inspect(_)))));
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &path, None, None), Some(Err(Problem::Unauthorized)));
+    /// assert_eq!(AdminRequest::of(None, "GET", &path, None, auth), None, "no token: the origin's path");
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", "/api/orders", None, auth), None);
+    /// ```
+    pub fn of(
+        token: Option<&AdminToken>,
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        authorization: Option<&str>,
+    ) -> Option<Result<Self, Problem>> {
+        let token = token?;
+        let rest = path.strip_prefix(ADMIN_PREFIX).filter(|rest| rest.is_empty() || rest.starts_with('/'))?;
+        if !token.admits(authorization) {
+            return Some(Err(Problem::Unauthorized));
+        }
+        let rest = rest.strip_prefix('/').unwrap_or(rest);
+        let (record, release) = match rest.strip_suffix("/release") {
+            Some(record) => (record, true),
+            None => (rest, false),
+        };
+        let Some(name) = parse_record_name(record) else {
+            return Some(Err(Problem::RecordNotFound(
+                "The path names no record: a record's name is 64 lower-case hex digits, as every decision's log line \
+                 carries it (`GET …/records/{record}`, `POST …/records/{record}/release`)."
+                    .into(),
+            )));
+        };
+        Some(match (release, method) {
+            (false, "GET") => Ok(Self::Inspect(name)),
+            (true, "POST") => {
+                let force = query.is_some_and(|q| q.split('&').any(|pair| pair == "force=true"));
+                Ok(Self::Release { name, force })
+            }
+            (false, _) => Err(Problem::MethodNotAllowed { allow: "GET" }),
+            (true, _) => Err(Problem::MethodNotAllowed { allow: "POST" }),
+        })
+    }
+
+    /// The record it names.
+    pub fn name(&self) -> RecordName {
+        match self {
+            Self::Inspect(name) | Self::Release { name, .. } => *name,
+        }
+    }
+}
+
+/// A record name from its hex: exactly 64 lower-case hex digits.
+fn parse_record_name(hex: &str) -> Option<RecordName> {
+    let digits = hex.as_bytes();
+    if digits.len() != 64 {
+        return None;
+    }
+    let value = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut name = [0u8; 32];
+    for (byte, pair) in name.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = value(pair[0])? << 4 | value(pair[1])?;
+    }
+    Some(RecordName(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use crate::core::IdempotencyKey;
+
+    fn token() -> AdminToken {
+        AdminToken::new("s3cret-T0ken").unwrap()
+    }
+
+    #[test]
+    fn the_token_is_bearer_and_exact() {
+        let t = token();
+        for ok in ["Bearer s3cret-T0ken", "bearer s3cret-T0ken", "BEARER   s3cret-T0ken", " Bearer s3cret-T0ken "] {
+            assert!(t.admits(Some(ok)), "{ok:?}");
+        }
+        for bad in [
+            "",
+            "Bearer",
+            "Bearer ",
+            "s3cret-T0ken",
+            "Bearer s3cret-t0ken",
+            "Bearer s3cret-T0ke",
+            "Bearer s3cret-T0ken2",
+            "Bearer s3cret-T0ken x",
+            "Basic s3cret-T0ken",
+            "Bearers3cret-T0ken",
+        ] {
+            assert!(!t.admits(Some(bad)), "{bad:?}");
+        }
+        assert!(!t.admits(None));
+    }
+
+    #[test]
+    fn token_values_must_be_sendable_in_a_header() {
+        for bad in ["", " ", "a b", "tab\there", "caf\u{e9}", "line\n"] {
+            assert!(AdminToken::new(bad).is_none(), "{bad:?}");
+        }
+        assert!(AdminToken::new("a+b/c=_-.~!").is_some());
+    }
+
+    #[test]
+    fn routes_names_and_methods() {
+        let t = token();
+        let name = RecordName::new("shop.example", &[], |_| None, &IdempotencyKey::parse("k1").unwrap());
+        let hex = name.to_hex();
+        let auth = Some("Bearer s3cret-T0ken");
+        let of = |method: &str, path: &str| AdminRequest::of(Some(&t), method, path, None, auth);
+        let inspect = format!("{ADMIN_PREFIX}/{hex}");
+        let release = format!("{ADMIN_PREFIX}/{hex}/release");
+        assert_eq!(of("GET", &inspect), Some(Ok(AdminRequest::Inspect(name))));
+        assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false })));
+        for (query, force) in
+            [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)]
+        {
+            let asked = AdminRequest::of(Some(&t), "POST", &release, Some(query), auth);
+            assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force })), "{query}");
+        }
+        assert_eq!(of("POST", &inspect), Some(Err(Problem::MethodNotAllowed { allow: "GET" })));
+        assert_eq!(of("GET", &release), Some(Err(Problem::MethodNotAllowed { allow: "POST" })));
+        let not_found = |path: &str| matches!(of("GET", path), Some(Err(Problem::RecordNotFound(_))));
+        for path in [
+            ADMIN_PREFIX.to_owned(),
+            format!("{ADMIN_PREFIX}/"),
+            format!("{ADMIN_PREFIX}/{}", hex.to_uppercase()),
+            format!("{ADMIN_PREFIX}/{}", &hex[..63]),
+            format!("{ADMIN_PREFIX}/{hex}0"),
+            format!("{ADMIN_PREFIX}/{}g", &hex[..63]),
+            format!("{ADMIN_PREFIX}/{hex}/"),
+            format!("{ADMIN_PREFIX}/{hex}/delete"),
+            format!("{ADMIN_PREFIX}/x/{hex}"),
+        ] {
+            assert!(not_found(&path), "{path}");
+        }
+        // Not admin paths at all: they go on to the origin.
+        for path in [
+            "/",
+            "/api/orders",
+            "/.well-known/oncekey",
+            "/.well-known/oncekey/recordsX",
+            "/.well-known/oncekey/records-x",
+        ] {
+            assert_eq!(of("GET", path), None, "{path}");
+        }
+        // The token is checked before anything about the path is said.
+        for (method, path) in [("GET", inspect.as_str()), ("DELETE", "/.well-known/oncekey/records/nope")] {
+            assert_eq!(
+                AdminRequest::of(Some(&t), method, path, None, Some("Bearer wrong")),
+                Some(Err(Problem::Unauthorized))
+            );
+        }
+        assert_eq!(AdminRequest::of(None, "GET", &inspect, None, auth), None);
+    }
+}

@@ -1,0 +1,29 @@
+//! The request's parts (SPEC §1, §2, §5, §8, §12): its key, what makes two
+//! requests the same, whose key it is, which requests are covered, a
+//! form's key field, CORS, and the operator's paths.
+//!
+//! - `key.rs`: the `Idempotency-Key` header;
+//! - `fingerprint.rs`, `digest.rs`, `multipart.rs`: the request fingerprint;
+//! - `scope.rs`: the record's name (host, identity, key);
+//! - `paths.rs`: which requests are covered, which need a key;
+//! - `form_field.rs`: the `idempotency_key` field of a form post;
+//! - `cors.rs`: which callers' origins are echoed, which headers allowed;
+//! - `admin.rs`: the operator's paths.
+
+pub(super) mod admin;
+pub(super) mod cors;
+pub(super) mod digest;
+pub(super) mod fingerprint;
+pub(super) mod form_field;
+pub(super) mod key;
+pub(super) mod multipart;
+pub(super) mod paths;
+pub(super) mod scope;
+
+pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
+pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, preflight_allow_headers};
+pub use fingerprint::Fingerprint;
+pub use form_field::KEY_FIELD;
+pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use paths::{KeyRule, PathPattern, PathPatternError};
+pub use scope::{RecordName, ScopeSource, ScopeSourceError};

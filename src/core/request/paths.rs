@@ -1,0 +1,267 @@
+//! Which requests are covered, and which must carry a key (SPEC §1):
+//! `IDEMPOTENCY_PATHS` and `IDEMPOTENCY_REQUIRED_PATHS` patterns, and the
+//! [`KeyRule`] a request falls under.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::core::output::problem::Problem;
+use crate::core::request::key::IdempotencyKey;
+
+/// One entry of `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS`: an
+/// exact path, or a prefix ending in `*`.
+///
+/// Paths are compared case-sensitively with the request's path as received,
+/// percent-encoding untouched (write `%C3%A9`, not `é`). A prefix that ends
+/// in `/*` also matches the path without its trailing slash, so
+/// `/v1/payments/*` covers `/v1/payments` itself; `/*` matches every path.
+///
+/// ```
+/// use oncekey::core::PathPattern;
+/// let payments: PathPattern = "/v1/payments/*".parse().unwrap();
+/// assert!(payments.matches("/v1/payments") && payments.matches("/v1/payments/pi_1"));
+/// assert!(!payments.matches("/v1/paymentsX"));
+/// let charges: PathPattern = "/v1/charges".parse().unwrap();
+/// assert!(charges.matches("/v1/charges") && !charges.matches("/v1/charges/ch_1"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathPattern {
+    /// This path and no other.
+    Exact(String),
+    /// Every path that starts with this prefix (the pattern without its
+    /// `*`); a prefix ending in `/` also matches the path without it.
+    Prefix(String),
+}
+
+/// Why a path pattern is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path pattern \"{pattern}\" {reason}")]
+pub struct PathPatternError {
+    /// The entry as written (trimmed).
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl FromStr for PathPattern {
+    type Err = PathPatternError;
+
+    /// Parses one entry, trimmed.
+    ///
+    /// # Errors
+    /// An empty entry, one that does not start with `/`, has `*` anywhere but
+    /// last, or holds `?`, `#`, whitespace, control or non-ASCII characters
+    /// (a received path has none of those, so the pattern could never match).
+    fn from_str(entry: &str) -> Result<Self, Self::Err> {
+        let pattern = entry.trim();
+        let bad = |reason| Err(PathPatternError { pattern: pattern.to_owned(), reason });
+        if pattern.is_empty() {
+            return bad("is empty");
+        }
+        if !pattern.starts_with('/') {
+            return bad("must start with `/`");
+        }
+        if !pattern.bytes().all(|b| b.is_ascii_graphic()) {
+            return bad("must be visible ASCII (percent-encode the rest, as in the request's path)");
+        }
+        if pattern.contains(['?', '#']) {
+            return bad("must be a path only, without `?` or `#`");
+        }
+        match pattern.strip_suffix('*') {
+            Some(prefix) if prefix.contains('*') => bad("may have `*` only as its last character"),
+            Some(prefix) => Ok(Self::Prefix(prefix.to_owned())),
+            None if pattern.contains('*') => bad("may have `*` only as its last character"),
+            None => Ok(Self::Exact(pattern.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for PathPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Exact(path) => f.write_str(path),
+            Self::Prefix(prefix) => write!(f, "{prefix}*"),
+        }
+    }
+}
+
+impl PathPattern {
+    /// Whether `path` (the request's, as received) matches.
+    pub fn matches(&self, path: &str) -> bool {
+        match self {
+            Self::Exact(exact) => path == exact,
+            Self::Prefix(prefix) => {
+                path.starts_with(prefix.as_str()) || prefix.strip_suffix('/').is_some_and(|dir| path == dir)
+            }
+        }
+    }
+
+    /// Parses a comma-separated list of patterns, each trimmed.
+    ///
+    /// ```
+    /// use oncekey::core::PathPattern;
+    /// assert_eq!(PathPattern::parse_list(" /v1/charges , /v1/payments/* ").unwrap().len(), 2);
+    /// assert!(PathPattern::parse_list("/v1/charges,,/v1/refunds").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// The first entry that is not a pattern; an empty entry (`/a,,/b`, a
+    /// trailing comma, or an empty list) is one.
+    pub fn parse_list(list: &str) -> Result<Vec<Self>, PathPatternError> {
+        list.split(',').map(str::parse).collect()
+    }
+}
+
+/// What a request needs, from its method and path (SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyRule {
+    /// Not covered: passed through untouched, key or not.
+    Uncovered,
+    /// Covered: protected when it has a key, passed through without one.
+    Optional,
+    /// Covered, and a key is required: without one, 400 `missing-key`.
+    Required,
+}
+
+impl KeyRule {
+    /// The key this request is protected under, from its `Idempotency-Key`
+    /// header (`None` when absent): `Ok(None)` passes it through.
+    ///
+    /// ```
+    /// use oncekey::core::{KeyRule, Problem};
+    /// assert_eq!(KeyRule::Uncovered.key(Some(b"not a key")), Ok(None));
+    /// assert_eq!(KeyRule::Optional.key(None), Ok(None));
+    /// assert_eq!(KeyRule::Required.key(None), Err(Problem::MissingKey));
+    /// assert_eq!(KeyRule::Optional.key(Some(b"k-1")).unwrap().unwrap().as_str(), "k-1");
+    /// ```
+    ///
+    /// # Errors
+    /// [`Problem::MissingKey`] when a required key is absent,
+    /// [`Problem::InvalidKey`] when a covered request's key is malformed.
+    pub fn key(self, header: Option<&[u8]>) -> Result<Option<IdempotencyKey>, Problem> {
+        match (self, header) {
+            (Self::Uncovered, _) | (Self::Optional, None) => Ok(None),
+            (Self::Required, None) => Err(Problem::MissingKey),
+            (_, Some(raw)) => {
+                IdempotencyKey::parse_bytes(raw).map(Some).map_err(|e| Problem::InvalidKey(e.to_string()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn pattern(p: &str) -> PathPattern {
+        p.parse().unwrap_or_else(|e| panic!("{p:?}: {e}"))
+    }
+
+    #[test]
+    fn parses_patterns() {
+        let rows = [
+            ("/v1/charges", PathPattern::Exact("/v1/charges".into())),
+            (" /v1/charges ", PathPattern::Exact("/v1/charges".into())),
+            ("/", PathPattern::Exact("/".into())),
+            ("/*", PathPattern::Prefix("/".into())),
+            ("/v1/payments/*", PathPattern::Prefix("/v1/payments/".into())),
+            ("/v1/pay*", PathPattern::Prefix("/v1/pay".into())),
+            ("/caf%C3%A9", PathPattern::Exact("/caf%C3%A9".into())),
+        ];
+        for (raw, expected) in rows {
+            assert_eq!(pattern(raw), expected, "{raw:?}");
+            assert_eq!(expected.to_string(), raw.trim(), "written back");
+        }
+    }
+
+    #[test]
+    fn refuses_what_could_never_match() {
+        let rows = [
+            ("", "is empty"),
+            ("   ", "is empty"),
+            ("v1/charges", "must start with `/`"),
+            ("*", "must start with `/`"),
+            ("https://api.example/v1", "must start with `/`"),
+            ("/v1/*/charges", "may have `*` only as its last character"),
+            ("/v1/**", "may have `*` only as its last character"),
+            ("/v1/charges?x=1", "must be a path only, without `?` or `#`"),
+            ("/v1/charges#top", "must be a path only, without `?` or `#`"),
+            ("/v1/my charges", "must be visible ASCII (percent-encode the rest, as in the request's path)"),
+            ("/v1/\tcharges", "must be visible ASCII (percent-encode the rest, as in the request's path)"),
+            ("/v1/\u{7f}", "must be visible ASCII (percent-encode the rest, as in the request's path)"),
+            ("/café", "must be visible ASCII (percent-encode the rest, as in the request's path)"),
+        ];
+        for (raw, reason) in rows {
+            let err = raw.parse::<PathPattern>().expect_err(raw);
+            assert_eq!(err.reason, reason, "{raw:?}");
+            assert_eq!(err.pattern, raw.trim());
+        }
+    }
+
+    #[test]
+    fn matches_the_path_as_received() {
+        // (pattern, path, matches)
+        let rows = [
+            ("/*", "/", true),
+            ("/*", "/v1/anything/at/all", true),
+            ("/*", "", true),
+            ("/v1/charges", "/v1/charges", true),
+            ("/v1/charges", "/v1/charges/", false),
+            ("/v1/charges", "/v1/charges/ch_1", false),
+            ("/v1/charges", "/v1/Charges", false),
+            ("/v1/charges", "/v1/charge", false),
+            ("/v1/payments/*", "/v1/payments", true),
+            ("/v1/payments/*", "/v1/payments/", true),
+            ("/v1/payments/*", "/v1/payments/pi_1", true),
+            ("/v1/payments/*", "/v1/payments/pi_1/capture", true),
+            ("/v1/payments/*", "/v1/paymentsX", false),
+            ("/v1/payments/*", "/v1/payment", false),
+            ("/v1/payments/*", "/V1/payments/pi_1", false),
+            ("/v1/payments/*", "/v2/payments/pi_1", false),
+            ("/v1/pay*", "/v1/pay", true),
+            ("/v1/pay*", "/v1/payments", true),
+            ("/v1/pay*", "/v1/pa", false),
+            ("/caf%C3%A9", "/caf%C3%A9", true),
+            ("/caf%C3%A9", "/caf%c3%a9", false),
+        ];
+        for (raw, path, expected) in rows {
+            assert_eq!(pattern(raw).matches(path), expected, "{raw:?} on {path:?}");
+        }
+    }
+
+    #[test]
+    fn lists_refuse_empty_entries() {
+        assert_eq!(
+            PathPattern::parse_list("/v1/charges, /v1/payments/*").unwrap(),
+            vec![pattern("/v1/charges"), pattern("/v1/payments/*")]
+        );
+        for bad in ["", " ", "/a,,/b", "/a,", ",/a", "/a, b"] {
+            assert!(PathPattern::parse_list(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_rule_decides_the_key() {
+        let valid: Option<&[u8]> = Some(b"k-1");
+        let invalid: Option<&[u8]> = Some(b"a b");
+        let key = |k: &str| Ok(Some(IdempotencyKey::parse(k).unwrap()));
+        let invalid_key = IdempotencyKey::parse_bytes(b"a b").unwrap_err().to_string();
+        // (rule, header, result)
+        let rows = [
+            (KeyRule::Uncovered, None, Ok(None)),
+            (KeyRule::Uncovered, valid, Ok(None)),
+            (KeyRule::Uncovered, invalid, Ok(None)),
+            (KeyRule::Optional, None, Ok(None)),
+            (KeyRule::Optional, valid, key("k-1")),
+            (KeyRule::Optional, invalid, Err(Problem::InvalidKey(invalid_key.clone()))),
+            (KeyRule::Required, None, Err(Problem::MissingKey)),
+            (KeyRule::Required, valid, key("k-1")),
+            (KeyRule::Required, invalid, Err(Problem::InvalidKey(invalid_key))),
+        ];
+        for (rule, header, expected) in rows {
+            assert_eq!(rule.key(header), expected, "{rule:?} {header:?}");
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! The small JSON the core reads and writes, with no allocation it does
+//! not need: a writer for the layer's own documents, a reader for the few
+//! fields it looks for.
+
+pub(super) mod json_line;
+pub(super) mod json_read;
+
+pub use json_line::JsonObject;
