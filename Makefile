@@ -34,6 +34,7 @@ install:
 lint: install
 	cargo fmt --all --check
 	cargo clippy --locked --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --locked --all-targets --quiet --features model -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
@@ -52,6 +53,30 @@ test-core:
 
 test-core-wasm: install
 	scripts/test-core-wasm.sh
+
+## The one-world model checker (src/core/world/): every interleaving of the
+## small worlds, each property checked in every state; prints the states
+## explored and the properties held. `make model MUTANT=<name>` runs it on a
+## deliberately broken core and must print a counterexample and exit 1.
+.PHONY: model test-model
+MUTANTS := finish-ignores-attempt waiter-decides-on-stale-record release-wakes-every-waiter \
+  tombstone-forgets-attempt reclaim-before-lease-end abandon-ignores-reservation
+model:
+	MUTANT=$(MUTANT) cargo test --locked --release --quiet --features model --test model
+
+## In `make test`: the core as written holds every property, and each mutant
+## is caught with a counterexample.
+test-model:
+	@$(MAKE) --no-print-directory model
+	@mkdir -p build
+	@for m in $(MUTANTS); do \
+	  if MUTANT=$$m cargo test --locked --release --quiet --features model --test model > build/model-$$m.log 2>&1; then \
+	    cat build/model-$$m.log; echo "test-model: the mutant $$m was not caught" >&2; exit 1; fi; \
+	  grep -q '^  COUNTEREXAMPLE' build/model-$$m.log || { cat build/model-$$m.log; echo "test-model: $$m failed without a counterexample" >&2; exit 1; }; \
+	  echo "test-model: $$m caught: $$(grep -m1 '^  COUNTEREXAMPLE' build/model-$$m.log | sed 's/.*": //')"; \
+	done
+
+test: test-model
 
 ## cargo-fuzz on the core's parsers (key, record, Retry-After, config, multipart):
 ## FUZZ_SECONDS per target (default 60), figures in bench/RESULTS.md. Not in

@@ -18,6 +18,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(all(feature = "model", target_arch = "wasm32"))]
+compile_error!("the feature `model` holds the model checker's mutants: never in a build that ships");
+
 pub mod core;
 #[cfg(feature = "edge")]
 pub mod edge;

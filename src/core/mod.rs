@@ -44,6 +44,22 @@
 //! # }
 //! ```
 
+/// Whether the deliberately broken rule `$name` is on: only under the
+/// test-only feature `model` (`make model MUTANT=<name>`), so a build that
+/// ships holds no mutant at all.
+#[cfg(feature = "model")]
+macro_rules! mutant {
+    ($name:ident) => {
+        crate::core::world::mutant::active(crate::core::world::mutant::Mutant::$name)
+    };
+}
+#[cfg(not(feature = "model"))]
+macro_rules! mutant {
+    ($name:ident) => {
+        false
+    };
+}
+
 mod client;
 mod config;
 mod coordinator;
@@ -53,6 +69,8 @@ mod output;
 mod record;
 mod request;
 mod text;
+#[cfg(any(test, feature = "model"))]
+pub mod world;
 
 pub use client::{
     AnswerKind, AttemptResult, DEFAULT_RETRY_STATUS_CODES, IN_FLIGHT_STATUS, Next, RetryAfterError, RetryPolicy,

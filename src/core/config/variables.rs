@@ -110,7 +110,7 @@ pub struct Config {
     pub cors_credentials: bool,
     /// `IDEMPOTENCY_FORMS=inject`: HTML answers' post forms get a hidden
     /// `idempotency_key` field, and a form post with no header takes its
-    /// key from it (SPEC §8, [`form_keys`](crate::core::output::form_keys)).
+    /// key from it (SPEC §8, [`key_input`](crate::core::key_input)).
     pub inject_forms: bool,
     /// `IDEMPOTENCY_ADMIN_TOKEN` (a secret): the bearer token of the admin
     /// paths (SPEC §12). Unset or empty, there are none: those paths go to

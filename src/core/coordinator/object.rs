@@ -46,7 +46,7 @@ pub const MAX_WAITERS: usize = 64;
 
 /// One Durable Object's state: the record as last read or written, and the
 /// calls waiting on it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Coordinator {
     /// `None` until loaded; then what storage holds.
     record: Option<Stored>,
@@ -58,13 +58,38 @@ pub struct Coordinator {
     /// Reservations abandoned before their `begin` arrived (calls may be
     /// delivered out of order): that `begin` reserves nothing when it lands.
     abandoned: Vec<u64>,
+    /// What the model checker's mutants of this object remember.
+    #[cfg(feature = "model")]
+    stale: Stale,
+}
+
+/// The records the coordinator's mutants decide on (`make model`): the one
+/// each waiter parked on (`waiter-decides-on-stale-record`), the released
+/// one a walk started from (`release-wakes-every-waiter`).
+#[cfg(feature = "model")]
+#[derive(Clone, Debug, Default)]
+struct Stale {
+    parked_on: Vec<(CallId, Option<Record>)>,
+    walk: Option<Option<Record>>,
+}
+
+#[cfg(feature = "model")]
+impl Stale {
+    fn view(&self, id: CallId) -> Option<Option<Record>> {
+        if mutant!(WaiterDecidesOnStaleRecord)
+            && let Some((_, seen)) = self.parked_on.iter().find(|(parked, _)| *parked == id)
+        {
+            return Some(seen.clone());
+        }
+        self.walk.clone()
+    }
 }
 
 /// How many early abandons an object remembers.
 const ABANDONED_KEPT: usize = 32;
 
 /// What the object's storage holds.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Stored {
     Nothing,
     Record(Record),
@@ -73,7 +98,7 @@ enum Stored {
     Unreadable,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Waiter {
     id: CallId,
     call: StoreCall,
@@ -156,6 +181,8 @@ impl Coordinator {
         }
         match call.wait_deadline(self.found(), now_ms, now_ms) {
             Some(deadline) if self.waiters.len() < MAX_WAITERS => {
+                #[cfg(feature = "model")]
+                self.stale.parked_on.push((id, self.found().cloned()));
                 self.waiters.push(Waiter { id, call, called_at: now_ms, deadline });
             }
             // Past the bound, or nothing to wait for: decided now.
@@ -291,9 +318,12 @@ impl Coordinator {
             effects.replies[at].to.push(id);
             return false;
         }
+        let found = self.found().cloned();
+        #[cfg(feature = "model")]
+        let found = self.stale.view(id).unwrap_or(found);
         let step = match self.record {
             Some(Stored::Unreadable) => call.run_unreadable(now_ms),
-            _ => call.run(self.found().cloned(), now_ms),
+            _ => call.run(found, now_ms),
         };
         effects.replies.push(CallReply { to: vec![id], bytes: step.answer });
         match step.write {
@@ -321,9 +351,22 @@ impl Coordinator {
     fn settle_waiters(&mut self, now_ms: u64, effects: &mut Effects) {
         let mut memo = None;
         let mut i = 0;
+        #[cfg(feature = "model")]
+        {
+            let released = matches!(self.found(), Some(Record::Released(_)));
+            self.stale.walk = (mutant!(ReleaseWakesEveryWaiter) && released).then(|| self.found().cloned());
+        }
         while i < self.waiters.len() {
             let waiter = &self.waiters[i];
-            match waiter.call.wait_deadline(self.found(), now_ms, waiter.called_at) {
+            let seen = self.found();
+            #[cfg(feature = "model")]
+            let stale = self.stale.view(waiter.id);
+            #[cfg(feature = "model")]
+            let seen = match &stale {
+                Some(stale) => stale.as_ref(),
+                None => seen,
+            };
+            match waiter.call.wait_deadline(seen, now_ms, waiter.called_at) {
                 Some(deadline) => {
                     self.waiters[i].deadline = deadline;
                     i += 1;
@@ -335,6 +378,10 @@ impl Coordinator {
                     }
                 }
             }
+        }
+        #[cfg(feature = "model")]
+        {
+            self.stale.walk = None;
         }
     }
 }

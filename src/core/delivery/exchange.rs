@@ -156,7 +156,7 @@ pub enum DeliveryAction {
 }
 
 /// Where a delivery is.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Stage {
     /// The store's `begin`; the event waits for a run.
     Beginning(Event),
@@ -172,7 +172,7 @@ enum Stage {
 }
 
 /// One message's delivery, from its `begin` to its log line.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DeliveryExchange {
     name: RecordName,
     policy: RecordPolicy,
@@ -183,6 +183,15 @@ pub struct DeliveryExchange {
     stage: Stage,
     stats: ConsumerStats,
     log: EventLog,
+}
+
+#[cfg(any(test, feature = "model"))]
+impl DeliveryExchange {
+    /// What decides the delivery's next steps, for the model checker's
+    /// deduplication: its record and stage, not its counters or log line.
+    pub fn protocol_state(&self) -> String {
+        format!("{:?}|{:?}", self.name, self.stage)
+    }
 }
 
 impl DeliveryExchange {
@@ -419,7 +428,7 @@ fn finished_name(finished: &Finished) -> &'static str {
 
 /// One log line per message: what was decided and how it settled. Names
 /// the record by its hash (64 hex digits), never by the key or the body.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct EventLog {
     consumer: String,
     delivery: &'static str,

@@ -38,7 +38,7 @@ const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 /// takes the result of the action it names and returns the next one. A
 /// method called out of turn (a host bug) ends the exchange with
 /// [`Action::Done`].
-#[derive(Debug)]
+#[derive(Clone)]
 pub struct Exchange {
     pub(super) config: Rc<Config>,
     /// The request's `Origin`, if any: a stored answer's CORS headers are
@@ -70,8 +70,50 @@ pub struct Exchange {
     pub(super) form_keys: bool,
 }
 
+/// Every field but the configuration, which every exchange of a Worker
+/// shares (and which is long).
+impl std::fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchange")
+            .field("origin", &self.origin)
+            .field("cors", &self.cors)
+            .field("cookie_jar", &self.cookie_jar)
+            .field("log", &self.log)
+            .field("timing", &self.timing)
+            .field("since", &self.since)
+            .field("stage", &self.stage)
+            .field("after", &self.after)
+            .field("waiting", &self.waiting)
+            .field("metrics", &self.metrics)
+            .field("reserved", &self.reserved)
+            .field("form_keys", &self.form_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Exchange {
+    /// What decides the exchange's next steps, for the model checker's
+    /// deduplication: everything but the log line being built and its
+    /// timings (a queued log line is named, not spelled out).
+    #[cfg(any(test, feature = "model"))]
+    pub fn protocol_state(&self) -> String {
+        let after: Vec<String> = self
+            .after
+            .iter()
+            .map(|action| match action {
+                Action::Log(_) => "log".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        format!(
+            "{:?}|{:?}|{:?}|{after:?}|{}|{:?}|{:?}",
+            self.stage, self.cors, self.cookie_jar, self.waiting, self.reserved, self.log.outcome
+        )
+    }
+}
+
 /// What the exchange waits for.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Stage {
     /// The body of a keyed request, or of a form post whose key may be in
     /// its `idempotency_key` field (`key` is then `None`): what is kept of
@@ -101,7 +143,7 @@ pub(super) enum Stage {
 }
 
 /// A keyed request once its body is read.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Keyed {
     key: IdempotencyKey,
     reservation: u64,
@@ -115,7 +157,7 @@ pub(super) struct Keyed {
 }
 
 /// An attempt whose outcome is being recorded.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Finishing {
     name: RecordName,
     attempt: u32,

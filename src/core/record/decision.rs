@@ -91,7 +91,10 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
         None => reserve(1, false),
         Some(Record::Released(r)) => reserve(r.last_attempt.saturating_add(1), false),
         Some(Record::InFlight(r)) if r.fingerprint != fingerprint => keep(Decision::Mismatch),
-        Some(Record::InFlight(r)) if now_ms < r.lease_expires_at => {
+        Some(Record::InFlight(r))
+            if now_ms < r.lease_expires_at
+                && !(mutant!(ReclaimBeforeLeaseEnd) && now_ms >= r.lease_expires_at - policy.lease_ms / 2) =>
+        {
             // An unknown outcome holds the key for the rest of its lease: a
             // retry sooner can only get this answer again.
             let retry_after_secs = if r.outcome_unknown {
@@ -152,13 +155,19 @@ pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms:
 /// ```
 pub fn abandon(found: Option<Record>, reservation: u64, now_ms: u64, policy: &RecordPolicy) -> Step<bool> {
     match found.and_then(|record| record.live(now_ms)) {
-        Some(Record::InFlight(r)) if reservation != 0 && r.reservation == reservation && !r.outcome_unknown => Step {
-            answer: true,
-            write: Write::Put(Record::Released(Released {
-                last_attempt: r.attempt,
-                expires_at: now_ms.saturating_add(policy.ttl_ms),
-            })),
-        },
+        Some(Record::InFlight(r))
+            if reservation != 0
+                && (r.reservation == reservation || mutant!(AbandonIgnoresReservation))
+                && !r.outcome_unknown =>
+        {
+            Step {
+                answer: true,
+                write: Write::Put(Record::Released(Released {
+                    last_attempt: r.attempt,
+                    expires_at: now_ms.saturating_add(policy.ttl_ms),
+                })),
+            }
+        }
         _ => Step { answer: false, write: Write::Keep },
     }
 }
@@ -231,7 +240,7 @@ pub fn finish(
     policy: &RecordPolicy,
 ) -> Step<Finished> {
     let current = match found.and_then(|record| record.live(now_ms)) {
-        Some(Record::InFlight(r)) if r.attempt == attempt => r,
+        Some(Record::InFlight(r)) if r.attempt == attempt || mutant!(FinishIgnoresAttempt) => r,
         _ => return Step { answer: Finished::Stale, write: Write::Keep },
     };
     let release = || Step {

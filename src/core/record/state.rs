@@ -188,7 +188,8 @@ pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force:
             // number until that attempt's `finish` can no longer arrive (its
             // lease covers it), whatever the TTL.
             let expires_at = now_ms.saturating_add(policy.ttl_ms).max(r.lease_expires_at);
-            let released = Released { last_attempt: r.attempt, expires_at };
+            let last_attempt = if mutant!(TombstoneForgetsAttempt) { 0 } else { r.attempt };
+            let released = Released { last_attempt, expires_at };
             let record = Record::Released(released);
             Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
         }

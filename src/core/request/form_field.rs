@@ -6,7 +6,7 @@
 use super::multipart;
 use crate::core::request::fingerprint::media_type;
 
-/// The field's name, as the edge gives it to forms ([`crate::core::output::form_keys`]).
+/// The field's name, as the edge gives it to forms ([`key_input`](crate::core::key_input)).
 pub const KEY_FIELD: &str = "idempotency_key";
 
 /// What a form body says of its key field.

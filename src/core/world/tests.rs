@@ -1,0 +1,51 @@
+//! Rows of the world: the small worlds hold every property, and a broken
+//! rule is caught with a trace (the mutants need the feature `model`).
+
+use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+#[test]
+fn a_single_caller_runs_once_and_its_answer_is_stored() {
+    let setup = Setup { name: "one", callers: 1, ..small_worlds().swap_remove(1) };
+    let setup = Setup { crashes: 0, jumps: 0, ..setup };
+    let explored = explore(&setup, 10_000).expect("every property holds");
+    assert!(explored.states > 3 && explored.ends >= 1, "{explored:?}");
+}
+
+#[test]
+fn every_interleaving_of_three_callers_with_no_fault_holds_every_property() {
+    let setup = Setup { crashes: 0, store_faults: 0, ..small_worlds().swap_remove(0) };
+    let explored = explore(&setup, 100_000).expect("every property holds");
+    // Three callers race for one key: many interleavings, several endings.
+    assert!(explored.states > 100 && explored.ends > 10, "{explored:?}");
+}
+
+#[test]
+fn an_unreadable_record_answers_503_until_an_operator_releases_it() {
+    let setup = Setup { release: None, ..small_worlds().swap_remove(5) };
+    let mut world = World::new(&setup);
+    // A caller sends; its begin arrives: the object cannot read the record.
+    for mv in [Move::Send, Move::Arrive(0)] {
+        world.apply(mv).expect("no property broken");
+    }
+    assert!(world.runs.is_empty(), "nothing ran");
+    assert!(world.actors().contains("Done"), "the caller was answered: {}", world.actors());
+    // Were the record readable as nothing, the begin would have run it.
+    let fresh = Setup { unreadable: false, ..setup };
+    let mut world = World::new(&fresh);
+    for mv in [Move::Send, Move::Arrive(0)] {
+        world.apply(mv).expect("no property broken");
+    }
+    assert_eq!(world.runs.len(), 1);
+}
+
+#[test]
+fn a_counterexample_names_its_property_and_every_move_from_the_start() {
+    // No caller ever answered: the world stops with one still waiting.
+    let setup = Setup { callers: 1, store_faults: 0, crashes: 0, ..small_worlds().swap_remove(0) };
+    let mut world = World::new(&setup);
+    world.apply(Move::Send).expect("sent");
+    let waiting = world.every_actor_ended().expect_err("the caller waits for its begin");
+    assert_eq!(waiting.property, "every-waiter-ends");
+}
