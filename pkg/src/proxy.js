@@ -13,4 +13,4 @@ initSync({ module: wasm });
 
 export { IdempotencyCoordinator } from "./worker/coordinator.js";
 export { proxy, withIdempotency } from "./worker/layer.js";
-export { NotSentError } from "./worker/not-sent.js";
+export { NotSentError } from "./worker/origin.js";

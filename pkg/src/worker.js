@@ -15,5 +15,6 @@ initSync({ module: wasm });
 
 export { IdempotencyCoordinator } from "./worker/coordinator.js";
 export { proxy, withIdempotency } from "./worker/layer.js";
-export { NotSentError } from "./worker/not-sent.js";
-export { queueStats, withQueueIdempotency } from "./worker/queue.js";
+export { NotSentError } from "./worker/origin.js";
+export { withQueueIdempotency } from "./worker/queue.js";
+export { queueStats } from "./worker/queue_counters.js";

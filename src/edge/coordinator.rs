@@ -82,8 +82,8 @@ impl IdempotencyCoordinator {
     /// consumer's counters, or the `GET` above.
     pub async fn fetch(&self, req: web_sys::Request) -> Result<web_sys::Response, JsValue> {
         // A queue consumer's counters live in an object of this namespace.
-        if req.url().ends_with(super::consumer_counters::COUNTERS_PATH) {
-            let res = super::consumer_counters::serve(&self.state, req.into()).await?;
+        if req.url().ends_with(super::queue_counters::COUNTERS_PATH) {
+            let res = super::queue_counters::serve(&self.state, req.into()).await?;
             return Ok(res.into());
         }
         if req.method() == "GET" {

@@ -18,8 +18,6 @@
 //! returns (a store call, the origin, an answer, a log line, a KV copy) and
 //! reports the result back.
 
-mod consumer;
-mod consumer_counters;
 mod coordinator;
 mod deadline;
 mod disconnect;
@@ -30,12 +28,14 @@ mod http;
 mod kv_replay;
 mod layer;
 mod origin;
+mod queue;
+mod queue_counters;
 
 pub use crate::core::{DecisionLog, Timing, VARIABLES};
-pub use consumer::{Consumer, Event};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
 pub use http::{misconfigured_response, problem_response};
 pub use kv_replay::KvReplay;
 pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
 pub use origin::{OriginError, ProxyOrigin, with_timeout};
+pub use queue::{Consumer, Event};

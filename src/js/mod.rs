@@ -20,21 +20,21 @@
 #[cfg(feature = "js-queue")]
 mod check;
 mod coordinator;
-mod counts;
-#[cfg(feature = "js-queue")]
-mod delivery;
 mod exchange;
 mod layer;
 mod options;
+#[cfg(feature = "js-queue")]
+mod queue;
+mod queue_counters;
 mod record_name;
 mod values;
 
 #[cfg(feature = "js-queue")]
 pub use check::config_problems;
 pub use coordinator::{JsCoordinator, misconfigured_reply};
-pub use counts::{add_counts, counts_of};
-#[cfg(feature = "js-queue")]
-pub use delivery::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
 pub use exchange::JsExchange;
 pub use layer::Layer;
+#[cfg(feature = "js-queue")]
+pub use queue::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
+pub use queue_counters::{add_counts, counts_of};
 pub use record_name::record_name;

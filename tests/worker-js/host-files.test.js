@@ -102,3 +102,17 @@ test("within and untilAborted: the value in time, else the limit's error or the 
   cut.abort(new Error("the caller went away"));
   await assert.rejects(pending, /the caller went away/);
 });
+
+test("both hosts list the same files, each named for its concern (issue 34)", async () => {
+  const { readdirSync } = await import("node:fs");
+  const rust = readdirSync(new URL("../../src/edge/", import.meta.url))
+    .filter((f) => f.endsWith(".rs") && f !== "mod.rs")
+    .map((f) => f.slice(0, -3))
+    .sort();
+  const js = readdirSync(new URL("../../pkg/src/worker/", import.meta.url))
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => f.slice(0, -3))
+    .sort();
+  assert.deepEqual(js, rust, "src/edge/*.rs and pkg/src/worker/*.js");
+  assert.ok(rust.includes("queue") && rust.includes("durable_store"), `${rust}`);
+});

@@ -1,15 +1,19 @@
 // Performs one request's exchange on the Workers runtime: every decision is
 // the core's (the actions of `Exchange`: a kind, and fields read off the
-// exchange); this file drives it and does the I/O each action names — the
-// handler, the coordinator over RPC, KV, timers — and reports each result
-// back, as src/edge/layer.rs does for Rust workers. The request and
-// response side is http.js (src/edge/http.rs), time limits deadline.js
-// (src/edge/deadline.rs).
-import { ActionKind, keyInput, OriginFailure } from "oncekey-worker-wasm";
-import { withFormKeys } from "../../../src/shared/form_keys.js";
+// exchange); this file drives it and does the I/O each action names, as
+// src/edge/host.rs does for Rust workers. Each concern has its own file,
+// named as the Rust host's: the request and response side http.js
+// (src/edge/http.rs), time limits deadline.js, the coordinator over RPC
+// durable_store.js, KV copies kv_replay.js, the caller going away
+// disconnect.js, the origin's request origin.js, form keys form_keys.js.
+import { ActionKind, OriginFailure } from "oncekey-worker-wasm";
 import { untilAborted, within } from "./deadline.js";
+import { onCallerGone } from "./disconnect.js";
+import { DurableStore } from "./durable_store.js";
+import { withKeys } from "./form_keys.js";
 import { joined, readAnswer, readBody, replyResponse } from "./http.js";
-import { isNotSent } from "./not-sent.js";
+import { KvReplay } from "./kv_replay.js";
+import { isNotSent, outgoing } from "./origin.js";
 
 // Each action's fields are getters of its exchange named for what they hold
 // (`timeoutMs`, `record`, `body`, ...); its kind is one of the core's
@@ -108,8 +112,10 @@ class Host {
     this.ctx = ctx;
     /** The response of an unprotected forward, whose body a reply streams. */
     this.kept = undefined;
-    /** The coordinator stub of this request's record, once asked for. */
-    this.stub = undefined;
+    /** The coordinator of this request's record. */
+    this.store = new DurableStore(env, bindings.coordinator);
+    /** The KV copies of answers. */
+    this.kv = new KvReplay(env, bindings.kv);
     /** Whether the caller has its answer. */
     this.answered = false;
     /** Whether the user's handler threw on a request the layer does not cover. */
@@ -124,11 +130,11 @@ class Host {
       case FORWARD:
         return this.forward(exchange);
       case READ_COPY: {
-        const [bytes, error] = await this.readKv(exchange.record, exchange.timeoutMs);
+        const [bytes, error] = await this.kv.read(exchange.record, exchange.timeoutMs);
         return exchange.copyRead(bytes, error, Date.now());
       }
       case STORE: {
-        const [reply, error] = await this.storeCall(exchange);
+        const [reply, error] = await this.store.call(exchange);
         return exchange.storeAnswered(reply, error, Date.now());
       }
       case CALL_ORIGIN:
@@ -139,7 +145,7 @@ class Host {
         return exchange.paused(Date.now());
       }
       case WRITE_COPY:
-        await this.writeKv(exchange.record, exchange.copy, exchange.ttlSeconds);
+        await this.kv.write(exchange.record, exchange.copy, exchange.ttlSeconds);
         return exchange.copyWritten(Date.now());
       default:
         throw new Error(`oncekey: unknown action ${kind}`);
@@ -155,7 +161,7 @@ class Host {
     const kept = this.kept;
     this.kept = undefined;
     const response = replyResponse(exchange, kept);
-    return exchange.formKeys ? withFormKeys(response, keyInput, exchange.longestTag) : response;
+    return exchange.formKeys ? withKeys(response, exchange.longestTag) : response;
   }
 
   /** The user's handler, called once: its Response, or a rejection. */
@@ -173,7 +179,7 @@ class Host {
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits === "" && body === undefined ? this.request : this.outgoing(edits, body);
+      const request = edits === "" && body === undefined ? this.request : outgoing(this.request, edits, body);
       // The user's handler on a request the layer does not cover: as if
       // oncekey were not there — what it throws reaches the runtime, or
       // the framework's error handler, untouched (SPEC §11).
@@ -198,29 +204,15 @@ class Host {
    */
   async callOrigin(exchange) {
     const timeoutMs = exchange.timeoutMs;
-    // Ends the call early when the caller goes away (SPEC §3): the core says
-    // how much of what Workers allows after a disconnect it may still take.
     const cut = new AbortController();
     let request;
     try {
-      request = this.outgoing(exchange.edits, exchange.body, cut.signal);
+      request = outgoing(this.request, exchange.edits, exchange.body, cut.signal);
     } catch (error) {
       return exchange.originFailed(OriginFailure.NotSent, messageOf(error), Date.now());
     }
-    const callerSignal = this.request.signal;
-    let cutTimer;
-    const callerGone = () => {
-      const ms = exchange.callerGone(Date.now());
-      if (ms === undefined) return;
-      const why = new Error(
-        `the caller went away; no answer within the ${ms} ms left of what Workers allows after a disconnect`,
-      );
-      cutTimer = setTimeout(() => cut.abort(why), ms);
-    };
-    callerSignal?.addEventListener("abort", callerGone, { once: true });
-    // A caller gone before the listener was added fires no event: seen here,
-    // as the Rust host sees it (src/edge/disconnect.rs).
-    if (callerSignal?.aborted) callerGone();
+    // Ends the call early when the caller goes away (SPEC §3).
+    const stopWatching = onCallerGone(this.request, exchange, cut);
     let streaming;
     // Whether the handler itself threw (not the time limit, a cut, or its
     // answer's body breaking off).
@@ -245,53 +237,10 @@ class Host {
       }
       return exchange.originFailed(failure, messageOf(error), Date.now());
     } finally {
-      callerSignal?.removeEventListener("abort", callerGone);
-      clearTimeout(cutTimer);
+      stopWatching();
     }
     this.kept = streaming;
     return exchange.answerEnded(Date.now());
-  }
-
-  /**
-   * The client's request with header `edits` (`op\nname\nvalue\n...`),
-   * and `body` (undefined: its own).
-   */
-  outgoing(joinedEdits, body, signal) {
-    const request = this.request;
-    const headers = new Headers(request.headers);
-    const edits = joinedEdits.split("\n");
-    for (let i = 0; i + 2 < edits.length; i += 3) {
-      if (edits[i] === "set") headers.set(edits[i + 1], edits[i + 2]);
-      else headers.delete(edits[i + 1]);
-    }
-    // An attempt's request carries the layer's own signal, never the
-    // caller's: the call goes on after a disconnect, for as long as the core says.
-    const own = signal === undefined ? {} : { signal };
-    if (body === undefined) return new Request(request, { headers, ...own });
-    if (body.length > 0) return new Request(request, { headers, body, ...own });
-    // No body at all (a GET must have none); the client's body, if any, was read.
-    return new Request(request.url, { method: request.method, headers, redirect: request.redirect, ...own });
-  }
-
-  /** The record's coordinator over RPC: the reply's bytes, or the error. */
-  async storeCall(exchange) {
-    try {
-      const call = exchange.call;
-      const timeoutMs = exchange.timeoutMs;
-      if (this.stub === undefined) {
-        const name = this.bindings.coordinator;
-        const namespace = this.env[name];
-        if (!namespace) return [undefined, `no Durable Object namespace bound as ${name}`];
-        this.stub = namespace.get(namespace.idFromName(exchange.record));
-      }
-      return [await within(this.stub.call(call), timeoutMs), undefined];
-    } catch (error) {
-      // A stub that saw its object fail or reset stays broken: every later
-      // call through it fails too. The next call (a repeated finish, an
-      // abandon) gets a fresh one, as the Rust host gets one per call.
-      this.stub = undefined;
-      return [undefined, messageOf(error)];
-    }
   }
 
   /**
@@ -303,30 +252,6 @@ class Host {
       this.env[this.bindings.metrics]?.writeDataPoint({ blobs, doubles, indexes });
     } catch (error) {
       console.warn(`oncekey: data point not written: ${messageOf(error)}`);
-    }
-  }
-
-  /** A KV value's bytes (undefined when absent), or the error. */
-  async readKv(key, timeoutMs) {
-    const name = this.bindings.kv;
-    const kv = this.env[name];
-    if (!kv) return [undefined, `no KV namespace bound as ${name}`];
-    try {
-      const found = await within(kv.get(key, "arrayBuffer"), timeoutMs);
-      return [found === null ? undefined : new Uint8Array(found), undefined];
-    } catch (error) {
-      return [undefined, messageOf(error)];
-    }
-  }
-
-  /** A KV copy; its failure changes nothing (the object holds the answer). */
-  async writeKv(key, value, ttlSeconds) {
-    const kv = this.env[this.bindings.kv];
-    if (!kv) return;
-    try {
-      await kv.put(key, value, { expirationTtl: ttlSeconds });
-    } catch {
-      // Nothing depends on the copy.
     }
   }
 }

@@ -1,15 +1,13 @@
 // Queue consumers (SPEC §11): each message's handler runs at most once per
-// event key while the key is remembered. Glue only, as src/edge/consumer.rs
+// event key while the key is remembered. Glue only, as src/edge/queue.rs
 // is for the Rust host: every step — the key, `begin`, whether to run, the
 // handler's time limit, `finish`, ack or retry and the delay, the counts,
 // the log line — is the core's delivery exchange (`Delivery`); this file
 // performs what it asks, the batch's lanes (one key's messages in order)
 // up to `concurrency` at once.
-import { Consumer, countsOf, DeliveryKind, HandlerEnd, misconfiguredReply } from "oncekey-worker-wasm";
+import { Consumer, DeliveryKind, HandlerEnd, misconfiguredReply } from "oncekey-worker-wasm";
 import { TimedOut, within } from "./deadline.js";
-
-/** The coordinator object that keeps consumer `name`'s counters. */
-const countersObject = (name) => `consumer-counters:${name}`;
+import { countersObject } from "./queue_counters.js";
 
 const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
@@ -165,17 +163,4 @@ async function perform(delivery, { message, namespace, coordinator, handler, env
         throw new Error(`oncekey: unknown delivery action ${kind}`);
     }
   }
-}
-
-/**
- * The counters of the consumer named `name` (by default, its queue's name),
- * summed over every batch and isolate: `{firstRuns, duplicatesSkipped,
- * inFlightConflicts, releases, reclaims}`.
- */
-export async function queueStats(env, name, options = {}) {
-  const coordinator = options?.bindings?.coordinator ?? "IDEMPOTENCY_DO";
-  const namespace = env?.[coordinator];
-  if (namespace === undefined) throw new Error(`oncekey: no Durable Object namespace bound as ${coordinator}`);
-  const counts = await namespace.get(namespace.idFromName(countersObject(name))).counters();
-  return countsOf(counts);
 }

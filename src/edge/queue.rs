@@ -37,12 +37,12 @@ use crate::core::{
     METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
-use super::consumer_counters::{COUNTERS_PATH, object_name};
 use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::host::write_data_point;
 use super::http::now_ms;
 use super::layer::COORDINATOR_BINDING;
+use super::queue_counters::{COUNTERS_PATH, object_name};
 
 /// A user's key function: message id and body in, key out.
 type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
