@@ -1,6 +1,9 @@
-//! The exchange driven end to end against in-memory stand-ins: the atomic
-//! [`MemoryStore`], a KV map, a scripted origin. Each row pins one rule the
-//! hosts used to decide themselves.
+//! The exchange driven end to end as the hosts drive it: its store calls
+//! encoded and answered by a real [`Coordinator`] per record (as the
+//! Durable Object runs it; a parked call is woken at its deadline), a KV
+//! map, a scripted origin. Each row pins one rule the hosts used to decide
+//! themselves; every interleaving of many exchanges is the model's
+//! (`crate::core::world`).
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -9,16 +12,15 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
-use crate::core::record::store::now_or_never;
-use crate::core::{
-    Config, DataPoint, Decision, Finished, MemoryStore, Problem, Record, RecordName, Store, StoreCall, encode_decision,
-    encode_finished, encode_inspected, encode_released,
-};
+use crate::core::{Config, Coordinator, DataPoint, Decision, Finished, Problem, Record, RecordName, StoreCall};
 
 /// The stand-ins an exchange runs against, and what it did to them.
 struct World {
     config: Rc<Config>,
-    store: MemoryStore,
+    /// Each record's coordinator object, as the hosts' Durable Objects run it.
+    objects: HashMap<RecordName, Coordinator>,
+    /// The last store call's id.
+    calls_sent: u64,
     kv: HashMap<RecordName, Record>,
     /// Store calls that fail before the store sees them, in turn.
     store_failures: usize,
@@ -62,7 +64,8 @@ impl World {
         let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let config = Config::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
         Self {
-            store: MemoryStore::new(config.records.clone()),
+            objects: HashMap::new(),
+            calls_sent: 0,
             config: Rc::new(config),
             kv: HashMap::new(),
             store_failures: 0,
@@ -75,6 +78,24 @@ impl World {
             throw_at: Vec::new(),
             now: 1_000,
         }
+    }
+
+    /// One call to `name`'s object, answered at once or, parked behind a
+    /// running attempt, at its deadline (the clock moves there).
+    fn object_call(&mut self, name: RecordName, call: &StoreCall) -> Vec<u8> {
+        self.calls_sent += 1;
+        let id = self.calls_sent;
+        let object = self.objects.entry(name).or_insert_with(|| {
+            let mut object = Coordinator::new();
+            object.load(None);
+            object
+        });
+        let mut effects = object.call(id, &call.encode(), self.now).expect("the exchange's call decodes");
+        while !effects.replies.iter().any(|r| r.to.contains(&id)) {
+            self.now = object.deadline_of(id).expect("a call with no reply is parked");
+            effects = object.wake(self.now);
+        }
+        effects.replies.into_iter().find(|r| r.to.contains(&id)).map(|r| r.bytes).expect("its reply")
     }
 
     fn fail_store(&mut self) -> bool {
@@ -118,51 +139,25 @@ impl World {
                     exchange.detached(now)
                 }
                 Action::Store { name, call, timeout_ms } => {
-                    // Every call as the object would answer it, its reply
-                    // encoded, so the exchange's decoding runs too.
+                    // Every call as the object answers it: encoded, decided
+                    // by the coordinator, its reply decoded by the exchange.
                     assert!(timeout_ms >= self.config.store_timeout_ms);
-                    let failed = || Err("store exploded".to_owned());
-                    let reply = match call {
-                        StoreCall::Begin { fingerprint, .. } => {
-                            steps.push("begin");
-                            if self.fail_store() {
-                                failed()
-                            } else {
-                                Ok(encode_decision(&now_or_never(self.store.begin(&name, fingerprint, now)).unwrap()))
-                            }
-                        }
-                        StoreCall::Finish { attempt, outcome, .. } => {
-                            steps.push("finish");
-                            if self.fail_store() {
-                                failed()
-                            } else {
-                                let finished = now_or_never(self.store.finish(&name, attempt, outcome, now)).unwrap();
-                                Ok(encode_finished(&finished))
-                            }
-                        }
-                        StoreCall::Inspect => {
-                            steps.push("inspect");
-                            if self.fail_store() {
-                                failed()
-                            } else {
-                                Ok(encode_inspected(self.store.inspect(&name, now).as_ref()))
-                            }
-                        }
-                        StoreCall::Release { force, .. } => {
-                            steps.push("release");
-                            if self.fail_store() {
-                                failed()
-                            } else {
-                                Ok(encode_released(&self.store.release(&name, now, force)))
-                            }
-                        }
-                        StoreCall::Abandon { reservation, .. } => {
-                            steps.push("abandon");
-                            self.abandoned.push(reservation);
-                            Ok(vec![1])
-                        }
+                    steps.push(match call {
+                        StoreCall::Begin { .. } => "begin",
+                        StoreCall::Finish { .. } => "finish",
+                        StoreCall::Inspect => "inspect",
+                        StoreCall::Release { .. } => "release",
+                        StoreCall::Abandon { .. } => "abandon",
+                    });
+                    if let StoreCall::Abandon { reservation, .. } = call {
+                        self.abandoned.push(reservation);
+                    }
+                    let reply = if self.fail_store() {
+                        Err("store exploded".to_owned())
+                    } else {
+                        Ok(self.object_call(name, &call))
                     };
-                    exchange.store_answered(reply, now)
+                    exchange.store_answered(reply, self.now)
                 }
                 Action::CallOrigin { attempt, edits: e, body, .. } => {
                     steps.push("call-origin");
