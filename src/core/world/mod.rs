@@ -41,6 +41,7 @@ pub fn small_worlds() -> Vec<Setup> {
         store_faults: 0,
         jumps: 0,
         release: None,
+        evictions: 0,
         unreadable: false,
         quiet_clock: false,
     };
@@ -55,10 +56,11 @@ pub fn small_worlds() -> Vec<Setup> {
             ..none.clone()
         },
         Setup {
-            name: "3 callers, a Worker dies mid-attempt, the lease ends, a clock jump",
+            name: "3 callers, a Worker dies mid-attempt, the lease ends, a clock jump, an object evicted",
             callers: 3,
             crashes: 1,
             jumps: 1,
+            evictions: 1,
             quiet_clock: true,
             ..none.clone()
         },

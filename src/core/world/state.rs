@@ -51,6 +51,9 @@ pub struct Setup {
     pub jumps: usize,
     /// An operator's release of the key (`Some(force)`), once.
     pub release: Option<bool>,
+    /// How many times the runtime may evict an object from memory (its
+    /// storage stays; its parked calls and alarm bookkeeping are lost).
+    pub evictions: usize,
     /// The key's record starts as bytes no build can read.
     pub unreadable: bool,
     /// The clock moves only when nothing else can happen (every call has
@@ -142,6 +145,7 @@ struct Budget {
     jumps: usize,
     release: Option<bool>,
     redeliveries: usize,
+    evictions: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -203,6 +207,10 @@ pub enum Move {
     Wake(usize),
     /// An object's alarm runs.
     Alarm(usize),
+    /// The runtime evicts an object from memory: a new instance loads the
+    /// record from storage at its next call; the calls parked in the old
+    /// one get no reply (their senders' time limits end them).
+    Evict(usize),
     /// An actor's pause has ended.
     Resume(usize),
     /// The clock moves to the next deadline, pause, alarm or lease end.
@@ -249,6 +257,7 @@ impl World {
                 jumps: setup.jumps,
                 release: setup.release,
                 redeliveries: setup.redeliveries,
+                evictions: setup.evictions,
             },
             runs: Vec::new(),
             answers: properties::Answers::default(),
@@ -324,6 +333,9 @@ impl World {
             if object.alarm.is_some_and(|at| at <= self.now) {
                 moves.push(Move::Alarm(o));
             }
+            if self.budget.evictions > 0 && !object.coordinator.needs_load() {
+                moves.push(Move::Evict(o));
+            }
         }
         let due = moves.iter().any(|m| match m {
             Move::Wake(_) | Move::Alarm(_) | Move::Resume(_) | Move::TimeLimit(_) => true,
@@ -388,6 +400,7 @@ impl World {
             Move::Crash(i) => format!("actor {i}'s Worker dies at {at}"),
             Move::Wake(_) => format!("the object wakes its parked calls at {at}"),
             Move::Alarm(_) => format!("the object's alarm runs at {at}"),
+            Move::Evict(_) => format!("the runtime evicts the object from memory at {at}"),
             Move::Resume(i) => format!("actor {i}'s pause ends at {at}"),
             Move::Tick => format!("the clock moves to {}", self.next_event().map_or(0, |t| t - START_MS)),
             Move::Jump => format!("the clock jumps to {}", at + JUMP_MS),
@@ -434,12 +447,23 @@ impl World {
                 self.effects(o, effects, None)?;
             }
             Move::Alarm(o) => {
+                // A new instance reads its record before the alarm runs.
+                let object = &mut self.objects[o];
+                if object.coordinator.needs_load() {
+                    object.coordinator.load(object.stored.as_deref());
+                }
                 self.objects[o].alarm = None;
                 let effects = self.objects[o].coordinator.alarm(self.now);
                 if effects.delete_all {
                     self.forget(self.objects[o].name);
                 }
                 self.effects(o, effects, None)?;
+            }
+            Move::Evict(o) => {
+                self.budget.evictions -= 1;
+                let object = &mut self.objects[o];
+                object.coordinator = Coordinator::new();
+                object.parked.clear();
             }
             Move::Resume(i) => match self.actors[i].clone() {
                 Actor::Request { exchange: mut ex, name, .. } => {
