@@ -173,7 +173,7 @@ fn run(steps: Vec<Step>) {
                 {
                     m.stored = Some((attempt, a.clone()));
                 }
-                m.call(StoreCall::Finish { policy: policy(), attempt, outcome }, true);
+                m.call(StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome }, true);
             }
             Step::Clock { ms } => m.now += ms,
             Step::Timer => {

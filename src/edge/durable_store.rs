@@ -116,7 +116,9 @@ impl Store for DurableStore {
         outcome: Outcome,
         _now_ms: u64,
     ) -> Result<Finished, StoreError> {
-        let reply = self.call(name, StoreCall::Finish { policy: self.policy.clone(), attempt, outcome }).await?;
+        let reply = self
+            .call(name, StoreCall::Finish { policy: self.policy.clone(), attempt, reservation: 0, outcome })
+            .await?;
         decode_finished(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }
 }

@@ -406,7 +406,7 @@ mod tests {
 
     fn finish(attempt: u32, status: u16) -> Vec<u8> {
         let answer = StoredResponse { status, headers: vec![], body: Some(format!("{status}").into_bytes()) };
-        StoreCall::Finish { policy: policy(), attempt, outcome: Outcome::Answered(answer) }.encode()
+        StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome: Outcome::Answered(answer) }.encode()
     }
 
     fn loaded() -> Coordinator {
@@ -503,7 +503,8 @@ mod tests {
         object.call(0, &begin(10_000), 0).unwrap();
         object.call(1, &begin(10_000), 1).unwrap();
         object.call(2, &begin(10_000), 1).unwrap();
-        let unknown = StoreCall::Finish { policy: policy(), attempt: 1, outcome: Outcome::Unknown }.encode();
+        let unknown =
+            StoreCall::Finish { policy: policy(), attempt: 1, reservation: 0, outcome: Outcome::Unknown }.encode();
         let effects = object.call(103, &unknown, 4_000).unwrap();
         let conflict = Decision::InFlight { retry_after_secs: 6, outcome_unknown: true, attempt: 1 };
         assert_eq!(decisions(&effects), [(1, conflict.clone()), (2, conflict)]);

@@ -52,6 +52,11 @@ pub enum StoreCall {
         policy: RecordPolicy,
         /// The attempt that ended.
         attempt: u32,
+        /// The reservation of the `begin` that began it (0: none, the
+        /// attempt number alone names it). A record whose attempt was begun
+        /// by another reservation is not this attempt's, whatever its number
+        /// (the key expired and began again while this call was late).
+        reservation: u64,
         /// How it ended.
         outcome: Outcome,
     },
@@ -93,8 +98,19 @@ impl StoreCall {
                 let step = decision::abandon(found, reservation, now_ms, &policy);
                 Step { answer: vec![u8::from(step.answer)], write: step.write }
             }
-            Self::Finish { policy, attempt, outcome } => {
-                let step = decision::finish(found, attempt, outcome, now_ms, &policy);
+            Self::Finish { policy, attempt, reservation, outcome } => {
+                // Another reservation's attempt is not this one's: the
+                // finish finds nothing of its own (`Stale`).
+                let mine = |record: &Record| match record {
+                    Record::InFlight(r) => {
+                        reservation == 0
+                            || r.reservation == 0
+                            || r.reservation == reservation
+                            || mutant!(FinishIgnoresAttempt)
+                    }
+                    _ => true,
+                };
+                let step = decision::finish(found.filter(mine), attempt, outcome, now_ms, &policy);
                 Step { answer: encode_finished(&step.answer), write: step.write }
             }
             Self::Inspect => {
@@ -207,7 +223,7 @@ impl StoreCall {
             Self::Abandon { reservation, .. } => out.u64(*reservation),
             Self::Release { force, .. } => out.0.push(u8::from(*force)),
             Self::Inspect => {}
-            Self::Finish { attempt, outcome, .. } => {
+            Self::Finish { attempt, reservation, outcome, .. } => {
                 out.u32(*attempt);
                 match outcome {
                     Outcome::NotSent => out.0.push(0),
@@ -217,6 +233,9 @@ impl StoreCall {
                         out.bytes(&response_bytes(response));
                     }
                 }
+                // Last, so that a finish without it (written before it was
+                // added) still reads: as reservation 0.
+                out.u64(*reservation);
             }
         }
         out.0
@@ -253,7 +272,8 @@ impl StoreCall {
                     2 => Outcome::Answered(response_from(r.bytes()?)?),
                     other => return Err(DecodeError::UnknownKind(other)),
                 };
-                Self::Finish { policy, attempt, outcome }
+                let reservation = if r.0.is_empty() { 0 } else { r.u64()? };
+                Self::Finish { policy, attempt, reservation, outcome }
             }
             other => return Err(DecodeError::UnknownKind(other)),
         };
@@ -490,12 +510,18 @@ mod tests {
                 reservation: 9,
             },
             StoreCall::Abandon { policy: policy.clone(), reservation: u64::MAX },
-            StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::NotSent },
-            StoreCall::Finish { policy: policy.clone(), attempt: 7, outcome: Outcome::Unknown },
-            StoreCall::Finish { policy: policy.clone(), attempt: 1, outcome: Outcome::Answered(answer(500, None)) },
+            StoreCall::Finish { policy: policy.clone(), attempt: 7, reservation: 3, outcome: Outcome::NotSent },
+            StoreCall::Finish { policy: policy.clone(), attempt: 7, reservation: 3, outcome: Outcome::Unknown },
+            StoreCall::Finish {
+                policy: policy.clone(),
+                attempt: 1,
+                reservation: 0,
+                outcome: Outcome::Answered(answer(500, None)),
+            },
             StoreCall::Finish {
                 policy: policy.clone(),
                 attempt: 2,
+                reservation: u64::MAX,
                 outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))),
             },
             StoreCall::Inspect,
@@ -511,6 +537,14 @@ mod tests {
                 {
                     let unforced = StoreCall::Release { policy: policy.clone(), force: false };
                     assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(unforced), "the earlier layout decodes");
+                    continue;
+                }
+                if let StoreCall::Finish { policy, attempt, outcome, .. } = &call
+                    && cut == bytes.len() - 8
+                {
+                    let (policy, attempt, outcome) = (policy.clone(), *attempt, outcome.clone());
+                    let unreserved = StoreCall::Finish { policy, attempt, reservation: 0, outcome };
+                    assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(unreserved), "the earlier layout decodes");
                     continue;
                 }
                 assert!(StoreCall::decode(&bytes[..cut]).is_err(), "{call:?} cut at {cut}");
@@ -605,9 +639,41 @@ mod tests {
             decode_decision(&again.answer),
             Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })
         );
-        let done = StoreCall::Finish { policy, attempt: 1, outcome: Outcome::Answered(answer(201, Some(vec![1]))) }
-            .run(Some(record), 2);
+        let done = StoreCall::Finish {
+            policy,
+            attempt: 1,
+            reservation: 0,
+            outcome: Outcome::Answered(answer(201, Some(vec![1]))),
+        }
+        .run(Some(record), 2);
         assert!(matches!(decode_finished(&done.answer), Ok(Finished::Stored(_))));
         assert!(matches!(done.write, decision::Write::Put(Record::Completed(_))));
+    }
+
+    #[test]
+    fn a_finish_counts_only_for_the_reservation_that_began_its_attempt() {
+        // Found by `make model`: a finish of attempt 1 that arrived late,
+        // after its key expired and a new request began attempt 1 again,
+        // released the new attempt while it ran.
+        let policy = RecordPolicy { lease_ms: 10_000, ttl_ms: 60_000, release_on: vec![503] };
+        let begin =
+            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 2 };
+        let crate::core::Write::Put(running) = begin.run(None, 70_000).write else { panic!("reserved") };
+        let late = |reservation| StoreCall::Finish {
+            policy: policy.clone(),
+            attempt: 1,
+            reservation,
+            outcome: Outcome::Answered(answer(503, None)),
+        };
+        let step = late(1).run(Some(running.clone()), 70_001);
+        assert_eq!((decode_finished(&step.answer), step.write), (Ok(Finished::Stale), crate::core::Write::Keep));
+        for own in [2, 0] {
+            let step = late(own).run(Some(running.clone()), 70_001);
+            assert_eq!(decode_finished(&step.answer), Ok(Finished::Released), "reservation {own}");
+        }
+        // A finish written before the reservation was added reads as 0.
+        let mut old = late(0).encode();
+        old.truncate(old.len() - 8);
+        assert_eq!(StoreCall::decode(&old), Ok(late(0)));
     }
 }

@@ -304,7 +304,10 @@ impl DeliveryExchange {
 
     fn finish_call(&self) -> DeliveryAction {
         let Stage::Finishing { attempt, run, .. } = self.stage else { return DeliveryAction::Done };
-        let call = StoreCall::Finish { policy: self.policy.clone(), attempt, outcome: handler_outcome(run) };
+        // A delivery's `begin` reserves with no number: its attempt alone
+        // names it.
+        let call =
+            StoreCall::Finish { policy: self.policy.clone(), attempt, reservation: 0, outcome: handler_outcome(run) };
         self.store(call)
     }
 

@@ -161,6 +161,9 @@ pub(super) struct Keyed {
 pub(super) struct Finishing {
     name: RecordName,
     attempt: u32,
+    /// The reservation that began the attempt: its `finish` counts for it
+    /// only.
+    reservation: u64,
     outcome: Outcome,
     /// The caller's answer while it waits for the outcome to be recorded
     /// (KV-only mode, where the copy is the only record); `None` once the
@@ -450,6 +453,7 @@ impl Exchange {
         let call = StoreCall::Finish {
             policy: self.config.records.clone(),
             attempt: finishing.attempt,
+            reservation: finishing.reservation,
             outcome: finishing.outcome.clone(),
         };
         self.store(finishing.name, call)
@@ -596,8 +600,15 @@ impl Exchange {
             // sequential retry must find it. A failed write leaves later
             // retries unprotected, as a missed KV propagation would.
             let step = finish(self.reserved.take(), attempt, outcome.clone(), now_ms, &self.config.records);
-            let finishing =
-                Finishing { name: keyed.name, attempt, outcome, reply: Some(reply), started: now_ms, failures: 0 };
+            let finishing = Finishing {
+                name: keyed.name,
+                attempt,
+                reservation: keyed.reservation,
+                outcome,
+                reply: Some(reply),
+                started: now_ms,
+                failures: 0,
+            };
             return match step.answer {
                 // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
                 Finished::Stored(completed) => {
@@ -607,7 +618,15 @@ impl Exchange {
                 other => self.recorded(finishing, finish_result(other).0),
             };
         }
-        let finishing = Finishing { name: keyed.name, attempt, outcome, reply: None, started: now_ms, failures: 0 };
+        let finishing = Finishing {
+            name: keyed.name,
+            attempt,
+            reservation: keyed.reservation,
+            outcome,
+            reply: None,
+            started: now_ms,
+            failures: 0,
+        };
         // SPEC §4: the answer goes first; `finish` runs after it (a
         // duplicate arriving in between waits in the object for it). The
         // log line and data point wait for `finish`, to say how it ended.

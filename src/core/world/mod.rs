@@ -39,6 +39,7 @@ pub fn small_worlds() -> Vec<Setup> {
         script: vec![Status(201)],
         crashes: 0,
         store_faults: 0,
+        late_calls: false,
         jumps: 0,
         release: None,
         evictions: 0,
@@ -61,6 +62,15 @@ pub fn small_worlds() -> Vec<Setup> {
             crashes: 1,
             jumps: 1,
             evictions: 1,
+            quiet_clock: true,
+            ..none.clone()
+        },
+        Setup {
+            name: "2 callers, attempt 1 released, a store call late by a TTL",
+            callers: 2,
+            script: vec![Status(503), Status(201)],
+            store_faults: 1,
+            late_calls: true,
             quiet_clock: true,
             ..none.clone()
         },

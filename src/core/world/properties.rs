@@ -60,18 +60,26 @@ pub fn run_may_start(runs: &[Run], run: &Run) -> Result<(), Violation> {
 }
 
 /// `finish-keeps-later-attempts`: a `finish` of `attempt` on a record that
-/// held another attempt left it as it was.
-pub fn finish_keeps_later_attempts(attempt: u32, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<(), Violation> {
+/// held another attempt — another number, or the same number in a later
+/// life of the key (`earlier_life`: it expired and began again since) —
+/// left it as it was.
+pub fn finish_keeps_later_attempts(
+    attempt: u32,
+    earlier_life: bool,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) -> Result<(), Violation> {
     let held = match before.map(Record::decode) {
         Some(Ok(Record::InFlight(r))) => r.attempt,
         Some(Ok(Record::Completed(c))) => c.attempt,
         Some(Ok(Record::Released(r))) => r.last_attempt,
         _ => return Ok(()),
     };
-    if held != attempt && before != after {
+    if (held != attempt || earlier_life) && before != after {
+        let life = if earlier_life { " of an earlier life of the key" } else { "" };
         return Err(Violation::new(
             "finish-keeps-later-attempts",
-            format!("the finish of attempt {attempt} changed the record of attempt {held}"),
+            format!("the finish of attempt {attempt}{life} changed the record of attempt {held}"),
         ));
     }
     Ok(())

@@ -47,6 +47,9 @@ pub struct Setup {
     /// How many store replies may be lost or come too late (the caller
     /// gives up on its call; the call itself may still arrive).
     pub store_faults: usize,
+    /// A call may arrive late: after its sender's time limit, a lease,
+    /// even a TTL (else it arrives within its sender's limit or never).
+    pub late_calls: bool,
     /// How many times the clock may jump ahead (by [`JUMP_MS`]).
     pub jumps: usize,
     /// An operator's release of the key (`Some(force)`), once.
@@ -67,6 +70,9 @@ pub struct Setup {
 pub const JUMP_MS: u64 = LEASE_MS * 6 / 10;
 const LEASE_MS: u64 = 10_000;
 const START_MS: u64 = 1_000_000;
+/// How late a late call may be, past its sender's limit: beyond a lease and
+/// a TTL (the world's are 10 s and 60 s), so it can meet the key begun again.
+const LATE_MS: u64 = 75_000;
 const ORDER: &[u8] = br#"{"item":"tea"}"#;
 
 /// The world.
@@ -77,12 +83,15 @@ pub struct World {
     script: Rc<Vec<Script>>,
     unreadable: bool,
     quiet_clock: bool,
+    late_calls: bool,
     /// The clock, in ms.
     pub now: u64,
     objects: Vec<Object>,
     kv: Vec<(RecordName, Record)>,
     actors: Vec<Actor>,
     transit: Vec<Transit>,
+    /// The life of the key each actor's attempt ran in.
+    lives: Vec<Option<u32>>,
     /// How many store calls each actor (and, last, the operator) has sent:
     /// a call's id is its sender's and its number, the same whatever
     /// happened elsewhere first.
@@ -104,6 +113,9 @@ struct Object {
     stored: Option<Vec<u8>>,
     alarm: Option<u64>,
     parked: Vec<CallId>,
+    /// How many times the key has been forgotten (expired) and begun anew:
+    /// an attempt is its number within one life of the key.
+    life: u32,
 }
 
 /// A store call on its way to its object (from an actor, or the operator).
@@ -245,12 +257,14 @@ impl World {
             script: Rc::new(setup.script.clone()),
             unreadable: setup.unreadable,
             quiet_clock: setup.quiet_clock,
+            late_calls: setup.late_calls,
             now: START_MS,
             objects: Vec::new(),
             kv: Vec::new(),
             actors,
             transit: Vec::new(),
             sent: vec![0; setup.callers + setup.deliveries + 1],
+            lives: vec![None; setup.callers + setup.deliveries],
             budget: Budget {
                 crashes: setup.crashes,
                 store_faults: setup.store_faults,
@@ -284,8 +298,8 @@ impl World {
             })
             .collect();
         format!(
-            "{}|{:?}|{:?}|{actors:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-            self.now, self.objects, self.kv, self.transit, self.sent, self.budget, self.runs, self.answers
+            "{}|{:?}|{:?}|{actors:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            self.now, self.objects, self.kv, self.transit, self.sent, self.budget, self.runs, self.answers, self.lives
         )
     }
 
@@ -337,9 +351,14 @@ impl World {
                 moves.push(Move::Evict(o));
             }
         }
-        let due = moves.iter().any(|m| match m {
+        let due = moves.iter().any(|m| match *m {
             Move::Wake(_) | Move::Alarm(_) | Move::Resume(_) | Move::TimeLimit(_) => true,
-            Move::Arrive(_) => self.quiet_clock,
+            // With a quiet clock a call someone waits for takes no time; a
+            // call its sender gave up on may come whenever.
+            Move::Arrive(t) => {
+                let Transit { from, id, .. } = &self.transit[t];
+                self.quiet_clock && from.is_none_or(|i| waits_on(&self.actors[i], *id))
+            }
             _ => false,
         });
         if !due && self.next_event().is_some() {
@@ -504,6 +523,7 @@ impl World {
         let sender = from.unwrap_or(self.sent.len() - 1);
         self.sent[sender] += 1;
         let id = (sender as CallId + 1) * 1_000 + self.sent[sender];
+        let until = if self.late_calls { until + LATE_MS } else { until };
         self.transit.push(Transit { from, id, name, bytes: call.encode(), until });
         id
     }
@@ -519,7 +539,14 @@ impl World {
             return o;
         }
         let stored = (self.unreadable && name == self.request_name()).then(|| b"OK\xff\x01newer".to_vec());
-        self.objects.push(Object { name, coordinator: Coordinator::new(), stored, alarm: None, parked: Vec::new() });
+        self.objects.push(Object {
+            name,
+            coordinator: Coordinator::new(),
+            stored,
+            alarm: None,
+            parked: Vec::new(),
+            life: 0,
+        });
         self.objects.len() - 1
     }
 
@@ -527,6 +554,9 @@ impl World {
     /// belong to a key no longer remembered.
     fn forget(&mut self, name: RecordName) {
         self.answers.forget(name);
+        if let Some(object) = self.objects.iter_mut().find(|o| o.name == name) {
+            object.life += 1;
+        }
         for run in self.runs.iter_mut().filter(|r| r.name == name) {
             run.forgotten = true;
         }
@@ -561,8 +591,14 @@ impl World {
                 }
             }
         }
-        let _ = from;
-        self.effects(o, effects, Some((&call, before)))
+        // A finish from an earlier life of the key is another attempt's,
+        // whatever its number.
+        let earlier = from.is_some_and(|i| self.lives[i].is_some_and(|life| life != self.objects[o].life));
+        let finish = match &call {
+            StoreCall::Finish { attempt, .. } => Some((*attempt, earlier, before)),
+            _ => None,
+        };
+        self.effects(o, effects, finish)
     }
 
     /// The host's time limit for a store call or a run has come.
@@ -580,7 +616,7 @@ impl World {
         &mut self,
         o: usize,
         effects: Effects,
-        finish: Option<(&StoreCall, Option<Vec<u8>>)>,
+        finish: Option<(u32, bool, Option<Vec<u8>>)>,
     ) -> Result<(), Violation> {
         let object = &mut self.objects[o];
         if effects.delete_all {
@@ -592,8 +628,13 @@ impl World {
         if let Some(at) = effects.set_alarm {
             object.alarm = Some(at);
         }
-        if let Some((StoreCall::Finish { attempt, .. }, before)) = finish {
-            properties::finish_keeps_later_attempts(*attempt, before.as_deref(), object.stored.as_deref())?;
+        if let Some((attempt, earlier_life, before)) = finish {
+            properties::finish_keeps_later_attempts(
+                attempt,
+                earlier_life,
+                before.as_deref(),
+                object.stored.as_deref(),
+            )?;
         }
         // What the store holds now, before any reply is compared with it.
         self.answers.check(std::iter::once((object.name, object.stored.as_deref())))?;
@@ -690,7 +731,7 @@ impl World {
                     break Wait::Store { id: self.send(Some(i), record, &call, until), until };
                 }
                 Action::CallOrigin { attempt, timeout_ms, .. } => {
-                    self.run_starts(name.expect("a begin named the record"), attempt)?;
+                    self.run_starts(i, name.expect("a begin named the record"), attempt)?;
                     break Wait::Run { attempt, until: now + timeout_ms };
                 }
                 // A pause of 0 ms is a moment a Worker may die in (after the
@@ -736,7 +777,7 @@ impl World {
                     break Wait::Store { id: self.send(Some(i), record, &call, until), until };
                 }
                 DeliveryAction::RunHandler { event, timeout_ms } => {
-                    self.run_starts(name.expect("a begin named the record"), event.attempt)?;
+                    self.run_starts(i, name.expect("a begin named the record"), event.attempt)?;
                     break Wait::Run { attempt: event.attempt, until: self.now + timeout_ms };
                 }
                 DeliveryAction::Ack => d.settled(),
@@ -763,7 +804,9 @@ impl World {
 
     /// An origin or handler run starts: no attempt number twice, and none
     /// while another attempt's lease lives.
-    fn run_starts(&mut self, name: RecordName, attempt: u32) -> Result<(), Violation> {
+    fn run_starts(&mut self, actor: usize, name: RecordName, attempt: u32) -> Result<(), Violation> {
+        let life = self.objects.iter().find(|o| o.name == name).map_or(0, |o| o.life);
+        self.lives[actor] = Some(life);
         let stored = self.objects.iter().find(|o| o.name == name).and_then(|o| o.stored.as_deref());
         let lease_end = match stored.map(Record::decode) {
             Some(Ok(Record::InFlight(r))) if r.attempt == attempt => Some(r.lease_expires_at),
