@@ -118,8 +118,7 @@ impl Layer {
             preflight_headers,
             has_attempt_header: flags & 1 << 4 != 0,
             headers: pairs_of(fields),
-            // Never 0: 53 random bits tell one request's reservation from another's.
-            reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
+            reservation: RequestHead::reservation_number(js_sys::Math::random()),
             metrics: flags & 1 << 5 != 0,
         };
         let now = now_ms as u64;
