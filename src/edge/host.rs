@@ -13,8 +13,8 @@ use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
-    Action, AnswerRead, Config, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, RecordName, Reply,
-    RequestHead,
+    Action, AnswerRead, COORDINATOR_BINDING, Config, DataPoint, Exchange, HeaderEdit, KV_BINDING, METRICS_BINDING,
+    OriginResult, RecordName, Reply, RequestHead,
 };
 
 use super::deadline::within;
@@ -23,7 +23,6 @@ use super::durable_store::{DurableStore, StoreError};
 use super::form_keys;
 use super::http::{self, now_ms};
 use super::kv_replay::KvReplay;
-use super::layer::{COORDINATOR_BINDING, KV_BINDING};
 use super::origin::{OriginError, with_timeout};
 
 /// The origin handler [`Idempotency::handle`](crate::edge::Idempotency::handle) takes, named once for the

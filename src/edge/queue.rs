@@ -33,15 +33,14 @@ pub use crate::core::Event;
 use futures_util::StreamExt;
 
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
-    METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
+    COORDINATOR_BINDING, ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun,
+    KV_BINDING, MAX_CONCURRENCY, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
 use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::host::write_data_point;
 use super::http::now_ms;
-use super::layer::COORDINATOR_BINDING;
 use super::queue_counters::{COUNTERS_PATH, object_name};
 
 /// A user's key function: message id and body in, key out.
@@ -102,7 +101,7 @@ impl Consumer {
         // Through the layer's reader: one copy of the variable parser. The
         // bindings checked are the consumer's own: no KV (SPEC §11).
         let config = super::layer::config_from_env(env)?;
-        let bindings = [COORDINATOR_BINDING, super::layer::KV_BINDING, crate::core::METRICS_BINDING];
+        let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
         if let Some(problem) = crate::shared::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &bindings)
         {
             return Err(Problem::Misconfigured(problem));

@@ -30,11 +30,13 @@ mod record_name;
 mod values;
 
 #[cfg(feature = "js-queue")]
-pub use check::config_problems;
+pub use check::{JsBindingKind, binding_method, config_problems};
 pub use coordinator::{JsCoordinator, misconfigured_reply};
 pub use exchange::JsExchange;
-pub use layer::Layer;
+pub use layer::{Layer, OriginKind};
 #[cfg(feature = "js-queue")]
 pub use queue::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
+#[cfg(feature = "js-queue")]
+pub use queue_counters::binding_names;
 pub use queue_counters::{add_counts, counts_of};
 pub use record_name::record_name;

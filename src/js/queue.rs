@@ -7,11 +7,11 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use super::options::{CONSUMER_OPTIONS, config_of};
+use super::options::{BindingNames, CONSUMER_OPTIONS, config_of};
 use super::values::{Object, point_object};
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
-    Message, batch_lanes,
+    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, KV_BINDING,
+    MAX_CONCURRENCY, METRICS_BINDING, Message, batch_lanes,
 };
 
 /// Options of `withQueueIdempotency` that are not variables.
@@ -56,6 +56,7 @@ pub enum HandlerEnd {
 #[wasm_bindgen(js_name = Consumer)]
 pub struct JsConsumer {
     config: ConsumerConfig,
+    bindings: BindingNames,
     /// The counts of the deliveries since the last `takeCounts`.
     counts: ConsumerStats,
 }
@@ -70,14 +71,22 @@ impl JsConsumer {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue, queue: &str) -> Result<JsConsumer, JsError> {
         let config = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
+        let bindings = BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
         // The same checks as the Rust consumer's (SPEC §11): a typo'd
         // variable, the coordinator binding (under its configured name).
-        let coordinator = binding_name(&options, "coordinator", "IDEMPOTENCY_DO");
-        let bindings = [coordinator.as_str(), "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"];
-        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, &coordinator, &bindings) {
+        let coordinator = bindings.coordinator.as_str();
+        let known = [coordinator, KV_BINDING, METRICS_BINDING];
+        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, coordinator, &known) {
             return Err(JsError::new(&problem));
         }
-        Ok(Self { config, counts: ConsumerStats::default() })
+        Ok(Self { config, bindings, counts: ConsumerStats::default() })
+    }
+
+    /// The names the consumer finds its bindings under in `env`:
+    /// `{coordinator, kv, metrics, origin}`.
+    #[wasm_bindgen(getter)]
+    pub fn bindings(&self) -> JsValue {
+        self.bindings.object()
     }
 
     /// The consumer's name: its records and counters are kept under it.
@@ -288,16 +297,6 @@ impl JsDelivery {
         self.pending = action;
         self.kind
     }
-}
-
-/// The name `options.bindings[which]` gives a binding, else `default`.
-fn binding_name(options: &JsValue, which: &str, default: &str) -> String {
-    js_sys::Reflect::get(options, &JsValue::from_str("bindings"))
-        .ok()
-        .filter(|b| b.is_object())
-        .and_then(|bindings| js_sys::Reflect::get(&bindings, &JsValue::from_str(which)).ok())
-        .and_then(|name| name.as_string())
-        .unwrap_or_else(|| default.to_owned())
 }
 
 /// The consumer's configuration from its options over the worker's `env`.

@@ -10,5 +10,5 @@ pub(super) mod metrics;
 pub(super) mod problem;
 
 pub use form_keys::{LONGEST_TAG_BYTES, key_input};
-pub use metrics::{DataPoint, METRICS_BINDING};
+pub use metrics::DataPoint;
 pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
