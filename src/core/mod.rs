@@ -82,8 +82,9 @@ pub use config::{
     default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
 };
 pub use coordinator::{
-    CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, StoreCall, decode_decision, decode_finished,
-    decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected, encode_released, on_alarm,
+    CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
+    decode_finished, decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected,
+    encode_released, on_alarm,
 };
 pub use delivery::{
     ConsumerConfig, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction, DeliveryExchange,

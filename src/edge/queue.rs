@@ -41,7 +41,7 @@ use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::host::write_data_point;
 use super::http::now_ms;
-use super::queue_counters::{COUNTERS_PATH, object_name};
+use super::queue_counters::COUNTERS_PATH;
 
 /// A user's key function: message id and body in, key out.
 type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
@@ -290,7 +290,8 @@ impl Consumer {
     }
 
     async fn add_to_counters(&self, env: &Env, stats: &ConsumerStats) -> worker::Result<()> {
-        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(&self.config.name))?;
+        let stub =
+            env.durable_object(COORDINATOR_BINDING)?.get_by_name(&ConsumerStats::object_name(&self.config.name))?;
         let mut init = RequestInit::new();
         let body = js_sys::Uint8Array::from(stats.encode().as_slice());
         init.with_method(Method::Post).with_body(Some(body.into()));
@@ -308,7 +309,7 @@ impl Consumer {
     /// # Errors
     /// `IDEMPOTENCY_DO` is not bound, or the object failed.
     pub async fn stats(env: &Env, name: &str) -> worker::Result<ConsumerStats> {
-        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(name))?;
+        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&ConsumerStats::object_name(name))?;
         let mut res = stub.fetch_with_str(&format!("https://oncekey.counters{COUNTERS_PATH}")).await?;
         ConsumerStats::decode(&res.bytes().await?)
             .ok_or_else(|| worker::Error::RustError("counters: not a ConsumerStats".into()))

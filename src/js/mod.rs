@@ -36,7 +36,7 @@ pub use exchange::JsExchange;
 pub use layer::{Layer, OriginKind};
 #[cfg(feature = "js-queue")]
 pub use queue::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
-#[cfg(feature = "js-queue")]
-pub use queue_counters::binding_names;
 pub use queue_counters::{add_counts, counts_of};
+#[cfg(feature = "js-queue")]
+pub use queue_counters::{binding_names, counters_object};
 pub use record_name::record_name;

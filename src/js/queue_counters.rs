@@ -48,3 +48,11 @@ pub fn binding_names(options: JsValue) -> Result<JsValue, JsError> {
     let names = super::options::BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
     Ok(names.object())
 }
+
+/// The name of the coordinator object that keeps consumer `name`'s
+/// counters ([`ConsumerStats::object_name`]).
+#[cfg(feature = "js-queue")]
+#[wasm_bindgen(js_name = countersObject)]
+pub fn counters_object(name: &str) -> String {
+    ConsumerStats::object_name(name)
+}
