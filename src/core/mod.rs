@@ -87,9 +87,9 @@ pub use coordinator::{
     encode_released, on_alarm,
 };
 pub use delivery::{
-    ConsumerConfig, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction, DeliveryExchange,
-    EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle, batch_lanes, content_key,
-    event_record_name, handler_outcome, settle,
+    ConsumerConfig, ConsumerSetting, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction,
+    DeliveryExchange, EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle,
+    batch_lanes, content_key, event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
     AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, EdgeAnswer, Exchange, FINISH_RETRY_PAUSES_MS,

@@ -33,8 +33,8 @@ pub use crate::core::Event;
 use futures_util::StreamExt;
 
 use crate::core::{
-    COORDINATOR_BINDING, ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun,
-    KV_BINDING, MAX_CONCURRENCY, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
+    COORDINATOR_BINDING, ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange,
+    EventKeyStrategy, HandlerRun, KV_BINDING, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
 use super::deadline::within;
@@ -106,11 +106,7 @@ impl Consumer {
         {
             return Err(Problem::Misconfigured(problem));
         }
-        let config = &config;
-        let mut consumer = Self::new(name, config.records.clone());
-        consumer.config.store_timeout_ms = config.store_timeout_ms;
-        consumer.config.handler_timeout_ms = config.origin_timeout_ms;
-        Ok(consumer)
+        Ok(Self { config: ConsumerConfig::from_layer(name, &config), key_fn: None })
     }
 
     /// Keys messages by the queue's message id (the default): a redelivery
@@ -142,11 +138,12 @@ impl Consumer {
         self
     }
 
-    /// Caps the delays asked of the queue (default 300 s; Cloudflare allows
-    /// up to 43200).
+    /// Caps the delays asked of the queue (default 300 s), from 1 s up to
+    /// the 43200 s (12 hours) Cloudflare Queues accepts: a cap outside that
+    /// is brought within it ([`ConsumerSetting::MAX_RETRY_DELAY_SECS`]).
     #[must_use]
     pub fn max_retry_delay_secs(mut self, secs: u32) -> Self {
-        self.config.max_retry_delay_secs = secs.max(1);
+        self.config.max_retry_delay_secs = ConsumerSetting::MAX_RETRY_DELAY_SECS.clamp(secs);
         self
     }
 
@@ -161,12 +158,14 @@ impl Consumer {
     }
 
     /// Runs up to `n` of a batch's messages at once (default 1; at most
-    /// [`MAX_CONCURRENCY`]): one key's messages still run one after another
-    /// ([`batch_lanes`]), so two copies in one batch settle as one run and
-    /// one duplicate.
+    /// [`MAX_CONCURRENCY`](crate::core::MAX_CONCURRENCY), a number outside
+    /// that brought within it): one key's messages still run one after
+    /// another ([`batch_lanes`]), so two copies in one batch settle as one
+    /// run and one duplicate.
     #[must_use]
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.config.concurrency = n.clamp(1, MAX_CONCURRENCY);
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.config.concurrency = ConsumerSetting::CONCURRENCY.clamp(n) as usize;
         self
     }
 

@@ -10,15 +10,12 @@ use wasm_bindgen::prelude::*;
 use super::options::{BindingNames, CONSUMER_OPTIONS, config_of};
 use super::values::{Object, point_object};
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, KV_BINDING,
-    MAX_CONCURRENCY, METRICS_BINDING, Message, batch_lanes,
+    ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun,
+    KV_BINDING, METRICS_BINDING, Message, batch_lanes,
 };
 
 /// Options of `withQueueIdempotency` that are not variables.
 const OWN_OPTIONS: [&str; 5] = ["name", "key", "maxRetryDelaySeconds", "concurrency", "bindings"];
-
-/// The longest delay a queue accepts, in seconds.
-const MAX_QUEUE_DELAY_SECS: f64 = 43_200.0;
 
 /// The kind of a delivery's pending action (`DeliveryKind.Store`, ...).
 #[wasm_bindgen]
@@ -311,26 +308,21 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<Con
         None => queue.to_owned(),
         Some(name) => name.as_string().filter(|n| !n.is_empty()).ok_or("option `name` must be a non-empty string")?,
     };
-    let mut consumer = ConsumerConfig::new(&name, config.records.clone());
-    consumer.store_timeout_ms = config.store_timeout_ms;
-    consumer.handler_timeout_ms = config.origin_timeout_ms;
+    let mut consumer = ConsumerConfig::from_layer(&name, &config);
     consumer.strategy = match get("key") {
         None => EventKeyStrategy::MessageId,
         Some(key) => strategy(&key)?,
     };
-    if let Some(secs) = get("maxRetryDelaySeconds") {
-        consumer.max_retry_delay_secs = secs
-            .as_f64()
-            .filter(|s| s.fract() == 0.0 && (1.0..=MAX_QUEUE_DELAY_SECS).contains(s))
-            .ok_or("option `maxRetryDelaySeconds` must be a whole number of seconds from 1 to 43200")?
-            as u32;
+    // Whole numbers within the core's bounds, as the Rust builder's.
+    let setting = |name: &str, setting: ConsumerSetting| {
+        let value = get(name).map(|v| v.as_f64().unwrap_or(f64::NAN));
+        value.map(|v| setting.check(v).map_err(|rule| format!("option `{name}` must be {rule}"))).transpose()
+    };
+    if let Some(secs) = setting("maxRetryDelaySeconds", ConsumerSetting::MAX_RETRY_DELAY_SECS)? {
+        consumer.max_retry_delay_secs = secs;
     }
-    if let Some(n) = get("concurrency") {
-        consumer.concurrency = n
-            .as_f64()
-            .filter(|n| n.fract() == 0.0 && (1.0..=MAX_CONCURRENCY as f64).contains(n))
-            .ok_or_else(|| format!("option `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"))?
-            as usize;
+    if let Some(n) = setting("concurrency", ConsumerSetting::CONCURRENCY)? {
+        consumer.concurrency = n as usize;
     }
     Ok(consumer)
 }
