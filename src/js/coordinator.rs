@@ -26,15 +26,16 @@ impl JsCoordinator {
     /// The storage key the object keeps its record under, the Rust host's
     /// too ([`RECORD_KEY`]).
     #[wasm_bindgen(getter, js_name = recordKey)]
-    pub fn record_key() -> String {
-        RECORD_KEY.to_owned()
+    pub fn record_key() -> JsValue {
+        // A JavaScript string made here: less glue than a `String` return.
+        JsValue::from_str(RECORD_KEY)
     }
 
     /// The storage key a consumer's counters object keeps their total
     /// under, the Rust host's too ([`ConsumerStats::STORAGE_KEY`]).
     #[wasm_bindgen(getter, js_name = countsKey)]
-    pub fn counts_key() -> String {
-        ConsumerStats::STORAGE_KEY.to_owned()
+    pub fn counts_key() -> JsValue {
+        JsValue::from_str(ConsumerStats::STORAGE_KEY)
     }
 
     /// Whether the record must be loaded before the next step.

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::exchange::JsExchange;
 use super::options::BindingNames;
-use super::values::pairs_of;
+use super::packed::unpack_head;
 use crate::core::{BindingKind, Config, Exchange, Origin, RequestHead, unknown_variable};
 use crate::shared::variable_value::{binding_found, env_names};
 
@@ -97,42 +97,11 @@ impl Layer {
         RequestHead::headers_read(&self.config).into_iter().map(str::to_owned).collect()
     }
 
-    /// Starts the exchange for a request at `now_ms`, from its head as
-    /// one string of `\n`-ended fields (none holds a line break): the
-    /// method, the URL as the runtime serialises it (the core splits it
-    /// into host, path and query), the `Idempotency-Key`, `Origin`,
-    /// `Access-Control-Request-Method` and `Access-Control-Request-Headers`
-    /// headers (each empty when absent), then name and value of each header
-    /// `headersRead` names that is present. `flags`: which of the four
-    /// optional headers are present (bits 0–3, from the key on), whether
-    /// an `Idempotency-Attempt` header came (bit 4), whether an Analytics
-    /// Engine dataset is bound (bit 5).
+    /// Starts the exchange for a request at `now_ms`, from its head packed
+    /// as [`unpack_head`] reads it: `head` its fields, `flags` the
+    /// [`HeadFlag`](super::packed::HeadFlag)s of the parts that came.
     pub fn start(&self, head: &str, flags: u32, now_ms: f64) -> JsExchange {
-        let mut fields = head.split_terminator('\n');
-        let mut next = || fields.next().unwrap_or_default().to_owned();
-        let (method, url) = (next(), next());
-        let mut optional = |bit: u32| {
-            let field = next();
-            (flags & 1 << bit != 0).then_some(field)
-        };
-        let (key, origin) = (optional(0), optional(1));
-        let (preflight_method, preflight_headers) = (optional(2), optional(3));
-        let (host, path, query) = RequestHead::url_parts(&url);
-        let head = RequestHead {
-            method,
-            host: host.to_owned(),
-            path: path.to_owned(),
-            query: query.map(str::to_owned),
-            key: key.map(String::into_bytes),
-            origin,
-            own_origin: RequestHead::url_origin(&url),
-            preflight_method,
-            preflight_headers,
-            has_attempt_header: flags & 1 << 4 != 0,
-            headers: pairs_of(fields),
-            reservation: RequestHead::reservation_number(js_sys::Math::random()),
-            metrics: flags & 1 << 5 != 0,
-        };
+        let head = unpack_head(head, flags, RequestHead::reservation_number(js_sys::Math::random()));
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);
         JsExchange::new(exchange, action, now)

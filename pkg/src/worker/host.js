@@ -11,7 +11,7 @@ import { untilAborted, within } from "./deadline.js";
 import { onCallerGone } from "./disconnect.js";
 import { DurableStore } from "./durable_store.js";
 import { withKeys } from "./form_keys.js";
-import { joined, readAnswer, readBody, replyResponse } from "./http.js";
+import { packHeaders, readAnswer, readBody, replyResponse } from "./http.js";
 import { KvReplay } from "./kv_replay.js";
 import { isNotSent, outgoing } from "./origin.js";
 
@@ -179,7 +179,7 @@ class Host {
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits === "" && body === undefined ? this.request : outgoing(this.request, edits, body);
+      const request = edits === undefined && body === undefined ? this.request : outgoing(this.request, edits, body);
       // The user's handler on a request the layer does not cover: as if
       // oncekey were not there — what it throws reaches the runtime, or
       // the framework's error handler, untouched (SPEC §11).
@@ -194,7 +194,7 @@ class Host {
       return exchange.forwarded(undefined, "", messageOf(error), Date.now());
     }
     this.kept = response;
-    return exchange.forwarded(response.status, joined(response.headers), undefined, Date.now());
+    return exchange.forwarded(response.status, packHeaders(response.headers), undefined, Date.now());
   }
 
   /**
