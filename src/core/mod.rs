@@ -16,7 +16,7 @@
 //! | `record/` | the record, its codec, its transitions ([`begin`], [`finish`]), the operator's view |
 //! | `request/` | the request's parts: key, fingerprint, scope, covered paths, form field, CORS, admin paths |
 //! | `config/` | the variables ([`Config`]), the bindings and the origin |
-//! | `output/` | what the layer writes: problems, metrics, form keys |
+//! | `output/` | what the layer writes: problems, metrics, form keys, the hosts' own texts |
 //! | `text/` | the small JSON reader and writer |
 //! | `client/` | the browser client's rules: answers, retries, UUIDv7 keys |
 //!
@@ -79,7 +79,7 @@ pub use client::{
 pub use config::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS,
     KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, VARIABLES,
-    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,
 };
 pub use coordinator::{
     CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
@@ -95,7 +95,7 @@ pub use exchange::{
     AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, EdgeAnswer, Exchange, FINISH_RETRY_PAUSES_MS,
     FinishResult, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
 };
-pub use output::{DataPoint, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Problem, key_input};
+pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Problem, key_input};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
     KV_MIN_TTL_SECS, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released, Step, Store,

@@ -34,7 +34,7 @@ use futures_util::StreamExt;
 
 use crate::core::{
     COORDINATOR_BINDING, ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange,
-    EventKeyStrategy, HandlerRun, KV_BINDING, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
+    EventKeyStrategy, HandlerRun, HostText, KV_BINDING, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
 use super::deadline::within;
@@ -212,13 +212,16 @@ impl Consumer {
         if !stats.is_empty()
             && let Err(e) = self.add_to_counters(env, &stats).await
         {
-            worker::console_warn!("oncekey: consumer {name} counters not saved: {e}");
+            worker::console_warn!("{}", HostText::CountersNotSaved { consumer: name, error: &e.to_string() });
         }
         // With a dataset bound, the batch's counts as one data point too.
         if env.analytics_engine(METRICS_BINDING).is_ok()
             && let Err(e) = write_data_point(env, stats.data_point(name))
         {
-            worker::console_warn!("oncekey: consumer {name} data point not written: {e}");
+            worker::console_warn!(
+                "{}",
+                HostText::ConsumerDataPointNotWritten { consumer: name, error: &e.to_string() }
+            );
         }
         stats
     }

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING,
-    Origin, unknown_variable,
+    Origin, unknown_variables,
 };
 use crate::shared::variable_value::{binding_found, env_names, env_variables};
 
@@ -73,12 +73,7 @@ pub fn config_problems(env: JsValue, proxy: bool) -> Vec<String> {
     };
     let names = env_names(&env);
     let binding_names = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    let mut unknown: Vec<&str> = names.iter().map(String::as_str).collect();
-    while let Some(problem) = unknown_variable(unknown.iter().copied(), &binding_names) {
-        let name = problem.split(':').next().unwrap_or_default().to_owned();
-        unknown.retain(|n| *n != name);
-        problems.push(problem);
-    }
+    problems.extend(unknown_variables(names.iter().map(String::as_str), &binding_names));
     let coordinator = (COORDINATOR_BINDING, binding_found(&env, COORDINATOR_BINDING, BindingKind::DurableObjects));
     let kv = (KV_BINDING, binding_found(&env, KV_BINDING, BindingKind::Kv));
     problems.extend(config.binding_problem(coordinator, kv));

@@ -7,10 +7,16 @@
 // coordinator (`CoordinatorCore`). The whole path runs in workerd on both
 // hosts in tests/edge.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { wasm } from "./wasm.mjs";
 
 const { applyEdits, start } = await import("../../pkg/src/worker/http.js");
+const { within } = await import("../../pkg/src/worker/deadline.js");
+const { onCallerGone } = await import("../../pkg/src/worker/disconnect.js");
+const { drive } = await import("../../pkg/src/worker/host.js");
+const { KvReplay } = await import("../../pkg/src/worker/kv_replay.js");
+const { withQueueIdempotency } = await import("../../pkg/src/worker/queue.js");
 const { ActionKind, CoordinatorCore, EditOp, HeadFlag, Layer, OriginFailure, OriginKind, countersObject } = wasm;
 
 /** An `env` with the layer's two bindings, as stand-ins of their kinds. */
@@ -239,4 +245,114 @@ test("storage keys and object names are the core's, the Rust host's too", () => 
   assert.equal(CoordinatorCore.recordKey, "record");
   assert.equal(CoordinatorCore.countsKey, "consumer-stats");
   assert.equal(countersObject("loyalty"), "consumer-counters:loyalty");
+});
+
+/** What `fn` writes with console.warn while it runs. */
+async function warnings(fn) {
+  const warned = [];
+  const warn = console.warn;
+  console.warn = (line) => warned.push(line);
+  try {
+    await fn();
+  } finally {
+    console.warn = warn;
+  }
+  return warned;
+}
+
+/** A dataset whose writes fail with `error`. */
+const failingDataset = (error) => ({
+  writeDataPoint() {
+    throw new Error(error);
+  },
+});
+
+/**
+ * Each kind of tests/support/host-texts.tsv: what the JavaScript host's
+ * files write for its subject and error.
+ */
+const WRITTEN = {
+  async NoAnswerWithin(ms) {
+    const error = await within(new Promise(() => {}), Number(ms)).catch((e) => e);
+    return error.message;
+  },
+  async CallerGone(ms) {
+    const cut = new AbortController();
+    const stop = onCallerGone({ signal: AbortSignal.abort() }, { callerGone: () => Number(ms) }, cut);
+    await new Promise((resolve) => cut.signal.addEventListener("abort", resolve, { once: true }));
+    stop();
+    return cut.signal.reason.message;
+  },
+  async NoKvBound(binding) {
+    return (await new KvReplay({}, binding).read("k", 10))[1];
+  },
+  async Unanswered() {
+    const exchange = { kind: ActionKind.Done, free() {} };
+    const error = await drive(exchange, {
+      handler() {},
+      bindings: {},
+      request: new Request("https://x.example/"),
+      env: {},
+    }).catch((e) => e);
+    return error.message;
+  },
+  async DataPointNotWritten(_, reason) {
+    const exchange = {
+      kind: ActionKind.Metric,
+      point: { blobs: [], doubles: [], indexes: [] },
+      metricWritten: () => ActionKind.Done,
+      free() {},
+    };
+    const env = { IDEMPOTENCY_METRICS: failingDataset(reason) };
+    const bindings = { metrics: "IDEMPOTENCY_METRICS" };
+    const [line] = await warnings(() =>
+      drive(exchange, { handler() {}, bindings, request: new Request("https://x.example/"), env }).catch(() => {}),
+    );
+    return line;
+  },
+  async CountersNotSaved(consumer, reason) {
+    return (await consumerWarnings(consumer, { counters: reason }))[0];
+  },
+  async ConsumerDataPointNotWritten(consumer, reason) {
+    return (await consumerWarnings(consumer, { dataPoint: reason }))[0];
+  },
+};
+
+/**
+ * What a consumer named `consumer` warns of after a batch of one message,
+ * its store calls answered by a CoordinatorCore, when saving its counters
+ * or writing its data point fails with the reason `fails` gives.
+ */
+async function consumerWarnings(consumer, fails) {
+  const coordinator = new CoordinatorCore();
+  coordinator.load(undefined);
+  let id = 0;
+  const stub = {
+    async call(bytes) {
+      const call = ++id;
+      const { replies } = coordinator.call(call, bytes, Date.now());
+      return replies.find(([to]) => to.includes(call))[1];
+    },
+    async counters() {
+      if (fails.counters) throw new Error(fails.counters);
+    },
+  };
+  const env = {
+    IDEMPOTENCY_DO: { idFromName: (name) => name, get: () => stub },
+    ...(fails.dataPoint ? { IDEMPOTENCY_METRICS: failingDataset(fails.dataPoint) } : {}),
+  };
+  const message = { id: "m-1", body: "{}", timestamp: new Date(0), ack() {}, retry() {} };
+  const queue = withQueueIdempotency(async () => {}, { name: consumer });
+  return warnings(() => queue({ queue: "orders", messages: [message] }, env, {}));
+}
+
+test("the texts the hosts write in their own words: the JavaScript host's files write each line of tests/support/host-texts.tsv, as the core renders it for the Rust host", async () => {
+  const rows = readFileSync(new URL("../support/host-texts.tsv", import.meta.url), "utf8")
+    .split("\n")
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => line.split("\t"));
+  assert.deepEqual(rows.map(([kind]) => kind).sort(), Object.keys(WRITTEN).sort(), "a way to write each kind");
+  for (const [kind, subject, error, text] of rows) {
+    assert.equal(await WRITTEN[kind](subject, error), text, kind);
+  }
 });

@@ -69,6 +69,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
           case DONE:
             exchange.free();
             // Only if no answer was given (the error is not made for nothing).
+            // The core's HostText::Unanswered (tests/support/host-texts.tsv).
             if (!host.answered) failed(new Error("oncekey: the exchange ended without an answer"));
             return;
           default:
@@ -251,6 +252,7 @@ class Host {
     try {
       this.env[this.bindings.metrics]?.writeDataPoint({ blobs, doubles, indexes });
     } catch (error) {
+      // The core's HostText::DataPointNotWritten (tests/support/host-texts.tsv).
       console.warn(`oncekey: data point not written: ${messageOf(error)}`);
     }
   }

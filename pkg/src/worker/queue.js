@@ -70,6 +70,7 @@ export function withQueueIdempotency(handler, options = {}) {
       try {
         await namespace.get(namespace.idFromName(countersObject(consumer.name))).counters(counts);
       } catch (error) {
+        // The core's HostText::CountersNotSaved (tests/support/host-texts.tsv).
         console.warn(`oncekey: consumer ${consumer.name} counters not saved: ${messageOf(error)}`);
       }
     }
@@ -79,6 +80,7 @@ export function withQueueIdempotency(handler, options = {}) {
       try {
         dataset.writeDataPoint(consumer.dataPoint(counts ?? new Uint8Array(0)));
       } catch (error) {
+        // The core's HostText::ConsumerDataPointNotWritten (tests/support/host-texts.tsv).
         console.warn(`oncekey: consumer ${consumer.name} data point not written: ${messageOf(error)}`);
       }
     }

@@ -15,5 +15,5 @@ pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, M
 pub use origin::{Origin, OriginUrl};
 pub use variables::{
     Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
-    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,
 };

@@ -171,13 +171,35 @@ pub const VARIABLES: [&str; 22] = [
 /// assert!(typo.contains("IDEMPOTENCY_TTL_SECONDS"), "{typo}");
 /// ```
 pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Option<String> {
-    let name =
-        names.into_iter().find(|n| n.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(n) && !bindings.contains(n))?;
+    names.into_iter().find(|name| is_typo(name, bindings)).map(typo_problem)
+}
+
+/// Every one of `names` that [`unknown_variable`] would name, in order, each
+/// with its reason (for `oncekey check`, which lists every problem).
+///
+/// ```
+/// use oncekey::core::unknown_variables;
+/// let typos = unknown_variables(["IDEMPOTENCY_TTL", "IDEMPOTENCY_DO", "IDEMPOTENCY_LEASE"], &["IDEMPOTENCY_DO"]);
+/// assert_eq!(typos.len(), 2);
+/// assert!(typos[1].starts_with("IDEMPOTENCY_LEASE:"), "{typos:?}");
+/// ```
+pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Vec<String> {
+    names.into_iter().filter(|name| is_typo(name, bindings)).map(typo_problem).collect()
+}
+
+/// Whether `name` looks like one of the layer's variables but is none of
+/// them and none of its `bindings`.
+fn is_typo(name: &str, bindings: &[&str]) -> bool {
+    name.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(&name) && !bindings.contains(&name)
+}
+
+/// Why `name` is a typo, and the variable it may have meant.
+fn typo_problem(name: &str) -> String {
     let meant = VARIABLES.iter().find(|v| v.starts_with(name) || name.starts_with(*v));
-    Some(match meant {
+    match meant {
         Some(meant) => format!("{name}: not a variable of the layer (did you mean {meant}?)"),
         None => format!("{name}: not a variable of the layer"),
-    })
+    }
 }
 
 /// The largest stored response body: a Durable Object value holds 2 MB.
