@@ -95,9 +95,9 @@ fuzz:
 ## `npx wrangler deploy` and `npx wrangler dev` build what they need.
 ## dev: build the demo, then wrangler from its config (no [build]), so it
 ## starts in seconds.
-# The top-level src/*.rs and src/*.js are shared by the hosts (the form-key
-# glue, message bodies, variable values).
-SHARED_SOURCES := $(wildcard src/*.rs src/*.js)
+# src/lib.rs, and src/shared/: what both hosts share (the form-key glue,
+# message bodies, variable values).
+SHARED_SOURCES := $(wildcard src/*.rs src/shared/*.rs src/shared/*.js)
 LIB_SOURCES := $(shell find src/core src/edge -name '*.rs' 2>/dev/null) $(SHARED_SOURCES) Cargo.toml Cargo.lock
 PROXY_SOURCES := $(LIB_SOURCES) $(wildcard workers/proxy/src/*.rs) workers/proxy/Cargo.toml
 DEMO_SOURCES := $(LIB_SOURCES) $(wildcard workers/demo/src/*.rs) workers/demo/Cargo.toml

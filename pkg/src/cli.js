@@ -17,7 +17,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { configProblems, initSync, recordName } from "oncekey-worker-wasm";
+import { BindingKind, bindingMethod, configProblems, initSync, recordName } from "oncekey-worker-wasm";
 import { parse as parseToml } from "smol-toml";
 
 const USAGE = `usage: npx --no-install oncekey check [wrangler.toml] [--env NAME] [--secret NAME]... [--proxy | --handler]
@@ -166,9 +166,9 @@ function check(args) {
   const scope = values.env === undefined ? config : config.env?.[values.env];
   if (scope === undefined) fail(`${path}: no [env.${values.env}]`);
   const proxy = values.proxy ?? (values.handler ? false : importsProxy(path, config.main));
-  const env = workerEnv(scope, values.secret ?? []);
   core();
-  const problems = configProblems(env, ["IDEMPOTENCY_DO", "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"], proxy);
+  const env = workerEnv(scope, values.secret ?? []);
+  const problems = configProblems(env, proxy);
   const where = values.env === undefined ? path : `${path} [env.${values.env}]`;
   const kind = proxy ? "the proxy" : "a handler's worker";
   if (problems.length === 0) {
@@ -190,8 +190,9 @@ function importsProxy(path, main) {
 
 /**
  * The worker's `env` as the runtime would hand it over: its vars, each
- * binding as an object with its kind's method, and each secret — its value
- * from this shell's environment, else a stand-in (only its name is known).
+ * binding as an object with its kind's method (the one the core looks for,
+ * for the kinds it checks), and each secret — its value from this shell's
+ * environment, else a stand-in (only its name is known).
  */
 function workerEnv(scope, secrets) {
   const env = { ...(scope.vars ?? {}) };
@@ -200,9 +201,9 @@ function workerEnv(scope, secrets) {
       if (typeof binding?.[key] === "string") env[binding[key]] = { [method]() {} };
     }
   };
-  bind(scope.durable_objects?.bindings, "name", "idFromName");
-  bind(scope.kv_namespaces, "binding", "put");
-  bind(scope.services, "binding", "fetch");
+  bind(scope.durable_objects?.bindings, "name", bindingMethod(BindingKind.DurableObjects));
+  bind(scope.kv_namespaces, "binding", bindingMethod(BindingKind.Kv));
+  bind(scope.services, "binding", bindingMethod(BindingKind.Service));
   bind(scope.analytics_engine_datasets, "binding", "writeDataPoint");
   bind(scope.queues?.producers, "binding", "send");
   for (const name of secrets) env[name] = process.env[name] ?? "secret-set-with-wrangler";

@@ -15,8 +15,8 @@
 //! | `delivery/` | one queue message's delivery ([`DeliveryExchange`]) and the event rules |
 //! | `record/` | the record, its codec, its transitions ([`begin`], [`finish`]), the operator's view |
 //! | `request/` | the request's parts: key, fingerprint, scope, covered paths, form field, CORS, admin paths |
-//! | `config/` | the variables ([`Config`]) and the origin |
-//! | `output/` | what the layer writes: problems, metrics, form keys |
+//! | `config/` | the variables ([`Config`]), the bindings and the origin |
+//! | `output/` | what the layer writes: problems, metrics, form keys, the hosts' own texts |
 //! | `text/` | the small JSON reader and writer |
 //! | `client/` | the browser client's rules: answers, retries, UUIDv7 keys |
 //!
@@ -77,24 +77,25 @@ pub use client::{
     RetryState, Uuid7Generator, is_replayed, parse_retry_after, reads_body,
 };
 pub use config::{
-    BindingFound, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT,
-    ORIGIN_BINDING, Origin, OriginUrl, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
-    unknown_variable,
+    BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS,
+    KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, VARIABLES,
+    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,
 };
 pub use coordinator::{
-    CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, StoreCall, decode_decision, decode_finished,
-    decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected, encode_released, on_alarm,
+    CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
+    decode_finished, decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected,
+    encode_released, on_alarm,
 };
 pub use delivery::{
-    ConsumerConfig, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction, DeliveryExchange,
-    EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle, batch_lanes, content_key,
-    event_record_name, handler_outcome, settle,
+    ConsumerConfig, ConsumerSetting, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction,
+    DeliveryExchange, EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle,
+    batch_lanes, content_key, event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
     AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, DecisionLog, EdgeAnswer, Exchange, FINISH_RETRY_PAUSES_MS,
     FinishResult, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
 };
-pub use output::{DataPoint, LONGEST_TAG_BYTES, METRICS_BINDING, PROBLEM_CONTENT_TYPE, Problem, key_input};
+pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Problem, key_input};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
     KV_MIN_TTL_SECS, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released, Step, Store,

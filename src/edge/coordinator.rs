@@ -36,12 +36,9 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectState;
 use worker::{State, js_sys, web_sys};
 
-use crate::core::{CallId, Coordinator, Effects};
+use crate::core::{CallId, Coordinator, Effects, RECORD_KEY};
 
 use super::http::now_ms;
-
-/// Storage key of the record.
-const RECORD: &str = "record";
 
 /// A reply as delivered to the call it answers: its bytes (shared by every
 /// call given the same reply), and the write it must wait for.
@@ -144,7 +141,7 @@ impl IdempotencyCoordinator {
         if !self.core.borrow().needs_load() {
             return Ok(());
         }
-        let raw = JsFuture::from(self.state.storage().as_raw().get(RECORD)?).await?;
+        let raw = JsFuture::from(self.state.storage().as_raw().get(RECORD_KEY)?).await?;
         let stored = raw.dyn_into::<js_sys::Uint8Array>().ok().map(|bytes| bytes.to_vec());
         self.core.borrow_mut().load(stored.as_deref());
         Ok(())
@@ -162,7 +159,7 @@ impl IdempotencyCoordinator {
             Some(raw.delete_all())
         } else if let Some(record) = &effects.put {
             let bytes = js_sys::Uint8Array::from(record.encode().as_slice());
-            Some(raw.put(RECORD, bytes.into()))
+            Some(raw.put(RECORD_KEY, bytes.into()))
         } else {
             None
         };
@@ -199,7 +196,7 @@ impl IdempotencyCoordinator {
     /// whether a record is stored, the alarm's time in ms (or `null`).
     async fn describe(&self) -> Result<web_sys::Response, JsValue> {
         let storage = self.state.storage();
-        let stored = !JsFuture::from(storage.as_raw().get(RECORD)?).await?.is_undefined();
+        let stored = !JsFuture::from(storage.as_raw().get(RECORD_KEY)?).await?.is_undefined();
         let alarm = JsFuture::from(storage.as_raw().get_alarm(JsValue::NULL.into())?).await?.as_f64();
         let body = serde_json::json!({ "calls": self.calls.get(), "stored": stored, "alarm": alarm }).to_string();
         web_sys::Response::new_with_opt_str(Some(&body))

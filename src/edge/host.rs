@@ -13,8 +13,8 @@ use futures_util::future::{Either, select};
 use worker::{AnalyticsEngineDataPointBuilder, Context, Env, Request, Response, Result};
 
 use crate::core::{
-    Action, AnswerRead, Config, DataPoint, Exchange, HeaderEdit, METRICS_BINDING, OriginResult, RecordName, Reply,
-    RequestHead,
+    Action, AnswerRead, COORDINATOR_BINDING, Config, DataPoint, Exchange, HeaderEdit, HostText, KV_BINDING,
+    METRICS_BINDING, OriginResult, RecordName, Reply, RequestHead,
 };
 
 use super::deadline::within;
@@ -23,7 +23,6 @@ use super::durable_store::{DurableStore, StoreError};
 use super::form_keys;
 use super::http::{self, now_ms};
 use super::kv_replay::KvReplay;
-use super::layer::{COORDINATOR_BINDING, KV_BINDING};
 use super::origin::{OriginError, with_timeout};
 
 /// The origin handler [`Idempotency::handle`](crate::edge::Idempotency::handle) takes, named once for the
@@ -105,7 +104,7 @@ pub(super) async fn drive<O: OriginCall>(
 /// out of turn), surfaced as an error as the JavaScript host rejects,
 /// never dressed as one of the layer's answers.
 fn unanswered() -> worker::Error {
-    worker::Error::RustError("oncekey: the exchange ended without an answer".to_owned())
+    worker::Error::RustError(HostText::Unanswered.to_string())
 }
 
 /// What performs an exchange's actions for one request.
@@ -162,7 +161,7 @@ impl<O: OriginCall> Host<O> {
                 // `writeDataPoint` only queues the point: no await, and a
                 // failure changes nothing for the caller.
                 if let Err(e) = write_data_point(&self.env, point) {
-                    worker::console_warn!("oncekey: data point not written: {e}");
+                    worker::console_warn!("{}", HostText::DataPointNotWritten { error: &e.to_string() });
                 }
                 exchange.metric_written(now_ms())
             }
@@ -200,10 +199,10 @@ impl<O: OriginCall> Host<O> {
         name: &RecordName,
         timeout_ms: u64,
     ) -> std::result::Result<Option<crate::core::Record>, String> {
-        let Some(kv) = self.kv() else { return Err(format!("no KV namespace bound as {KV_BINDING}")) };
+        let Some(kv) = self.kv() else { return Err(HostText::NoKvBound { binding: KV_BINDING }.to_string()) };
         match within(timeout_ms, kv.read(name, now_ms())).await {
             Some(found) => found.map_err(|e| e.to_string()),
-            None => Err(format!("no answer within {timeout_ms} ms")),
+            None => Err(HostText::NoAnswerWithin { ms: timeout_ms }.to_string()),
         }
     }
 
@@ -266,9 +265,7 @@ impl<O: OriginCall> Host<O> {
                 Either::Left((ended, _)) => ended,
                 Either::Right(((), _)) => match exchange.caller_gone(now_ms()) {
                     Some(ms) => within(ms, call).await.unwrap_or_else(|| {
-                        Err(OriginError::NoAnswer(format!(
-                            "the caller went away; no answer within the {ms} ms left of what Workers allows after a disconnect"
-                        )))
+                        Err(OriginError::NoAnswer(HostText::CallerGone { left_ms: ms }.to_string()))
                     }),
                     None => call.await,
                 },

@@ -42,15 +42,9 @@ pub(crate) fn request_head(req: &Request, config: &Config, metrics: bool) -> Res
             .into_iter()
             .filter_map(|name| Some((name.to_owned(), get(name)?)))
             .collect(),
-        reservation: reservation_number(),
+        reservation: RequestHead::reservation_number(js_sys::Math::random()),
         metrics,
     })
-}
-
-/// A random reservation number, never 0 (53 random bits are plenty to tell
-/// one request's reservation from another's on the same key).
-pub(crate) fn reservation_number() -> u64 {
-    (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1
 }
 
 /// The runtime's response for one of the exchange's replies; `kept` is the

@@ -10,17 +10,14 @@ use std::rc::Rc;
 
 use worker::{Context, Env, Request, Response, Result};
 
-use crate::core::{Config, ConfigError, METRICS_BINDING, Problem, unknown_variable};
+use crate::core::{
+    BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, Problem, unknown_variable,
+};
 use crate::shared::variable_value::env_variables;
 
 use super::host::drive;
 use super::http;
 use super::origin::OriginError;
-
-/// Binding name of the coordinator Durable Object namespace.
-pub const COORDINATOR_BINDING: &str = "IDEMPOTENCY_DO";
-/// Binding name of the KV namespace.
-pub const KV_BINDING: &str = "IDEMPOTENCY_KV";
 
 /// The idempotency layer, configured once.
 ///
@@ -143,8 +140,8 @@ fn env_problem(env: &Env, config: &Config) -> Option<String> {
     let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
     unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
         config.binding_problem(
-            (COORDINATOR_BINDING, binding_found(env, COORDINATOR_BINDING, "idFromName")),
-            (KV_BINDING, binding_found(env, KV_BINDING, "put")),
+            (COORDINATOR_BINDING, binding_found(env, COORDINATOR_BINDING, BindingKind::DurableObjects)),
+            (KV_BINDING, binding_found(env, KV_BINDING, BindingKind::Kv)),
         )
     })
 }

@@ -31,11 +31,11 @@ mod origin;
 mod queue;
 mod queue_counters;
 
-pub use crate::core::{DecisionLog, Timing, VARIABLES};
+pub use crate::core::{COORDINATOR_BINDING, DecisionLog, KV_BINDING, Timing, VARIABLES};
 pub use coordinator::IdempotencyCoordinator;
 pub use durable_store::{DurableStore, StoreError};
 pub use http::{misconfigured_response, problem_response};
 pub use kv_replay::KvReplay;
-pub use layer::{COORDINATOR_BINDING, Idempotency, KV_BINDING};
+pub use layer::Idempotency;
 pub use origin::{OriginError, ProxyOrigin, with_timeout};
 pub use queue::{Consumer, Event};

@@ -5,7 +5,7 @@
 use std::future::Future;
 use worker::{Env, Fetch, Fetcher, Request, Response, web_sys};
 
-use crate::core::{Config, ORIGIN_BINDING, Origin, Problem};
+use crate::core::{Config, HostText, ORIGIN_BINDING, Origin, Problem};
 
 use super::deadline::within;
 
@@ -30,7 +30,7 @@ where
 {
     within(timeout_ms, call)
         .await
-        .unwrap_or_else(|| Err(OriginError::NoAnswer(format!("no answer within {timeout_ms} ms"))))
+        .unwrap_or_else(|| Err(OriginError::NoAnswer(HostText::NoAnswerWithin { ms: timeout_ms }.to_string())))
 }
 
 /// The proxy's origin: the core's choice ([`Origin::choose`]) with the

@@ -33,16 +33,15 @@ pub use crate::core::Event;
 use futures_util::StreamExt;
 
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
-    METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
+    COORDINATOR_BINDING, ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange,
+    EventKeyStrategy, HandlerRun, HostText, KV_BINDING, METRICS_BINDING, Message, Problem, RecordPolicy, batch_lanes,
 };
 
 use super::deadline::within;
 use super::durable_store::DurableStore;
 use super::host::write_data_point;
 use super::http::now_ms;
-use super::layer::COORDINATOR_BINDING;
-use super::queue_counters::{COUNTERS_PATH, object_name};
+use super::queue_counters::COUNTERS_PATH;
 
 /// A user's key function: message id and body in, key out.
 type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
@@ -102,16 +101,12 @@ impl Consumer {
         // Through the layer's reader: one copy of the variable parser. The
         // bindings checked are the consumer's own: no KV (SPEC §11).
         let config = super::layer::config_from_env(env)?;
-        let bindings = [COORDINATOR_BINDING, super::layer::KV_BINDING, crate::core::METRICS_BINDING];
+        let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
         if let Some(problem) = crate::shared::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &bindings)
         {
             return Err(Problem::Misconfigured(problem));
         }
-        let config = &config;
-        let mut consumer = Self::new(name, config.records.clone());
-        consumer.config.store_timeout_ms = config.store_timeout_ms;
-        consumer.config.handler_timeout_ms = config.origin_timeout_ms;
-        Ok(consumer)
+        Ok(Self { config: ConsumerConfig::from_layer(name, &config), key_fn: None })
     }
 
     /// Keys messages by the queue's message id (the default): a redelivery
@@ -143,11 +138,12 @@ impl Consumer {
         self
     }
 
-    /// Caps the delays asked of the queue (default 300 s; Cloudflare allows
-    /// up to 43200).
+    /// Caps the delays asked of the queue (default 300 s), from 1 s up to
+    /// the 43200 s (12 hours) Cloudflare Queues accepts: a cap outside that
+    /// is brought within it ([`ConsumerSetting::MAX_RETRY_DELAY_SECS`]).
     #[must_use]
     pub fn max_retry_delay_secs(mut self, secs: u32) -> Self {
-        self.config.max_retry_delay_secs = secs.max(1);
+        self.config.max_retry_delay_secs = ConsumerSetting::MAX_RETRY_DELAY_SECS.clamp(secs);
         self
     }
 
@@ -162,12 +158,14 @@ impl Consumer {
     }
 
     /// Runs up to `n` of a batch's messages at once (default 1; at most
-    /// [`MAX_CONCURRENCY`]): one key's messages still run one after another
-    /// ([`batch_lanes`]), so two copies in one batch settle as one run and
-    /// one duplicate.
+    /// [`MAX_CONCURRENCY`](crate::core::MAX_CONCURRENCY), a number outside
+    /// that brought within it): one key's messages still run one after
+    /// another ([`batch_lanes`]), so two copies in one batch settle as one
+    /// run and one duplicate.
     #[must_use]
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.config.concurrency = n.clamp(1, MAX_CONCURRENCY);
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.config.concurrency = ConsumerSetting::CONCURRENCY.clamp(n) as usize;
         self
     }
 
@@ -214,13 +212,16 @@ impl Consumer {
         if !stats.is_empty()
             && let Err(e) = self.add_to_counters(env, &stats).await
         {
-            worker::console_warn!("oncekey: consumer {name} counters not saved: {e}");
+            worker::console_warn!("{}", HostText::CountersNotSaved { consumer: name, error: &e.to_string() });
         }
         // With a dataset bound, the batch's counts as one data point too.
         if env.analytics_engine(METRICS_BINDING).is_ok()
             && let Err(e) = write_data_point(env, stats.data_point(name))
         {
-            worker::console_warn!("oncekey: consumer {name} data point not written: {e}");
+            worker::console_warn!(
+                "{}",
+                HostText::ConsumerDataPointNotWritten { consumer: name, error: &e.to_string() }
+            );
         }
         stats
     }
@@ -291,7 +292,8 @@ impl Consumer {
     }
 
     async fn add_to_counters(&self, env: &Env, stats: &ConsumerStats) -> worker::Result<()> {
-        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(&self.config.name))?;
+        let stub =
+            env.durable_object(COORDINATOR_BINDING)?.get_by_name(&ConsumerStats::object_name(&self.config.name))?;
         let mut init = RequestInit::new();
         let body = js_sys::Uint8Array::from(stats.encode().as_slice());
         init.with_method(Method::Post).with_body(Some(body.into()));
@@ -309,7 +311,7 @@ impl Consumer {
     /// # Errors
     /// `IDEMPOTENCY_DO` is not bound, or the object failed.
     pub async fn stats(env: &Env, name: &str) -> worker::Result<ConsumerStats> {
-        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&object_name(name))?;
+        let stub = env.durable_object(COORDINATOR_BINDING)?.get_by_name(&ConsumerStats::object_name(name))?;
         let mut res = stub.fetch_with_str(&format!("https://oncekey.counters{COUNTERS_PATH}")).await?;
         ConsumerStats::decode(&res.bytes().await?)
             .ok_or_else(|| worker::Error::RustError("counters: not a ConsumerStats".into()))

@@ -1,8 +1,8 @@
 //! A consumer's counters, kept in the coordinator's namespace
-//! (`IDEMPOTENCY_DO`): one object per consumer, named
-//! `consumer-counters:<name>` (never a record name, which is 64 hex
-//! digits), so the counts survive isolates and add up across every instance
-//! that consumed a batch, with no binding beyond the ones the layer needs.
+//! (`IDEMPOTENCY_DO`): one object per consumer, named by the core
+//! ([`ConsumerStats::object_name`]), so the counts survive isolates and add
+//! up across every instance that consumed a batch, with no binding beyond
+//! the ones the layer needs.
 //!
 //! `POST` to [`COUNTERS_PATH`] adds an encoded [`ConsumerStats`] and answers
 //! the new total; `GET` answers the total. The read and the write have no
@@ -17,13 +17,6 @@ use crate::core::ConsumerStats;
 /// The path the coordinator object serves counters on.
 pub(crate) const COUNTERS_PATH: &str = "/consumer-counters";
 
-const STATS: &str = "consumer-stats";
-
-/// The coordinator object's name for consumer `name`'s counters.
-pub(crate) fn object_name(name: &str) -> String {
-    format!("consumer-counters:{name}")
-}
-
 /// Serves one counters call inside the object.
 pub(crate) async fn serve(state: &State, mut req: Request) -> Result<Response> {
     let adding = match req.method() {
@@ -33,12 +26,15 @@ pub(crate) async fn serve(state: &State, mut req: Request) -> Result<Response> {
         },
         _ => None,
     };
-    let raw = JsFuture::from(state.storage().as_raw().get(STATS)?).await?;
+    let raw = JsFuture::from(state.storage().as_raw().get(ConsumerStats::STORAGE_KEY)?).await?;
     let mut total =
         raw.dyn_into::<js_sys::Uint8Array>().ok().and_then(|b| ConsumerStats::decode(&b.to_vec())).unwrap_or_default();
     if let Some(delta) = adding {
         total.add(&delta);
-        state.storage().put_raw(STATS, js_sys::Uint8Array::from(total.encode().as_slice())).await?;
+        state
+            .storage()
+            .put_raw(ConsumerStats::STORAGE_KEY, js_sys::Uint8Array::from(total.encode().as_slice()))
+            .await?;
     }
     Response::from_bytes(total.encode())
 }

@@ -5,19 +5,46 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::core::{Config, ConfigError, ORIGIN_BINDING, Origin, unknown_variable};
+use crate::core::{
+    BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING,
+    Origin, unknown_variables,
+};
 use crate::shared::variable_value::{binding_found, env_names, env_variables};
 
+/// The kind of a binding, for a stand-in of it (`bindingMethod`).
+#[wasm_bindgen(js_name = BindingKind)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsBindingKind {
+    /// A Durable Object namespace.
+    DurableObjects = 0,
+    /// A KV namespace.
+    Kv = 1,
+    /// A service (another Worker).
+    Service = 2,
+}
+
+/// The method the core looks for on a binding of `kind` to tell it from
+/// another kind: what a stand-in of such a binding must have.
+#[wasm_bindgen(js_name = bindingMethod)]
+pub fn binding_method(kind: JsBindingKind) -> String {
+    let kind = match kind {
+        JsBindingKind::DurableObjects => BindingKind::DurableObjects,
+        JsBindingKind::Kv => BindingKind::Kv,
+        JsBindingKind::Service => BindingKind::Service,
+    };
+    kind.method().to_owned()
+}
+
 /// Every problem with `env` (a worker's variables, and its bindings as
-/// objects with their kind's method: `idFromName` for a Durable Object
-/// namespace, `put` for KV, `fetch` for a service) as the layer would meet
-/// them, one message each, naming the variable or binding: the variables'
-/// values (each bad one named, the rest still checked), variables the layer
-/// does not know, `bindings` (the coordinator's and the KV namespace's
-/// names) missing or of the wrong kind, and, for the proxy (`proxy`), an
-/// origin. Empty when the configuration is sound.
+/// objects with their kind's method, [`binding_method`]) as the layer would
+/// meet them, one message each, naming the variable or binding: the
+/// variables' values (each bad one named, the rest still checked),
+/// variables the layer does not know, the coordinator's and the KV
+/// namespace's bindings (under their default names) missing or of the
+/// wrong kind, and, for the proxy (`proxy`), an origin. Empty when the
+/// configuration is sound.
 #[wasm_bindgen(js_name = configProblems)]
-pub fn config_problems(env: JsValue, bindings: Vec<String>, proxy: bool) -> Vec<String> {
+pub fn config_problems(env: JsValue, proxy: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let mut dropped: Vec<&'static str> = Vec::new();
     let vars = loop {
@@ -45,20 +72,14 @@ pub fn config_problems(env: JsValue, bindings: Vec<String>, proxy: bool) -> Vec<
         }
     };
     let names = env_names(&env);
-    let binding_names: Vec<&str> = bindings.iter().map(String::as_str).collect();
-    let mut unknown: Vec<&str> = names.iter().map(String::as_str).collect();
-    while let Some(problem) = unknown_variable(unknown.iter().copied(), &binding_names) {
-        let name = problem.split(':').next().unwrap_or_default().to_owned();
-        unknown.retain(|n| *n != name);
-        problems.push(problem);
-    }
-    let name = |i: usize| binding_names.get(i).copied().unwrap_or_default();
-    let coordinator = (name(0), binding_found(&env, name(0), "idFromName"));
-    let kv = (name(1), binding_found(&env, name(1), "put"));
+    let binding_names = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    problems.extend(unknown_variables(names.iter().map(String::as_str), &binding_names));
+    let coordinator = (COORDINATOR_BINDING, binding_found(&env, COORDINATOR_BINDING, BindingKind::DurableObjects));
+    let kv = (KV_BINDING, binding_found(&env, KV_BINDING, BindingKind::Kv));
     problems.extend(config.binding_problem(coordinator, kv));
     // The proxy needs an origin; a bad ORIGIN_URL is named above already.
     if proxy && !dropped.contains(&"ORIGIN_URL") {
-        let service = binding_found(&env, ORIGIN_BINDING, "fetch") == crate::core::BindingFound::Bound;
+        let service = binding_found(&env, ORIGIN_BINDING, BindingKind::Service) == BindingFound::Bound;
         if let Err(e) = Origin::choose(service, config.origin_url.as_ref()) {
             problems.push(e.to_string());
         }

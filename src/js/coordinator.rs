@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::values::{Object, respond};
-use crate::core::{Coordinator, DecisionLog, Effects, Problem, Reply};
+use crate::core::{ConsumerStats, Coordinator, DecisionLog, Effects, Problem, RECORD_KEY, Reply};
 
 /// One Durable Object's coordinator state (`CoordinatorCore` in
 /// JavaScript). Every method is synchronous: nothing can run between the
@@ -21,6 +21,21 @@ impl JsCoordinator {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The storage key the object keeps its record under, the Rust host's
+    /// too ([`RECORD_KEY`]).
+    #[wasm_bindgen(getter, js_name = recordKey)]
+    pub fn record_key() -> JsValue {
+        // A JavaScript string made here: less glue than a `String` return.
+        JsValue::from_str(RECORD_KEY)
+    }
+
+    /// The storage key a consumer's counters object keeps their total
+    /// under, the Rust host's too ([`ConsumerStats::STORAGE_KEY`]).
+    #[wasm_bindgen(getter, js_name = countsKey)]
+    pub fn counts_key() -> JsValue {
+        JsValue::from_str(ConsumerStats::STORAGE_KEY)
     }
 
     /// Whether the record must be loaded before the next step.

@@ -6,7 +6,8 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::values::{header_pairs, joined, point_object};
+use super::packed::{pack_edits, pack_headers, unpack_headers};
+use super::values::point_object;
 use crate::core::{
     Action, AnswerRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
     copy_ttl_secs,
@@ -150,11 +151,11 @@ impl JsExchange {
         reply.status
     }
 
-    /// `respond`: the headers, `name\nvalue\n...`.
+    /// `respond`: the headers, packed (`name\nvalue\n...`).
     #[wasm_bindgen(getter)]
     pub fn headers(&self) -> String {
         let Pending::Respond(reply) = &self.pending else { return String::new() };
-        joined(reply.headers.iter().map(|(n, v)| [n.as_str(), v.as_str()]))
+        pack_headers(&reply.headers)
     }
 
     /// `respond`: give the body's post forms their keys as it streams
@@ -174,17 +175,15 @@ impl JsExchange {
         }
     }
 
-    /// The header edits of `forward` and `callOrigin`
-    /// (`op\nname\nvalue\n...`: `set`, or `remove` with an empty value).
+    /// The header edits of `forward` and `callOrigin`, packed
+    /// (`op\nname\nvalue\n...`, `op` an [`EditOp`](super::packed::EditOp));
+    /// undefined when there are none: the request goes with its own headers.
     #[wasm_bindgen(getter)]
-    pub fn edits(&self) -> String {
+    pub fn edits(&self) -> Option<String> {
         let (Pending::Forward(edits, _, _) | Pending::CallOrigin { edits, .. }) = &self.pending else {
-            return String::new();
+            return None;
         };
-        joined(edits.iter().map(|edit| match edit {
-            HeaderEdit::Set(name, value) => ["set", name, value.as_str()],
-            HeaderEdit::Remove(name) => ["remove", name, ""],
-        }))
+        (!edits.is_empty()).then(|| pack_edits(edits))
     }
 
     /// The body of `forward` (undefined: the request's own), `callOrigin`
@@ -264,13 +263,14 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// `callOrigin`: the answer's head arrived (headers `name\nvalue\n...`);
+    /// `callOrigin`: the answer's head arrived (its headers packed,
+    /// `name\nvalue\n...`);
     /// whether to read its body whole, in one call, rather than part by
     /// part. Either way each part goes to `answerChunk`.
     #[wasm_bindgen(js_name = answerHead)]
     pub fn answer_head(&mut self, status: u16, headers: &str) -> bool {
         let Pending::CallOrigin { answer, .. } = &mut self.pending else { return false };
-        answer.head(status, header_pairs(headers))
+        answer.head(status, unpack_headers(headers))
     }
 
     /// `callOrigin`: one part of the answer's body; whether it is kept.
@@ -337,11 +337,11 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
-    /// An unprotected forward ended: its status and headers
-    /// (`name\nvalue\n...`), or the error.
+    /// An unprotected forward ended: its status and headers (packed,
+    /// `name\nvalue\n...`), or the error.
     pub fn forwarded(&mut self, status: Option<u16>, headers: &str, error: Option<String>, now_ms: f64) -> ActionKind {
         let result = match (status, error) {
-            (Some(status), None) => Ok((status, header_pairs(headers))),
+            (Some(status), None) => Ok((status, unpack_headers(headers))),
             (_, error) => Err(error.unwrap_or_else(|| "no answer".to_owned())),
         };
         let action = self.inner.forwarded(result, now_ms as u64);

@@ -5,69 +5,81 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::exchange::JsExchange;
-use super::values::pairs_of;
-use crate::core::{Config, Exchange, Origin, RequestHead};
+use super::options::BindingNames;
+use super::packed::unpack_head;
+use crate::core::{BindingKind, Config, Exchange, Origin, RequestHead, unknown_variable};
+use crate::shared::variable_value::{binding_found, env_names};
+
+/// The kind of the proxy's origin, as `proxyOrigin` gives it
+/// (`OriginKind.Service`, ...).
+#[wasm_bindgen]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginKind {
+    /// Another Worker, bound under `bindings.origin`: the request goes to it.
+    Service = 0,
+    /// `ORIGIN_URL`: the request goes to `originTarget`'s URL.
+    Url = 1,
+    /// `ORIGIN_URL=request`: the request goes to its own URL.
+    SameUrl = 2,
+}
 
 /// The layer for one options object and `env`.
 #[wasm_bindgen]
 pub struct Layer {
     config: Rc<Config>,
+    bindings: BindingNames,
     /// The proxy's origin, once [`Layer::proxy_origin`] has chosen it.
     origin: Option<Origin>,
 }
 
 #[wasm_bindgen]
 impl Layer {
-    /// Validates `options` (§6 in camelCase) over `vars` (the worker's
-    /// `env`).
+    /// Validates `options` (§6 in camelCase, and `bindings`) over `env`
+    /// (the worker's), and `env` for them (SPEC §11): a variable named
+    /// like the layer's that is not one, or a binding missing or of the
+    /// wrong kind.
     ///
     /// # Errors
-    /// An `Error` naming the option and the variable with a bad value.
+    /// An `Error` naming the option and the variable with a bad value, or
+    /// the variable or binding `env` gets wrong: the reason of a
+    /// `misconfigured` answer.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue, vars: JsValue) -> Result<Layer, JsError> {
-        let config = super::options::config(&options, &vars).map_err(|e| JsError::new(&e))?;
-        Ok(Self { config: Rc::new(config), origin: None })
+    pub fn new(options: JsValue, env: JsValue) -> Result<Layer, JsError> {
+        let config = super::options::config(&options, &env).map_err(|e| JsError::new(&e))?;
+        let bindings = BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
+        let layer = Self { config: Rc::new(config), bindings, origin: None };
+        match layer.env_problem(&env) {
+            Some(problem) => Err(JsError::new(&problem)),
+            None => Ok(layer),
+        }
     }
 
-    /// What is wrong with the worker's `env` for this layer (SPEC §11), as
-    /// the reason of a `misconfigured` answer: a variable named like the
-    /// layer's that is not one (`names`: the keys of `env`; `bindings`: the
-    /// layer's binding names), or a binding missing or of the wrong kind
-    /// (`coordinator` and `kv`: 0 absent, 1 another kind, 2 bound, for
-    /// `bindings[0]` and `bindings[1]`). Undefined when all is well.
-    #[wasm_bindgen(js_name = envProblem)]
-    pub fn env_problem(&self, names: Vec<String>, bindings: Vec<String>, coordinator: u8, kv: u8) -> Option<String> {
-        use crate::core::BindingFound;
-        let found = |n: u8| match n {
-            0 => BindingFound::Absent,
-            1 => BindingFound::WrongKind,
-            _ => BindingFound::Bound,
-        };
-        let binding_names: Vec<&str> = bindings.iter().map(String::as_str).collect();
-        crate::core::unknown_variable(names.iter().map(String::as_str), &binding_names).or_else(|| {
-            let name = |i: usize| binding_names.get(i).copied().unwrap_or_default();
-            self.config.binding_problem((name(0), found(coordinator)), (name(1), found(kv)))
-        })
+    /// The names the layer finds its bindings under in `env`:
+    /// `{coordinator, kv, metrics, origin}`.
+    #[wasm_bindgen(getter)]
+    pub fn bindings(&self) -> JsValue {
+        self.bindings.object()
     }
 
-    /// Chooses the proxy's origin (SPEC §6, §10), once per layer, and gives
-    /// its kind: `"service"` when a Worker is bound as the origin
-    /// (`service_bound`), else `"url"` for `ORIGIN_URL` / `originUrl`, or
-    /// `"same-url"` for `request`.
+    /// Chooses the proxy's origin (SPEC §6, §10), once per layer: the
+    /// Worker bound as `bindings.origin` in `env` when there is one, else
+    /// `ORIGIN_URL` / `originUrl`, or the request's own URL for `request`.
     ///
     /// # Errors
     /// An `Error` naming `ORIGIN_URL` when no origin is configured.
     #[wasm_bindgen(js_name = proxyOrigin)]
-    pub fn proxy_origin(&mut self, service_bound: bool) -> Result<String, JsError> {
+    pub fn proxy_origin(&mut self, env: JsValue) -> Result<OriginKind, JsError> {
+        let bound = js_sys::Reflect::get(&env, &JsValue::from_str(&self.bindings.origin))
+            .is_ok_and(|service| !service.is_undefined());
         let origin =
-            Origin::choose(service_bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))?;
+            Origin::choose(bound, self.config.origin_url.as_ref()).map_err(|e| JsError::new(&e.to_string()))?;
         let kind = match origin {
-            Origin::Service => "service",
-            Origin::Url(_) => "url",
-            Origin::SameUrl => "same-url",
+            Origin::Service => OriginKind::Service,
+            Origin::Url(_) => OriginKind::Url,
+            Origin::SameUrl => OriginKind::SameUrl,
         };
         self.origin = Some(origin);
-        Ok(kind.to_owned())
+        Ok(kind)
     }
 
     /// The URL a proxied request sent to `url` goes to when the chosen
@@ -85,45 +97,30 @@ impl Layer {
         RequestHead::headers_read(&self.config).into_iter().map(str::to_owned).collect()
     }
 
-    /// Starts the exchange for a request at `now_ms`, from its head as
-    /// one string of `\n`-ended fields (none holds a line break): the
-    /// method, the URL as the runtime serialises it (the core splits it
-    /// into host, path and query), the `Idempotency-Key`, `Origin`,
-    /// `Access-Control-Request-Method` and `Access-Control-Request-Headers`
-    /// headers (each empty when absent), then name and value of each header
-    /// `headersRead` names that is present. `flags`: which of the four
-    /// optional headers are present (bits 0–3, from the key on), whether
-    /// an `Idempotency-Attempt` header came (bit 4), whether an Analytics
-    /// Engine dataset is bound (bit 5).
+    /// Starts the exchange for a request at `now_ms`, from its head packed
+    /// as [`unpack_head`] reads it: `head` its fields, `flags` the
+    /// [`HeadFlag`](super::packed::HeadFlag)s of the parts that came.
     pub fn start(&self, head: &str, flags: u32, now_ms: f64) -> JsExchange {
-        let mut fields = head.split_terminator('\n');
-        let mut next = || fields.next().unwrap_or_default().to_owned();
-        let (method, url) = (next(), next());
-        let mut optional = |bit: u32| {
-            let field = next();
-            (flags & 1 << bit != 0).then_some(field)
-        };
-        let (key, origin) = (optional(0), optional(1));
-        let (preflight_method, preflight_headers) = (optional(2), optional(3));
-        let (host, path, query) = RequestHead::url_parts(&url);
-        let head = RequestHead {
-            method,
-            host: host.to_owned(),
-            path: path.to_owned(),
-            query: query.map(str::to_owned),
-            key: key.map(String::into_bytes),
-            origin,
-            own_origin: RequestHead::url_origin(&url),
-            preflight_method,
-            preflight_headers,
-            has_attempt_header: flags & 1 << 4 != 0,
-            headers: pairs_of(fields),
-            // Never 0: 53 random bits tell one request's reservation from another's.
-            reservation: (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 | 1,
-            metrics: flags & 1 << 5 != 0,
-        };
+        let head = unpack_head(head, flags, RequestHead::reservation_number(js_sys::Math::random()));
         let now = now_ms as u64;
         let (exchange, action) = Exchange::start(Rc::clone(&self.config), head, now);
         JsExchange::new(exchange, action, now)
+    }
+}
+
+impl Layer {
+    /// What is wrong with the worker's `env` for this layer, probed as the
+    /// Rust host probes its own: a variable named like the layer's that is
+    /// none of them, or a binding missing or of the wrong kind.
+    fn env_problem(&self, env: &JsValue) -> Option<String> {
+        let names = env_names(env);
+        let BindingNames { coordinator, kv, metrics, .. } = &self.bindings;
+        let bindings = [coordinator.as_str(), kv.as_str(), metrics.as_str()];
+        unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
+            self.config.binding_problem(
+                (coordinator, binding_found(env, coordinator, BindingKind::DurableObjects)),
+                (kv, binding_found(env, kv, BindingKind::Kv)),
+            )
+        })
     }
 }

@@ -15,7 +15,9 @@
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
 //! build leaves them out); `keyInput` (src/shared/form_key_input.rs, shared with
-//! the Rust host) gives an HTML answer's forms their keys.
+//! the Rust host) gives an HTML answer's forms their keys. What crosses
+//! packed (the request's head, headers, header edits) is packed and
+//! unpacked in [`packed`] only, its flags and ops wasm-bindgen enums.
 
 #[cfg(feature = "js-queue")]
 mod check;
@@ -23,6 +25,7 @@ mod coordinator;
 mod exchange;
 mod layer;
 mod options;
+mod packed;
 #[cfg(feature = "js-queue")]
 mod queue;
 mod queue_counters;
@@ -30,11 +33,14 @@ mod record_name;
 mod values;
 
 #[cfg(feature = "js-queue")]
-pub use check::config_problems;
+pub use check::{JsBindingKind, binding_method, config_problems};
 pub use coordinator::{JsCoordinator, misconfigured_reply};
 pub use exchange::JsExchange;
-pub use layer::Layer;
+pub use layer::{Layer, OriginKind};
+pub use packed::{EditOp, HeadFlag};
 #[cfg(feature = "js-queue")]
 pub use queue::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
 pub use queue_counters::{add_counts, counts_of};
+#[cfg(feature = "js-queue")]
+pub use queue_counters::{binding_names, counters_object};
 pub use record_name::record_name;

@@ -4,8 +4,10 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::Config;
+use crate::core::{COORDINATOR_BINDING, Config, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
 use crate::shared::variable_value::{env_variables, variable_text};
+
+use super::values::Object;
 
 /// Each option and the variable it sets.
 const OPTIONS: [(&str, &str); 22] = [
@@ -101,4 +103,51 @@ pub(crate) fn config_of(
         Some((option, _, _)) => format!("option `{option}` ({e})"),
         None => e.to_string(),
     })
+}
+
+/// The names of the bindings the layer uses, from `options.bindings`
+/// (SPEC §11), each the core's default when not given.
+pub(crate) struct BindingNames {
+    /// The coordinator's Durable Object namespace.
+    pub(crate) coordinator: String,
+    /// The KV namespace.
+    pub(crate) kv: String,
+    /// The Analytics Engine dataset.
+    pub(crate) metrics: String,
+    /// The proxy's origin, a service binding.
+    pub(crate) origin: String,
+}
+
+impl BindingNames {
+    /// The names `options` (an object, or undefined) gives.
+    ///
+    /// # Errors
+    /// A name given that is not a string, naming its option.
+    pub(crate) fn of(options: &JsValue) -> Result<Self, String> {
+        let given = js_sys::Reflect::get(options, &JsValue::from_str("bindings")).unwrap_or(JsValue::UNDEFINED);
+        let name = |which: &str, default: &str| -> Result<String, String> {
+            let value = js_sys::Reflect::get(&given, &JsValue::from_str(which)).unwrap_or(JsValue::UNDEFINED);
+            if value.is_undefined() || value.is_null() {
+                return Ok(default.to_owned());
+            }
+            value.as_string().ok_or_else(|| format!("option `bindings.{which}` must be a binding's name, a string"))
+        };
+        Ok(Self {
+            coordinator: name("coordinator", COORDINATOR_BINDING)?,
+            kv: name("kv", KV_BINDING)?,
+            metrics: name("metrics", METRICS_BINDING)?,
+            origin: name("origin", ORIGIN_BINDING)?,
+        })
+    }
+
+    /// `{coordinator, kv, metrics, origin}`, for the host to find each in
+    /// `env`.
+    pub(crate) fn object(&self) -> JsValue {
+        Object::empty()
+            .set("coordinator", self.coordinator.as_str())
+            .set("kv", self.kv.as_str())
+            .set("metrics", self.metrics.as_str())
+            .set("origin", self.origin.as_str())
+            .done()
+    }
 }

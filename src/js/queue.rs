@@ -7,18 +7,15 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use super::options::{CONSUMER_OPTIONS, config_of};
+use super::options::{BindingNames, CONSUMER_OPTIONS, config_of};
 use super::values::{Object, point_object};
 use crate::core::{
-    ConsumerConfig, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY,
-    Message, batch_lanes,
+    ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun,
+    KV_BINDING, METRICS_BINDING, Message, batch_lanes,
 };
 
 /// Options of `withQueueIdempotency` that are not variables.
 const OWN_OPTIONS: [&str; 5] = ["name", "key", "maxRetryDelaySeconds", "concurrency", "bindings"];
-
-/// The longest delay a queue accepts, in seconds.
-const MAX_QUEUE_DELAY_SECS: f64 = 43_200.0;
 
 /// The kind of a delivery's pending action (`DeliveryKind.Store`, ...).
 #[wasm_bindgen]
@@ -56,6 +53,7 @@ pub enum HandlerEnd {
 #[wasm_bindgen(js_name = Consumer)]
 pub struct JsConsumer {
     config: ConsumerConfig,
+    bindings: BindingNames,
     /// The counts of the deliveries since the last `takeCounts`.
     counts: ConsumerStats,
 }
@@ -70,14 +68,22 @@ impl JsConsumer {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue, queue: &str) -> Result<JsConsumer, JsError> {
         let config = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
+        let bindings = BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
         // The same checks as the Rust consumer's (SPEC §11): a typo'd
         // variable, the coordinator binding (under its configured name).
-        let coordinator = binding_name(&options, "coordinator", "IDEMPOTENCY_DO");
-        let bindings = [coordinator.as_str(), "IDEMPOTENCY_KV", "IDEMPOTENCY_METRICS"];
-        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, &coordinator, &bindings) {
+        let coordinator = bindings.coordinator.as_str();
+        let known = [coordinator, KV_BINDING, METRICS_BINDING];
+        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, coordinator, &known) {
             return Err(JsError::new(&problem));
         }
-        Ok(Self { config, counts: ConsumerStats::default() })
+        Ok(Self { config, bindings, counts: ConsumerStats::default() })
+    }
+
+    /// The names the consumer finds its bindings under in `env`:
+    /// `{coordinator, kv, metrics, origin}`.
+    #[wasm_bindgen(getter)]
+    pub fn bindings(&self) -> JsValue {
+        self.bindings.object()
     }
 
     /// The consumer's name: its records and counters are kept under it.
@@ -290,16 +296,6 @@ impl JsDelivery {
     }
 }
 
-/// The name `options.bindings[which]` gives a binding, else `default`.
-fn binding_name(options: &JsValue, which: &str, default: &str) -> String {
-    js_sys::Reflect::get(options, &JsValue::from_str("bindings"))
-        .ok()
-        .filter(|b| b.is_object())
-        .and_then(|bindings| js_sys::Reflect::get(&bindings, &JsValue::from_str(which)).ok())
-        .and_then(|name| name.as_string())
-        .unwrap_or_else(|| default.to_owned())
-}
-
 /// The consumer's configuration from its options over the worker's `env`.
 fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<ConsumerConfig, String> {
     let config = config_of(options, vars, &CONSUMER_OPTIONS, &OWN_OPTIONS)?;
@@ -312,26 +308,21 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<Con
         None => queue.to_owned(),
         Some(name) => name.as_string().filter(|n| !n.is_empty()).ok_or("option `name` must be a non-empty string")?,
     };
-    let mut consumer = ConsumerConfig::new(&name, config.records.clone());
-    consumer.store_timeout_ms = config.store_timeout_ms;
-    consumer.handler_timeout_ms = config.origin_timeout_ms;
+    let mut consumer = ConsumerConfig::from_layer(&name, &config);
     consumer.strategy = match get("key") {
         None => EventKeyStrategy::MessageId,
         Some(key) => strategy(&key)?,
     };
-    if let Some(secs) = get("maxRetryDelaySeconds") {
-        consumer.max_retry_delay_secs = secs
-            .as_f64()
-            .filter(|s| s.fract() == 0.0 && (1.0..=MAX_QUEUE_DELAY_SECS).contains(s))
-            .ok_or("option `maxRetryDelaySeconds` must be a whole number of seconds from 1 to 43200")?
-            as u32;
+    // Whole numbers within the core's bounds, as the Rust builder's.
+    let setting = |name: &str, setting: ConsumerSetting| {
+        let value = get(name).map(|v| v.as_f64().unwrap_or(f64::NAN));
+        value.map(|v| setting.check(v).map_err(|rule| format!("option `{name}` must be {rule}"))).transpose()
+    };
+    if let Some(secs) = setting("maxRetryDelaySeconds", ConsumerSetting::MAX_RETRY_DELAY_SECS)? {
+        consumer.max_retry_delay_secs = secs;
     }
-    if let Some(n) = get("concurrency") {
-        consumer.concurrency = n
-            .as_f64()
-            .filter(|n| n.fract() == 0.0 && (1.0..=MAX_CONCURRENCY as f64).contains(n))
-            .ok_or_else(|| format!("option `concurrency` must be a whole number from 1 to {MAX_CONCURRENCY}"))?
-            as usize;
+    if let Some(n) = setting("concurrency", ConsumerSetting::CONCURRENCY)? {
+        consumer.concurrency = n as usize;
     }
     Ok(consumer)
 }

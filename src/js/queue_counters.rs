@@ -7,6 +7,8 @@ use wasm_bindgen::prelude::wasm_bindgen;
 
 use super::values::Object;
 use crate::core::ConsumerStats;
+#[cfg(feature = "js-queue")]
+use wasm_bindgen::JsError;
 
 /// Counts `delta` (encoded) added to `total` (encoded, or undefined for
 /// none yet): what the counters object stores. Undefined when `delta` is
@@ -32,4 +34,25 @@ pub fn counts_of(counts: Option<Vec<u8>>) -> JsValue {
         .set("releases", s.releases as f64)
         .set("reclaims", s.reclaims as f64)
         .done()
+}
+
+/// The names `options` gives the bindings, each the core's default when
+/// not given: `{coordinator, kv, metrics, origin}` (`queueStats` finds the
+/// counters' namespace under `coordinator`).
+///
+/// # Errors
+/// A name given that is not a string, naming its option.
+#[cfg(feature = "js-queue")]
+#[wasm_bindgen(js_name = bindingNames)]
+pub fn binding_names(options: JsValue) -> Result<JsValue, JsError> {
+    let names = super::options::BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
+    Ok(names.object())
+}
+
+/// The name of the coordinator object that keeps consumer `name`'s
+/// counters ([`ConsumerStats::object_name`]).
+#[cfg(feature = "js-queue")]
+#[wasm_bindgen(js_name = countersObject)]
+pub fn counters_object(name: &str) -> String {
+    ConsumerStats::object_name(name)
 }

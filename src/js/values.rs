@@ -1,5 +1,6 @@
 //! Plain JavaScript values to and from the core's: objects built with
-//! `Reflect.set`, headers and edits as one string of `\n`-ended fields.
+//! `Reflect.set`, header lists as arrays of pairs. The packed strings are
+//! [`super::packed`]'s.
 
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -42,34 +43,6 @@ pub(crate) fn list_pairs(list: &JsValue) -> Vec<(String, String)> {
             Some((pair.get(0).as_string()?.to_ascii_lowercase(), pair.get(1).as_string()?))
         })
         .collect()
-}
-
-/// Headers as one string, `name\nvalue\n...` (a header's name or value
-/// never holds a line break), as pairs with lower-case names.
-pub(crate) fn header_pairs(joined: &str) -> Vec<(String, String)> {
-    pairs_of(joined.split_terminator('\n'))
-}
-
-/// Fields `name, value, ...` as pairs with lower-case names.
-pub(crate) fn pairs_of<'a>(mut parts: impl Iterator<Item = &'a str>) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
-        pairs.push((name.to_ascii_lowercase(), value.to_owned()));
-    }
-    pairs
-}
-
-/// Lists of fields as one string, each field followed by `\n`: headers
-/// `name\nvalue\n...`, edits `op\nname\nvalue\n...`.
-pub(crate) fn joined<'a, const N: usize>(items: impl Iterator<Item = [&'a str; N]>) -> String {
-    let mut out = String::new();
-    for fields in items {
-        for field in fields {
-            out.push_str(field);
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// Pairs as `[[name, value], ...]`.

@@ -8,9 +8,9 @@
 use js_sys::{Array, Number, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::core::{BindingFound, BindingKind, ConfigError, VARIABLES};
 #[cfg(any(feature = "edge", feature = "js-queue"))]
-use crate::core::{BindingFound, Config, unknown_variable};
-use crate::core::{ConfigError, VARIABLES};
+use crate::core::{Config, unknown_variable};
 
 /// `value` as a variable would be written: a string as it is, a number in
 /// decimal (as JavaScript writes it), a boolean as `true`/`false`, a list
@@ -73,25 +73,24 @@ fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, Con
     })
 }
 
-#[cfg(any(feature = "edge", feature = "js-queue"))]
 /// How `env` binds `name`, probed the same way by both hosts: nothing, a
-/// binding with `method` (what its kind has: `idFromName` for a Durable
-/// Object namespace, `put` for KV), or a binding of another kind.
-pub(crate) fn binding_found(env: &JsValue, name: &str, method: &str) -> BindingFound {
+/// binding of `kind` (one with the method its kind has,
+/// [`BindingKind::method`]), or a binding of another kind.
+pub(crate) fn binding_found(env: &JsValue, name: &str, kind: BindingKind) -> BindingFound {
     let binding = Reflect::get(env, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     if binding.is_undefined() || binding.is_null() {
         return BindingFound::Absent;
     }
-    let has = Reflect::get(&binding, &JsValue::from_str(method)).is_ok_and(|m| m.is_instance_of::<js_sys::Function>());
+    let has = Reflect::get(&binding, &JsValue::from_str(kind.method())).is_ok_and(|m| m.is_function());
     if has { BindingFound::Bound } else { BindingFound::WrongKind }
 }
 
 /// The names `env` holds.
-#[cfg(any(feature = "edge", feature = "js-queue"))]
 pub(crate) fn env_names(env: &JsValue) -> Vec<String> {
-    env.dyn_ref::<js_sys::Object>()
-        .map(|object| js_sys::Object::keys(object).iter().filter_map(|k| k.as_string()).collect())
-        .unwrap_or_default()
+    if !env.is_object() {
+        return Vec::new();
+    }
+    js_sys::Object::keys(env.unchecked_ref::<js_sys::Object>()).iter().filter_map(|k| k.as_string()).collect()
 }
 
 /// What is wrong with `env` for a queue consumer (SPEC §11), checked alike
@@ -101,6 +100,7 @@ pub(crate) fn env_names(env: &JsValue) -> Vec<String> {
 #[cfg(any(feature = "edge", feature = "js-queue"))]
 pub(crate) fn consumer_env_problem(env: &JsValue, coordinator: &str, bindings: &[&str]) -> Option<String> {
     let names = env_names(env);
-    unknown_variable(names.iter().map(String::as_str), bindings)
-        .or_else(|| Config::consumer_binding_problem((coordinator, binding_found(env, coordinator, "idFromName"))))
+    unknown_variable(names.iter().map(String::as_str), bindings).or_else(|| {
+        Config::consumer_binding_problem((coordinator, binding_found(env, coordinator, BindingKind::DurableObjects)))
+    })
 }

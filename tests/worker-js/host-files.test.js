@@ -1,5 +1,5 @@
 // Unit tests of the JavaScript host's files where they do more than pass
-// values through (issue 21): the headers joined, the origin's answer spliced
+// values through (issue 21): the headers packed, the origin's answer spliced
 // back together when it streams, and the time limits. The rules themselves
 // are the core's (AnswerRead's table tests in `cargo test`); what is tested
 // here is that the host moves the bytes it is told to, in order, and lets
@@ -7,16 +7,19 @@
 // hosts in tests/edge (large-answers, protocol).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { untilAborted, within } from "../../pkg/src/worker/deadline.js";
-import { joined, readAnswer } from "../../pkg/src/worker/http.js";
+import "./wasm.mjs";
 
-test("joined: every header once, as the runtime combines repeats, `name\\nvalue\\n` each", () => {
+// After wasm.mjs: http.js imports the wasm's bindings.
+const { untilAborted, within } = await import("../../pkg/src/worker/deadline.js");
+const { packHeaders, readAnswer } = await import("../../pkg/src/worker/http.js");
+
+test("packHeaders: every header once, as the runtime combines repeats, `name\\nvalue\\n` each", () => {
   const headers = new Headers([
     ["Content-Type", "application/json"],
     ["X-Tag", "a"],
     ["X-Tag", "b"],
   ]);
-  assert.equal(joined(headers), "content-type\napplication/json\nx-tag\na, b\n");
+  assert.equal(packHeaders(headers), "content-type\napplication/json\nx-tag\na, b\n");
 });
 
 /**

@@ -1,6 +1,6 @@
 // The Durable Object that makes each reservation atomic (SPEC §4), in
 // JavaScript so that the layer reaches it over RPC: one object per record
-// name, holding at most one record under the storage key "record" (the same
+// name, holding at most one record under the core's storage key (the same
 // key and encoding as the Rust host's class, so either reads the other's).
 //
 // Every decision is the core's (`CoordinatorCore`, the coordinator's
@@ -14,13 +14,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { addCounts, CoordinatorCore } from "oncekey-worker-wasm";
 
-const RECORD = "record";
-/** A queue consumer's counters, in its own object (as the Rust host's class keeps them). */
-const COUNTS = "consumer-stats";
-
 export class IdempotencyCoordinator extends DurableObject {
   /** The core's state for this object: the record, the parked calls. */
   #core = new CoordinatorCore();
+  /** The storage key of the record, the Rust host's class's too. */
+  #record = CoordinatorCore.recordKey;
   /** Store calls this instance has served (for tests, through `fetch`). */
   #calls = 0;
   #nextId = 1;
@@ -88,7 +86,7 @@ export class IdempotencyCoordinator extends DurableObject {
       return new Response(await this.call(new Uint8Array(await request.arrayBuffer())));
     }
     const storage = this.ctx.storage;
-    const stored = (await storage.get(RECORD)) !== undefined;
+    const stored = (await storage.get(this.#record)) !== undefined;
     return Response.json({ calls: this.#calls, stored, alarm: await storage.getAlarm() });
   }
 
@@ -101,19 +99,21 @@ export class IdempotencyCoordinator extends DurableObject {
    */
   async counters(delta) {
     const storage = this.ctx.storage;
-    const stored = await storage.get(COUNTS);
+    // The counters' storage key, the Rust host's class's too.
+    const key = CoordinatorCore.countsKey;
+    const stored = await storage.get(key);
     const total = stored instanceof Uint8Array ? stored : undefined;
     if (delta === undefined) return total;
     const sum = addCounts(total, delta);
     if (sum === undefined) throw new TypeError("oncekey: not a set of consumer counts");
-    await storage.put(COUNTS, sum);
+    await storage.put(key, sum);
     return sum;
   }
 
   /** Reads the record into the core, the first time only. */
   async #loaded() {
     if (!this.#core.needsLoad) return;
-    const found = await this.ctx.storage.get(RECORD);
+    const found = await this.ctx.storage.get(this.#record);
     this.#core.load(found instanceof Uint8Array ? found : undefined);
   }
 
@@ -126,7 +126,7 @@ export class IdempotencyCoordinator extends DurableObject {
    */
   #perform({ put, deleteAll, alarmAt, replies }) {
     const storage = this.ctx.storage;
-    let written = deleteAll ? storage.deleteAll() : put ? storage.put(RECORD, put) : undefined;
+    let written = deleteAll ? storage.deleteAll() : put ? storage.put(this.#record, put) : undefined;
     written = written?.catch((error) => {
       this.#core.forget();
       throw error;

@@ -16,6 +16,7 @@ export class TimedOut extends Error {}
 /** `promise`, or a rejection (a `TimedOut`) once `ms` have passed. */
 export function within(promise, ms) {
   return new Promise((resolve, reject) => {
+    // The core's HostText::NoAnswerWithin (tests/support/host-texts.tsv).
     const timer = setTimeout(() => reject(new TimedOut(`no answer within ${ms} ms`)), ms);
     promise.then(
       (value) => {

@@ -16,6 +16,7 @@ export function onCallerGone(request, exchange, cut) {
   const gone = () => {
     const ms = exchange.callerGone(Date.now());
     if (ms === undefined) return;
+    // The core's HostText::CallerGone (tests/support/host-texts.tsv).
     const why = new Error(
       `the caller went away; no answer within the ${ms} ms left of what Workers allows after a disconnect`,
     );

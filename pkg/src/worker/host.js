@@ -11,7 +11,7 @@ import { untilAborted, within } from "./deadline.js";
 import { onCallerGone } from "./disconnect.js";
 import { DurableStore } from "./durable_store.js";
 import { withKeys } from "./form_keys.js";
-import { joined, readAnswer, readBody, replyResponse } from "./http.js";
+import { packHeaders, readAnswer, readBody, replyResponse } from "./http.js";
 import { KvReplay } from "./kv_replay.js";
 import { isNotSent, outgoing } from "./origin.js";
 
@@ -69,6 +69,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
           case DONE:
             exchange.free();
             // Only if no answer was given (the error is not made for nothing).
+            // The core's HostText::Unanswered (tests/support/host-texts.tsv).
             if (!host.answered) failed(new Error("oncekey: the exchange ended without an answer"));
             return;
           default:
@@ -179,7 +180,7 @@ class Host {
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits === "" && body === undefined ? this.request : outgoing(this.request, edits, body);
+      const request = edits === undefined && body === undefined ? this.request : outgoing(this.request, edits, body);
       // The user's handler on a request the layer does not cover: as if
       // oncekey were not there — what it throws reaches the runtime, or
       // the framework's error handler, untouched (SPEC §11).
@@ -194,7 +195,7 @@ class Host {
       return exchange.forwarded(undefined, "", messageOf(error), Date.now());
     }
     this.kept = response;
-    return exchange.forwarded(response.status, joined(response.headers), undefined, Date.now());
+    return exchange.forwarded(response.status, packHeaders(response.headers), undefined, Date.now());
   }
 
   /**
@@ -251,6 +252,7 @@ class Host {
     try {
       this.env[this.bindings.metrics]?.writeDataPoint({ blobs, doubles, indexes });
     } catch (error) {
+      // The core's HostText::DataPointNotWritten (tests/support/host-texts.tsv).
       console.warn(`oncekey: data point not written: ${messageOf(error)}`);
     }
   }

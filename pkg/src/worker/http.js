@@ -2,6 +2,21 @@
 // src/edge/http.rs does for the Rust host: the request's head, its body read
 // as the exchange asks, the origin's answer read within a limit, and the
 // caller's response built from a reply.
+//
+// What crosses the wasm boundary packed is packed and unpacked here only
+// (src/js/packed.rs is the other side): the request's head with its
+// HeadFlag bits, headers `name\nvalue\n...`, header edits
+// `op\nname\nvalue\n...` with `op` an EditOp. One string crosses instead
+// of one crossing per field.
+import { EditOp, HeadFlag } from "oncekey-worker-wasm";
+
+/** The head's optional headers, in the order their fields come, each with its flag. */
+const OPTIONAL = [
+  ["idempotency-key", HeadFlag.Key],
+  ["origin", HeadFlag.Origin],
+  ["access-control-request-method", HeadFlag.PreflightMethod],
+  ["access-control-request-headers", HeadFlag.PreflightHeaders],
+];
 
 /**
  * Starts the exchange for `request` on `layer`, from the request's head;
@@ -10,22 +25,14 @@
  */
 export function start(layer, request, headersRead, metrics) {
   const headers = request.headers;
-  // The head as one string of `\n`-ended fields, the URL as the runtime
-  // serialised it (the core splits it); `flags` says which of the optional
-  // headers are present (bits 0–3), then the attempt header and the
-  // dataset (bits 4, 5).
+  // The URL as the runtime serialised it (the core splits it); a field for
+  // each optional header, empty when its flag is not set.
   let head = `${request.method}\n${request.url}\n`;
-  let flags = (headers.has("idempotency-attempt") ? 16 : 0) | (metrics ? 32 : 0);
-  const optional = [
-    headers.get("idempotency-key"),
-    headers.get("origin"),
-    headers.get("access-control-request-method"),
-    headers.get("access-control-request-headers"),
-  ];
-  for (let bit = 0; bit < optional.length; bit++) {
-    const field = optional[bit];
-    if (field != null) {
-      flags |= 1 << bit;
+  let flags = (headers.has("idempotency-attempt") ? HeadFlag.Attempt : 0) | (metrics ? HeadFlag.Metrics : 0);
+  for (const [name, flag] of OPTIONAL) {
+    const field = headers.get(name);
+    if (field !== null) {
+      flags |= flag;
       head += field;
     }
     head += "\n";
@@ -37,19 +44,35 @@ export function start(layer, request, headersRead, metrics) {
   return layer.start(head, flags, Date.now());
 }
 
-/** Headers as one string, `name\nvalue\n...`, for the exchange. */
-export function joined(headers) {
+/** Headers packed, `name\nvalue\n...`, for the exchange. */
+export function packHeaders(headers) {
   let out = "";
   for (const [name, value] of headers) out += `${name}\n${value}\n`;
   return out;
 }
 
-/** The exchange's `name\nvalue\n...` as Headers. */
-function headersOf(joinedHeaders) {
+/** The exchange's packed `name\nvalue\n...` as Headers. */
+function unpackHeaders(packed) {
   const headers = new Headers();
-  const parts = joinedHeaders.split("\n");
-  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  const fields = packed.split("\n");
+  for (let i = 0; i + 1 < fields.length; i += 2) headers.append(fields[i], fields[i + 1]);
   return headers;
+}
+
+/**
+ * Applies the exchange's packed header edits (`op\nname\nvalue\n...`;
+ * undefined: none) to `headers`. An op that is no EditOp is a host bug,
+ * refused loudly.
+ */
+export function applyEdits(headers, packed) {
+  if (packed === undefined) return;
+  const fields = packed.split("\n");
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const op = Number(fields[i]);
+    if (op === EditOp.Set) headers.set(fields[i + 1], fields[i + 2]);
+    else if (op === EditOp.Remove) headers.delete(fields[i + 1]);
+    else throw new Error(`oncekey: ${fields[i]} is not a header edit`);
+  }
 }
 
 /**
@@ -86,7 +109,7 @@ export async function readBody(request, exchange) {
 /** The runtime's response for a `respond` action; `kept`: the response whose body it streams when it names none. */
 export function replyResponse(exchange, kept) {
   const status = exchange.status;
-  const headers = headersOf(exchange.headers);
+  const headers = unpackHeaders(exchange.headers);
   const body = exchange.body;
   if (body !== undefined) return new Response(body.length > 0 ? body : null, { status, headers });
   if (kept === undefined) return new Response(null, { status, headers });
@@ -102,7 +125,7 @@ export function replyResponse(exchange, kept) {
  * pulls it (undefined: the exchange holds it all).
  */
 export async function readAnswer(response, exchange) {
-  const whole = exchange.answerHead(response.status, joined(response.headers));
+  const whole = exchange.answerHead(response.status, packHeaders(response.headers));
   if (response.body === null) return undefined;
   if (whole) {
     const body = new Uint8Array(await response.arrayBuffer());

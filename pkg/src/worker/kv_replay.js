@@ -12,6 +12,7 @@ export class KvReplay {
 
   /** A copy's bytes (undefined when absent), or the error. */
   async read(key, timeoutMs) {
+    // The core's HostText::NoKvBound (tests/support/host-texts.tsv).
     if (!this.kv) return [undefined, `no KV namespace bound as ${this.binding}`];
     try {
       const found = await within(this.kv.get(key, "arrayBuffer"), timeoutMs);

@@ -4,7 +4,7 @@
 // entries (worker.js, proxy.js) instantiate the wasm before any handler
 // runs.
 import { env as moduleEnv } from "cloudflare:workers";
-import { Layer, misconfiguredReply } from "oncekey-worker-wasm";
+import { Layer, misconfiguredReply, OriginKind } from "oncekey-worker-wasm";
 import { drive } from "./host.js";
 import { start } from "./http.js";
 
@@ -17,15 +17,17 @@ import { start } from "./http.js";
  * `misconfigured` naming `ORIGIN_URL`.
  */
 export function proxy(options = {}) {
-  const binding = options?.bindings?.origin ?? "ORIGIN";
-  // The layer that maps each request to its URL, and the origin's kind:
-  // chosen by the core once the layer is made.
+  // The layer that maps each request to its URL, the origin's kind and the
+  // name its service is bound under: chosen by the core once the layer is
+  // made.
   let layer;
   let origin;
-  const toOrigin = (request, env) => forward(origin, layer, request, env[binding]);
-  return protect(toOrigin, { ...options, [OWN_ORIGIN]: true }, (made, env) => {
-    origin = made.proxyOrigin(env?.[binding] !== undefined);
+  let service;
+  const toOrigin = (request, env) => forward(origin, layer, request, env[service]);
+  return protect(toOrigin, { ...options, [OWN_ORIGIN]: true }, (made, env, bindings) => {
+    origin = made.proxyOrigin(env);
     layer = made;
+    service = bindings.origin;
   });
 }
 
@@ -35,8 +37,8 @@ export function proxy(options = {}) {
  * `manual` redirect mode, and the requests the host makes from it keep it.
  */
 function forward(origin, layer, request, service) {
-  if (origin === "service") return service.fetch(request);
-  if (origin === "url") {
+  if (origin === OriginKind.Service) return service.fetch(request);
+  if (origin === OriginKind.Url) {
     return fetch(new Request(layer.originTarget(request.url), request));
   }
   return fetch(request);
@@ -64,31 +66,23 @@ export function withIdempotency(handler, options = {}) {
 /**
  * The `fetch` handler that runs `handler` behind the layer made from
  * `options` and `env`, once per isolate (at load or on the first request,
- * below); `prepare(layer, env)`, if given, runs then too, and what it
- * throws makes the worker misconfigured like a bad option does.
+ * below); `prepare(layer, env, bindings)`, if given, runs then too, and
+ * what it throws makes the worker misconfigured like a bad option does.
  */
 function protect(handler, options, prepare) {
-  const { bindings: names = {}, [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
-  const bindings = {
-    coordinator: names.coordinator ?? "IDEMPOTENCY_DO",
-    kv: names.kv ?? "IDEMPOTENCY_KV",
-    metrics: names.metrics ?? "IDEMPOTENCY_METRICS",
-  };
-  /** The layer (or why there is none) made from `env`, with what it was made from. */
+  const { [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
+  /**
+   * The layer (or why there is none) made from `env`, with what it was
+   * made from: the core checks `env` for it (its variables, its bindings'
+   * names and kinds) and names the bindings.
+   */
   const make = (env) => {
     let made;
     try {
       made = new Layer(layerOptions, env);
-      const names = [bindings.coordinator, bindings.kv, bindings.metrics];
-      const problem = made.envProblem(
-        Object.keys(env),
-        names,
-        found(env[names[0]], "idFromName"),
-        found(env[names[1]], "put"),
-      );
-      if (problem !== undefined) throw new Error(problem);
-      prepare?.(made, env);
-      return { env, layer: made, headersRead: made.headersRead() };
+      const bindings = made.bindings;
+      prepare?.(made, env, bindings);
+      return { env, layer: made, headersRead: made.headersRead(), bindings };
     } catch (error) {
       made?.free();
       return { env, misconfigured: error instanceof Error ? error.message : String(error) };
@@ -110,6 +104,7 @@ function protect(handler, options, prepare) {
       checked = true;
     }
     if (made.misconfigured !== undefined) return misconfiguredResponse(made.misconfigured);
+    const { bindings } = made;
     const exchange = start(made.layer, request, made.headersRead, env?.[bindings.metrics] !== undefined);
     return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying });
   };
@@ -128,16 +123,6 @@ function sameSettings(a, b) {
   return names.every((name) =>
     bound(a[name]) ? bound(b[name]) && typeof a[name] === typeof b[name] : a[name] === b[name],
   );
-}
-
-/**
- * How a binding was found, for the core: 0 nothing bound, 1 a binding of
- * another kind, 2 one with the method its kind has (`idFromName` for a
- * Durable Object namespace, `put` for KV).
- */
-function found(binding, method) {
-  if (binding === undefined || binding === null) return 0;
-  return typeof binding[method] === "function" ? 2 : 1;
 }
 
 /** Marks the proxy's own origin call, whose failures are the layer's to answer (502). */

@@ -2,6 +2,7 @@
 // host: the request it is sent (the client's, with the core's header edits
 // and the body read), and the one error a handler throws to say it did
 // nothing (the core maps every other failure).
+import { applyEdits } from "./http.js";
 
 /** Marks a NotSentError even across two copies of this module in a bundle. */
 const NOT_SENT = Symbol.for("oncekey.not-sent");
@@ -25,18 +26,14 @@ export function isNotSent(error) {
 }
 
 /**
- * The client's `request` with header edits (`op\nname\nvalue\n...`, as
- * the core writes them), and `body` (undefined: its own); `signal`, when
- * given, is the layer's own (never the caller's: the call goes on after a
- * disconnect, for as long as the core says).
+ * The client's `request` with the core's header edits (packed, as
+ * http.js reads them; undefined: none), and `body` (undefined: its own);
+ * `signal`, when given, is the layer's own (never the caller's: the call
+ * goes on after a disconnect, for as long as the core says).
  */
-export function outgoing(request, joinedEdits, body, signal) {
+export function outgoing(request, edits, body, signal) {
   const headers = new Headers(request.headers);
-  const edits = joinedEdits.split("\n");
-  for (let i = 0; i + 2 < edits.length; i += 3) {
-    if (edits[i] === "set") headers.set(edits[i + 1], edits[i + 2]);
-    else headers.delete(edits[i + 1]);
-  }
+  applyEdits(headers, edits);
   const own = signal === undefined ? {} : { signal };
   if (body === undefined) return new Request(request, { headers, ...own });
   if (body.length > 0) return new Request(request, { headers, body, ...own });

@@ -21,11 +21,12 @@ const messageOf = (error) => (error instanceof Error ? error.message : String(er
  */
 export function withQueueIdempotency(handler, options = {}) {
   if (typeof handler !== "function") throw new TypeError("withQueueIdempotency: the handler must be a function");
-  const coordinator = options?.bindings?.coordinator ?? "IDEMPOTENCY_DO";
-  const metrics = options?.bindings?.metrics ?? "IDEMPOTENCY_METRICS";
   const keyOf = typeof options?.key === "function" ? options.key : undefined;
-  // Variables are fixed for an isolate's life: the consumer is made once.
+  // Variables are fixed for an isolate's life: the consumer is made once,
+  // and names the bindings it uses.
   let consumer;
+  let coordinator;
+  let metrics;
   return async function queue(batch, env, ctx) {
     if (consumer === undefined) {
       try {
@@ -36,6 +37,7 @@ export function withQueueIdempotency(handler, options = {}) {
         console.error(misconfiguredReply(messageOf(error)).line);
         throw error;
       }
+      ({ coordinator, metrics } = consumer.bindings);
     }
     const namespace = env?.[coordinator];
     const started = batch.messages.map((message) => {
@@ -68,6 +70,7 @@ export function withQueueIdempotency(handler, options = {}) {
       try {
         await namespace.get(namespace.idFromName(countersObject(consumer.name))).counters(counts);
       } catch (error) {
+        // The core's HostText::CountersNotSaved (tests/support/host-texts.tsv).
         console.warn(`oncekey: consumer ${consumer.name} counters not saved: ${messageOf(error)}`);
       }
     }
@@ -77,6 +80,7 @@ export function withQueueIdempotency(handler, options = {}) {
       try {
         dataset.writeDataPoint(consumer.dataPoint(counts ?? new Uint8Array(0)));
       } catch (error) {
+        // The core's HostText::ConsumerDataPointNotWritten (tests/support/host-texts.tsv).
         console.warn(`oncekey: consumer ${consumer.name} data point not written: ${messageOf(error)}`);
       }
     }

@@ -3,6 +3,7 @@
 //! what is bound; the choice, and the error when nothing is, are made here.
 
 use crate::core::RequestHead;
+use crate::core::config::bindings::ORIGIN_BINDING;
 use crate::core::config::variables::ConfigError;
 
 /// The value of `ORIGIN_URL`, parsed.
@@ -26,9 +27,6 @@ pub enum Origin {
     /// The request's own URL (`ORIGIN_URL=request`).
     SameUrl,
 }
-
-/// The name of the service binding that makes another Worker the origin.
-pub const ORIGIN_BINDING: &str = "ORIGIN";
 
 impl Origin {
     /// Chooses the proxy's origin: a service binding `ORIGIN` wins over

@@ -157,62 +157,6 @@ pub const VARIABLES: [&str; 22] = [
     "IDEMPOTENCY_ADMIN_TOKEN",
 ];
 
-/// How a host found a binding the layer uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BindingFound {
-    /// Nothing is bound under the name.
-    Absent,
-    /// Something is, but not the kind the layer needs.
-    WrongKind,
-    /// The right kind is bound.
-    Bound,
-}
-
-impl Config {
-    /// What is wrong with the bindings the host found, named as bound
-    /// (SPEC §11): the coordinator's Durable Object namespace (needed unless
-    /// KV-only) and the KV namespace (needed in KV-only mode and for KV
-    /// copies). A binding that is missing or of the wrong kind is a
-    /// configuration error — never a 503 telling clients to retry.
-    ///
-    /// ```
-    /// use oncekey::core::{BindingFound, Config};
-    /// let config = Config::default();
-    /// let ok = (("IDEMPOTENCY_DO", BindingFound::Bound), ("IDEMPOTENCY_KV", BindingFound::Bound));
-    /// assert_eq!(config.binding_problem(ok.0, ok.1), None);
-    /// let typo = config.binding_problem(("NOPE", BindingFound::Absent), ok.1).unwrap();
-    /// assert!(typo.starts_with("NOPE: no Durable Object namespace"));
-    /// ```
-    pub fn binding_problem(&self, coordinator: (&str, BindingFound), kv: (&str, BindingFound)) -> Option<String> {
-        let durable = self.consistency == Consistency::Durable;
-        let needs_kv = !durable || self.kv_replay.writes_copies();
-        let coordinator = durable.then(|| Self::consumer_binding_problem(coordinator));
-        coordinator.flatten().or_else(|| needs_kv.then(|| binding_check(kv, "KV namespace")).flatten())
-    }
-
-    /// What is wrong with a queue consumer's one binding, its coordinator
-    /// namespace (SPEC §11): a consumer keeps its records in the objects and
-    /// uses no KV, so it needs no KV binding.
-    ///
-    /// ```
-    /// use oncekey::core::{BindingFound, Config};
-    /// assert_eq!(Config::consumer_binding_problem(("IDEMPOTENCY_DO", BindingFound::Bound)), None);
-    /// assert!(Config::consumer_binding_problem(("IDEMPOTENCY_DO", BindingFound::Absent)).is_some());
-    /// ```
-    pub fn consumer_binding_problem(coordinator: (&str, BindingFound)) -> Option<String> {
-        binding_check(coordinator, "Durable Object namespace (class IdempotencyCoordinator)")
-    }
-}
-
-/// Why binding `name`, found as `found`, is not the `kind` needed.
-fn binding_check((name, found): (&str, BindingFound), kind: &str) -> Option<String> {
-    match found {
-        BindingFound::Absent => Some(format!("{name}: no {kind} is bound under this name")),
-        BindingFound::WrongKind => Some(format!("{name}: the binding is not a {kind}")),
-        BindingFound::Bound => None,
-    }
-}
-
 /// The first of `names` (a worker's variables and bindings) that looks like
 /// one of the layer's variables (`IDEMPOTENCY_…`) but is none of
 /// [`VARIABLES`] and none of the layer's `bindings`: a typo, whose value
@@ -227,13 +171,35 @@ fn binding_check((name, found): (&str, BindingFound), kind: &str) -> Option<Stri
 /// assert!(typo.contains("IDEMPOTENCY_TTL_SECONDS"), "{typo}");
 /// ```
 pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Option<String> {
-    let name =
-        names.into_iter().find(|n| n.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(n) && !bindings.contains(n))?;
+    names.into_iter().find(|name| is_typo(name, bindings)).map(typo_problem)
+}
+
+/// Every one of `names` that [`unknown_variable`] would name, in order, each
+/// with its reason (for `oncekey check`, which lists every problem).
+///
+/// ```
+/// use oncekey::core::unknown_variables;
+/// let typos = unknown_variables(["IDEMPOTENCY_TTL", "IDEMPOTENCY_DO", "IDEMPOTENCY_LEASE"], &["IDEMPOTENCY_DO"]);
+/// assert_eq!(typos.len(), 2);
+/// assert!(typos[1].starts_with("IDEMPOTENCY_LEASE:"), "{typos:?}");
+/// ```
+pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Vec<String> {
+    names.into_iter().filter(|name| is_typo(name, bindings)).map(typo_problem).collect()
+}
+
+/// Whether `name` looks like one of the layer's variables but is none of
+/// them and none of its `bindings`.
+fn is_typo(name: &str, bindings: &[&str]) -> bool {
+    name.starts_with("IDEMPOTENCY_") && !VARIABLES.contains(&name) && !bindings.contains(&name)
+}
+
+/// Why `name` is a typo, and the variable it may have meant.
+fn typo_problem(name: &str) -> String {
     let meant = VARIABLES.iter().find(|v| v.starts_with(name) || name.starts_with(*v));
-    Some(match meant {
+    match meant {
         Some(meant) => format!("{name}: not a variable of the layer (did you mean {meant}?)"),
         None => format!("{name}: not a variable of the layer"),
-    })
+    }
 }
 
 /// The largest stored response body: a Durable Object value holds 2 MB.

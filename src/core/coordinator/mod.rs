@@ -15,7 +15,7 @@ pub(super) mod object;
 pub(super) mod wire;
 
 pub use expiry::{Expiry, on_alarm};
-pub use object::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS};
+pub use object::{CallId, CallReply, Coordinator, Effects, MAX_WAITERS, RECORD_KEY};
 pub use wire::{
     StoreCall, decode_decision, decode_finished, decode_inspected, decode_released, encode_decision, encode_finished,
     encode_inspected, encode_released,

@@ -36,6 +36,11 @@ use crate::core::record::codec::{DecodeError, Record};
 use crate::core::record::decision::{Decision, IN_FLIGHT_RETRY_AFTER_SECS, Write};
 use crate::core::request::fingerprint::Fingerprint;
 
+/// The storage key under which a host's Durable Object keeps the record
+/// ([`Record::encode`]d): the same on both hosts, so either host's object
+/// reads what the other wrote.
+pub const RECORD_KEY: &str = "record";
+
 /// A host's name for one store call it handed in, to deliver its reply.
 pub type CallId = u64;
 

@@ -247,6 +247,23 @@ pub struct ConsumerStats {
 const STATS_LEN: usize = 40;
 
 impl ConsumerStats {
+    /// The storage key under which a consumer's counters object keeps its
+    /// total ([`encode`](Self::encode)d), on both hosts.
+    pub const STORAGE_KEY: &'static str = "consumer-stats";
+
+    /// The name of the object, in the coordinator's namespace, that keeps
+    /// consumer `consumer`'s counters: one per consumer, so the counts add
+    /// up across every isolate that consumed a batch, and never a record's
+    /// name (64 hex digits), so it never holds a record.
+    ///
+    /// ```
+    /// use oncekey::core::ConsumerStats;
+    /// assert_eq!(ConsumerStats::object_name("loyalty"), "consumer-counters:loyalty");
+    /// ```
+    pub fn object_name(consumer: &str) -> String {
+        format!("consumer-counters:{consumer}")
+    }
+
     /// Counts one delivery decision.
     pub fn count_delivery(&mut self, delivery: Delivery) {
         match delivery {

@@ -1,7 +1,7 @@
 //! The delivery exchange: one message from its `begin` to its ack or retry.
 
 use crate::core::FINISH_RETRY_PAUSES_MS;
-use crate::core::config::variables::{DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
+use crate::core::config::variables::{Config, DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
 use crate::core::coordinator::wire::{StoreCall, decode_decision, decode_finished};
 use crate::core::delivery::event::{
     ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, conflict_backoff_secs,
@@ -78,6 +78,83 @@ impl ConsumerConfig {
             max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
             concurrency: 1,
         }
+    }
+
+    /// A consumer named `name` configured from the worker's variables as
+    /// the layer reads them (SPEC §11): the records' lease, TTL and release
+    /// set, the store's time limit, and the origin's time limit
+    /// (`IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, below the lease) as the
+    /// handler's.
+    ///
+    /// ```
+    /// use oncekey::core::{Config, ConsumerConfig};
+    /// let config = Config::from_vars(|n| (n == "IDEMPOTENCY_STORE_TIMEOUT_MS").then(|| "900".into())).unwrap();
+    /// let consumer = ConsumerConfig::from_layer("loyalty", &config);
+    /// assert_eq!((consumer.store_timeout_ms, consumer.handler_timeout_ms), (900, config.origin_timeout_ms));
+    /// ```
+    pub fn from_layer(name: &str, config: &Config) -> Self {
+        Self {
+            store_timeout_ms: config.store_timeout_ms,
+            handler_timeout_ms: config.origin_timeout_ms,
+            ..Self::new(name, config.records.clone())
+        }
+    }
+}
+
+/// A whole-number setting of a consumer and the values it may take, one
+/// rule for both hosts: the Rust `Consumer`'s builder brings a value within
+/// it ([`clamp`](Self::clamp)), `withQueueIdempotency`'s options refuse one
+/// outside it ([`check`](Self::check)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerSetting {
+    /// The least value.
+    pub min: u32,
+    /// The greatest value.
+    pub max: u32,
+    /// What the number counts, for the rule's text (`" of seconds"`).
+    unit: &'static str,
+}
+
+impl ConsumerSetting {
+    /// The longest delay asked of the queue on a retry
+    /// ([`ConsumerConfig::max_retry_delay_secs`]): 1 second to 12 hours,
+    /// the longest delay Cloudflare Queues accepts.
+    pub const MAX_RETRY_DELAY_SECS: Self = Self { min: 1, max: 43_200, unit: " of seconds" };
+
+    /// How many of a batch's messages run at once
+    /// ([`ConsumerConfig::concurrency`]): 1 to [`MAX_CONCURRENCY`].
+    pub const CONCURRENCY: Self = Self { min: 1, max: MAX_CONCURRENCY as u32, unit: "" };
+
+    /// `value` brought within the setting's bounds.
+    ///
+    /// ```
+    /// use oncekey::core::ConsumerSetting;
+    /// assert_eq!(ConsumerSetting::MAX_RETRY_DELAY_SECS.clamp(86_400), 43_200);
+    /// ```
+    pub fn clamp(self, value: u32) -> u32 {
+        value.clamp(self.min, self.max)
+    }
+
+    /// `value` (a number as JavaScript gives it) when it is a whole number
+    /// within the setting's bounds.
+    ///
+    /// ```
+    /// use oncekey::core::ConsumerSetting;
+    /// assert_eq!(ConsumerSetting::CONCURRENCY.check(4.0), Ok(4));
+    /// assert_eq!(ConsumerSetting::CONCURRENCY.check(0.5).unwrap_err(), "a whole number from 1 to 100");
+    /// ```
+    ///
+    /// # Errors
+    /// The rule, as text (`a whole number of seconds from 1 to 43200`),
+    /// for a value that is not a whole number or is out of bounds.
+    pub fn check(self, value: f64) -> Result<u32, String> {
+        let within = value.fract() == 0.0 && (f64::from(self.min)..=f64::from(self.max)).contains(&value);
+        if within { Ok(value as u32) } else { Err(self.rule()) }
+    }
+
+    /// The rule as text: `a whole number of seconds from 1 to 43200`.
+    pub fn rule(self) -> String {
+        format!("a whole number{} from {} to {}", self.unit, self.min, self.max)
     }
 }
 

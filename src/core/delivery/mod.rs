@@ -37,8 +37,8 @@ pub use event::{
     handler_outcome, settle,
 };
 pub use exchange::{
-    ConsumerConfig, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event, MAX_CONCURRENCY, Message,
-    batch_lanes,
+    ConsumerConfig, ConsumerSetting, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event,
+    MAX_CONCURRENCY, Message, batch_lanes,
 };
 
 #[cfg(test)]

@@ -392,6 +392,59 @@ fn run_model(sends: &[(u8, u8)], behaviours: &[Handler]) -> (BTreeMap<u8, u32>, 
 }
 
 #[test]
+fn the_consumer_settings_one_rule_for_both_hosts() {
+    // The Rust builder clamps, the JavaScript options refuse: the same
+    // bounds. Queues accept delays up to 12 hours; the Rust builder used to
+    // let a cap past that through (and the queue refuse the retry).
+    let delay = ConsumerSetting::MAX_RETRY_DELAY_SECS;
+    let clamped =
+        [(0, 1), (1, 1), (300, 300), (43_200, 43_200), (43_201, 43_200), (86_400, 43_200), (u32::MAX, 43_200)];
+    for (given, set) in clamped {
+        assert_eq!(delay.clamp(given), set, "clamp {given}");
+    }
+    let rule = "a whole number of seconds from 1 to 43200";
+    let checked: [(f64, Result<u32, &str>); 9] = [
+        (1.0, Ok(1)),
+        (300.0, Ok(300)),
+        (43_200.0, Ok(43_200)),
+        (0.0, Err(rule)),
+        (43_201.0, Err(rule)),
+        (-5.0, Err(rule)),
+        (1.5, Err(rule)),
+        (f64::NAN, Err(rule)),
+        (f64::INFINITY, Err(rule)),
+    ];
+    for (given, expected) in checked {
+        assert_eq!(delay.check(given), expected.map_err(str::to_owned), "check {given}");
+    }
+    let concurrency = ConsumerSetting::CONCURRENCY;
+    assert_eq!((concurrency.clamp(0), concurrency.clamp(7), concurrency.clamp(1_000)), (1, 7, MAX_CONCURRENCY as u32));
+    assert_eq!(concurrency.check(100.0), Ok(100));
+    assert_eq!(concurrency.check(101.0).unwrap_err(), "a whole number from 1 to 100");
+}
+
+#[test]
+fn a_consumer_from_the_layer_s_variables_takes_its_records_and_time_limits() {
+    let vars = [
+        ("IDEMPOTENCY_LEASE_SECONDS", "60"),
+        ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "20"),
+        ("IDEMPOTENCY_STORE_TIMEOUT_MS", "750"),
+        ("IDEMPOTENCY_TTL_SECONDS", "3600"),
+    ];
+    let layer = crate::core::Config::from_vars(|n| vars.iter().find(|(v, _)| *v == n).map(|(_, t)| (*t).to_owned()))
+        .expect("valid");
+    let consumer = ConsumerConfig::from_layer("loyalty", &layer);
+    assert_eq!(consumer.name, "loyalty");
+    assert_eq!(consumer.policy, layer.records);
+    assert_eq!((consumer.store_timeout_ms, consumer.handler_timeout_ms), (750, 20_000));
+    let defaults = ConsumerConfig::new("loyalty", layer.records.clone());
+    assert_eq!(
+        (consumer.strategy, consumer.max_retry_delay_secs, consumer.concurrency),
+        (defaults.strategy, defaults.max_retry_delay_secs, defaults.concurrency)
+    );
+}
+
+#[test]
 fn the_model_runs_each_event_once_through_redeliveries_failures_and_deaths() {
     let sends = [(1, 0), (1, 1), (2, 0), (1, 2), (3, 0), (2, 1)];
     let behaviours = [Handler::Fails, Handler::ConsumerDies, Handler::StoreDown, Handler::Succeeds, Handler::Fails];

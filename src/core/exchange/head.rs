@@ -45,6 +45,21 @@ pub struct RequestHead {
 }
 
 impl RequestHead {
+    /// The reservation number of a request whose host drew `random`
+    /// uniformly from `[0, 1)` (`Math.random()`): its 53 random bits, made
+    /// odd so it is never 0 — plenty to tell one request's reservation from
+    /// another's on the same key. The core draws nothing itself; both hosts
+    /// hand their draw to this.
+    ///
+    /// ```
+    /// use oncekey::core::RequestHead;
+    /// assert_eq!(RequestHead::reservation_number(0.0), 1);
+    /// assert_eq!(RequestHead::reservation_number(0.5), (1 << 52) | 1);
+    /// ```
+    pub fn reservation_number(random: f64) -> u64 {
+        (random * 9_007_199_254_740_992.0) as u64 | 1
+    }
+
     /// The headers the exchange reads: `content-type` and each scope
     /// source's header, for the fingerprint and the record name,
     /// `content-length`, for how the body is read, `cookie`, for whose
@@ -175,6 +190,22 @@ mod tests {
         ];
         for (url, parts) in rows {
             assert_eq!(RequestHead::url_parts(url), parts, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_reservation_number_is_the_draw_s_53_bits_and_never_0() {
+        let rows: [(f64, u64); 6] = [
+            (0.0, 1),
+            (0.25, (1 << 51) | 1),
+            (0.5, (1 << 52) | 1),
+            (0.999_999_999_999_999_9, (1 << 53) - 1),
+            // Not a draw Math.random() makes; still never 0.
+            (-0.5, 1),
+            (f64::NAN, 1),
+        ];
+        for (random, number) in rows {
+            assert_eq!(RequestHead::reservation_number(random), number, "{random}");
         }
     }
 }

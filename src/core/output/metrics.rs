@@ -5,9 +5,6 @@
 
 use crate::core::delivery::event::ConsumerStats;
 
-/// The binding name of the Analytics Engine dataset.
-pub const METRICS_BINDING: &str = "IDEMPOTENCY_METRICS";
-
 /// One Analytics Engine data point: `writeDataPoint({blobs, doubles,
 /// indexes})`.
 ///

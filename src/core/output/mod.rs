@@ -1,14 +1,18 @@
 //! What the layer writes (SPEC §5, §8, §12): its problem answers, its
-//! metrics, and the keys it gives an HTML answer's forms.
+//! metrics, the keys it gives an HTML answer's forms, and the hosts' own
+//! texts.
 //!
 //! - `problem.rs`: the layer's errors as RFC 9457 problem details;
 //! - `metrics.rs`: one Analytics Engine data point per decision;
-//! - `form_keys.rs`: which answers get their forms keys, and how.
+//! - `form_keys.rs`: which answers get their forms keys, and how;
+//! - `host_text.rs`: what a host writes in its own words, one text for both.
 
 pub(super) mod form_keys;
+pub(super) mod host_text;
 pub(super) mod metrics;
 pub(super) mod problem;
 
 pub use form_keys::{LONGEST_TAG_BYTES, key_input};
-pub use metrics::{DataPoint, METRICS_BINDING};
+pub use host_text::HostText;
+pub use metrics::DataPoint;
 pub use problem::{PROBLEM_CONTENT_TYPE, Problem};
