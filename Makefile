@@ -61,7 +61,7 @@ test-core-wasm: install
 .PHONY: model test-model
 MUTANTS := finish-ignores-attempt waiter-decides-on-stale-record release-wakes-every-waiter \
   tombstone-forgets-attempt reclaim-before-lease-end abandon-ignores-reservation
-model:
+model: install
 	MUTANT=$(MUTANT) cargo test --locked --release --quiet --features model --test model
 
 ## In `make test`: the core as written holds every property, and each mutant

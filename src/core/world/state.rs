@@ -79,6 +79,8 @@ const ORDER: &[u8] = br#"{"item":"tea"}"#;
 #[derive(Clone)]
 pub struct World {
     config: Rc<Config>,
+    /// The record every caller's request names (one key, one scope).
+    request: RecordName,
     consumer: Rc<ConsumerConfig>,
     script: Rc<Vec<Script>>,
     unreadable: bool,
@@ -252,6 +254,7 @@ impl World {
         let mut actors = vec![Actor::Caller; setup.callers];
         actors.extend(std::iter::repeat_n(Actor::Queued, setup.deliveries));
         Self {
+            request: request_name(&config),
             config: Rc::new(config),
             consumer: Rc::new(consumer),
             script: Rc::new(setup.script.clone()),
@@ -504,19 +507,12 @@ impl World {
             }
             Move::Release => {
                 let force = self.budget.release.take().expect("a release");
-                let name = self.request_name();
+                let name = self.request;
                 let call = StoreCall::Release { policy: self.config.records.clone(), force };
                 self.send(None, name, &call, u64::MAX);
             }
         };
         self.answers.check(self.objects.iter().map(|o| (o.name, o.stored.as_deref())))
-    }
-
-    /// The record name of the callers' key (every caller sends the same).
-    fn request_name(&self) -> RecordName {
-        let key = crate::core::IdempotencyKey::parse("order-1").expect("a key");
-        let head = request_head(0);
-        RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key)
     }
 
     fn send(&mut self, from: Option<usize>, name: RecordName, call: &StoreCall, until: u64) -> CallId {
@@ -538,7 +534,7 @@ impl World {
         if let Some(o) = self.objects.iter().position(|o| o.name == name) {
             return o;
         }
-        let stored = (self.unreadable && name == self.request_name()).then(|| b"OK\xff\x01newer".to_vec());
+        let stored = (self.unreadable && name == self.request).then(|| b"OK\xff\x01newer".to_vec());
         self.objects.push(Object {
             name,
             coordinator: Coordinator::new(),
@@ -725,7 +721,7 @@ impl World {
                 }
                 Action::Detach => ex.detached(now),
                 Action::Store { name: record, call, timeout_ms } => {
-                    assert!(record == self.request_name(), "the operator and the world name the callers' record");
+                    assert!(record == self.request, "the operator and the world name the callers' record");
                     name = Some(record);
                     let until = now + timeout_ms;
                     break Wait::Store { id: self.send(Some(i), record, &call, until), until };
@@ -828,6 +824,14 @@ impl World {
             _ => Ok(()),
         }
     }
+}
+
+/// The record name of the callers' key, as the exchange names it (every
+/// caller sends the same key in the same scope).
+fn request_name(config: &Config) -> RecordName {
+    let key = crate::core::IdempotencyKey::parse("order-1").expect("a key");
+    let head = request_head(0);
+    RecordName::new(&head.host, &config.scope, |n| head.header(n), &key)
 }
 
 /// Caller `i`'s request: every caller sends the same one, with its own
