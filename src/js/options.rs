@@ -10,7 +10,7 @@ use crate::shared::variable_value::{env_variables, variable_text};
 use super::values::Object;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 22] = [
+const OPTIONS: [(&str, &str); 23] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -33,6 +33,7 @@ const OPTIONS: [(&str, &str); 22] = [
     ("corsCredentials", "IDEMPOTENCY_CORS_CREDENTIALS"),
     ("forms", "IDEMPOTENCY_FORMS"),
     ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
+    ("sealKeys", "IDEMPOTENCY_SEAL_KEYS"),
 ];
 
 /// Options read by the JavaScript glue itself, not the core.

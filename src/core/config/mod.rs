@@ -5,14 +5,17 @@
 //! - `variables.rs`: every variable, its rules and its error;
 //! - `bindings.rs`: the bindings' default names, their kinds, and what is
 //!   wrong when one is missing or of another kind;
-//! - `origin.rs`: the origin: a bound Worker, a URL, or the request's own.
+//! - `origin.rs`: the origin: a bound Worker, a URL, or the request's own;
+//! - `seal_keys.rs`: the keys stored answers are sealed with, and their ids.
 
 pub(super) mod bindings;
 pub(super) mod origin;
+pub(super) mod seal_keys;
 pub(super) mod variables;
 
 pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
 pub use origin::{Origin, OriginUrl};
+pub use seal_keys::{KeyId, SealKey, SealKeys};
 pub use variables::{
     Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
     default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,

@@ -4,6 +4,7 @@
 //! `misconfigured`; it is never replaced by a default.
 
 use crate::core::config::origin::OriginUrl;
+use crate::core::config::seal_keys::{SEAL_KEYS, SealKeys};
 use crate::core::record::policy::RecordPolicy;
 use crate::core::request::admin::AdminToken;
 use crate::core::request::paths::{KeyRule, PathPattern};
@@ -116,6 +117,9 @@ pub struct Config {
     /// paths (SPEC §12). Unset or empty, there are none: those paths go to
     /// the origin like any other.
     pub admin_token: Option<AdminToken>,
+    /// `IDEMPOTENCY_SEAL_KEYS` (a secret): the keys stored answers are
+    /// sealed with at rest (SPEC §4); none, sealing is off.
+    pub seal_keys: SealKeys,
 }
 
 /// A configuration variable with a bad value: its name and the rule the
@@ -132,7 +136,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 22] = [
+pub const VARIABLES: [&str; 23] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -155,6 +159,7 @@ pub const VARIABLES: [&str; 22] = [
     "IDEMPOTENCY_CORS_CREDENTIALS",
     "IDEMPOTENCY_FORMS",
     "IDEMPOTENCY_ADMIN_TOKEN",
+    "IDEMPOTENCY_SEAL_KEYS",
 ];
 
 /// The first of `names` (a worker's variables and bindings) that looks like
@@ -324,6 +329,7 @@ impl Config {
                 Some(other) => return Err(vars.bad("IDEMPOTENCY_FORMS", other, "`off` or `inject`")),
             },
             admin_token: vars.admin_token()?,
+            seal_keys: SealKeys::parse(&vars.get(SEAL_KEYS).unwrap_or_default())?,
         })
     }
 

@@ -411,7 +411,7 @@ mod tests {
 
     fn finish(attempt: u32, status: u16) -> Vec<u8> {
         let answer = StoredResponse { status, headers: vec![], body: Some(format!("{status}").into_bytes()) };
-        StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome: Outcome::Answered(answer) }.encode()
+        StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome: Outcome::Answered(answer.into()) }.encode()
     }
 
     fn loaded() -> Coordinator {
@@ -569,7 +569,7 @@ mod tests {
         assert!(!object.alarm(1_000_000_000).delete_all, "the alarm keeps what it cannot read");
         let seen = object.call(102, &StoreCall::Inspect.encode(), 2).unwrap();
         assert_eq!(decode_inspected(&seen.replies[0].bytes), Ok(Some(RecordState::Unreadable)));
-        let release = StoreCall::Release { policy: policy(), force: false }.encode();
+        let release = StoreCall::Release { policy: policy(), force: false, open_keys: vec![] }.encode();
         let released = object.call(103, &release, 3).unwrap();
         assert!(matches!(decode_released(&released.replies[0].bytes), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.put, Some(Record::Released(ref r)) if r.last_attempt == 0));

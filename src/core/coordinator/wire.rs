@@ -8,10 +8,11 @@
 //! the read. Integers are big-endian; nested records and responses reuse the
 //! record encoding.
 
+use crate::core::config::seal_keys::KeyId;
 use crate::core::record::codec::{Completed, DecodeError, Reader, Record, Writer};
 use crate::core::record::decision::{self, Decision, Finished, Outcome, Step};
 use crate::core::record::policy::RecordPolicy;
-use crate::core::record::response::StoredResponse;
+use crate::core::record::sealed::StoredAnswer;
 use crate::core::record::state::{self, RecordState, ReleaseAnswer};
 use crate::core::request::fingerprint::Fingerprint;
 
@@ -69,6 +70,9 @@ pub enum StoreCall {
         policy: RecordPolicy,
         /// Release a running attempt too (`?force=true`).
         force: bool,
+        /// The seal keys the Worker holds: a stored answer sealed by none of
+        /// them can never be replayed, so it may be released too (SPEC §4).
+        open_keys: Vec<KeyId>,
     },
 }
 
@@ -117,8 +121,8 @@ impl StoreCall {
                 let step = state::inspect(found, now_ms);
                 Step { answer: encode_inspected(step.answer.as_ref()), write: step.write }
             }
-            Self::Release { policy, force } => {
-                let step = state::release(found, now_ms, &policy, force);
+            Self::Release { policy, force, open_keys } => {
+                let step = state::release(found, now_ms, &policy, force, &open_keys);
                 Step { answer: encode_released(&step.answer), write: step.write }
             }
         }
@@ -221,7 +225,13 @@ impl StoreCall {
                 out.u64(*reservation);
             }
             Self::Abandon { reservation, .. } => out.u64(*reservation),
-            Self::Release { force, .. } => out.0.push(u8::from(*force)),
+            Self::Release { force, open_keys, .. } => {
+                out.0.push(u8::from(*force));
+                out.u32(open_keys.len() as u32);
+                for id in open_keys {
+                    out.0.extend_from_slice(&id.0);
+                }
+            }
             Self::Inspect => {}
             Self::Finish { attempt, reservation, outcome, .. } => {
                 out.u32(*attempt);
@@ -262,8 +272,17 @@ impl StoreCall {
         let call = match kind {
             BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()?, reservation: r.u64()? },
             ABANDON => Self::Abandon { policy, reservation: r.u64()? },
-            // A release from the version before `force` ends here: not forced.
-            RELEASE => Self::Release { policy, force: !r.0.is_empty() && r.u8()? != 0 },
+            // A release from the version before `force` ends here: not
+            // forced; from the version before seal keys: none held.
+            RELEASE => {
+                let force = !r.0.is_empty() && r.u8()? != 0;
+                let count = if r.0.is_empty() { 0 } else { r.u32()? as usize };
+                let mut open_keys = Vec::with_capacity(count.min(16));
+                for _ in 0..count {
+                    open_keys.push(KeyId(r.array()?));
+                }
+                Self::Release { policy, force, open_keys }
+            }
             FINISH => {
                 let attempt = r.u32()?;
                 let outcome = match r.u8()? {
@@ -417,8 +436,8 @@ pub fn decode_released(bytes: &[u8]) -> Result<ReleaseAnswer, DecodeError> {
     finished_reading(r, answer)
 }
 
-/// A record state: its kind (1 in flight, 2 completed, 3 released), then
-/// its fields.
+/// A record state: its kind (1 in flight, 2 completed, 3 released, 4
+/// unreadable, 5 completed and sealed), then its fields.
 fn state_bytes(out: &mut Writer, state: &RecordState) {
     match *state {
         RecordState::InFlight { attempt, lease_expires_at, expires_at, outcome_unknown } => {
@@ -428,10 +447,16 @@ fn state_bytes(out: &mut Writer, state: &RecordState) {
             out.u64(expires_at);
             out.0.push(u8::from(outcome_unknown));
         }
-        RecordState::Completed { attempt, status, expires_at } => {
+        RecordState::Completed { attempt, status, sealed: None, expires_at } => {
             out.0.push(2);
             out.u32(attempt);
             out.0.extend_from_slice(&status.to_be_bytes());
+            out.u64(expires_at);
+        }
+        RecordState::Completed { attempt, sealed: Some(key_id), expires_at, .. } => {
+            out.0.push(5);
+            out.u32(attempt);
+            out.0.extend_from_slice(&key_id.0);
             out.u64(expires_at);
         }
         RecordState::Released { last_attempt, expires_at } => {
@@ -451,7 +476,13 @@ fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
             expires_at: r.u64()?,
             outcome_unknown: r.u8()? != 0,
         },
-        2 => RecordState::Completed { attempt: r.u32()?, status: u16::from_be_bytes(r.array()?), expires_at: r.u64()? },
+        2 => RecordState::Completed {
+            attempt: r.u32()?,
+            status: u16::from_be_bytes(r.array()?),
+            sealed: None,
+            expires_at: r.u64()?,
+        },
+        5 => RecordState::Completed { attempt: r.u32()?, status: 0, sealed: Some(KeyId(r.array()?)), expires_at: r.u64()? },
         3 => RecordState::Released { last_attempt: r.u32()?, expires_at: r.u64()? },
         4 => RecordState::Unreadable,
         other => return Err(DecodeError::UnknownKind(other)),
@@ -459,7 +490,9 @@ fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
 }
 
 /// A response travels as a `Completed` record holding only it.
-fn response_bytes(response: &StoredResponse) -> Vec<u8> {
+/// An answer, plain or sealed, as the record layout writes it (the other
+/// fields zero).
+fn response_bytes(response: &StoredAnswer) -> Vec<u8> {
     Record::Completed(Completed {
         fingerprint: Fingerprint([0; 32]),
         attempt: 0,
@@ -470,7 +503,7 @@ fn response_bytes(response: &StoredResponse) -> Vec<u8> {
     .encode()
 }
 
-fn response_from(bytes: &[u8]) -> Result<StoredResponse, DecodeError> {
+fn response_from(bytes: &[u8]) -> Result<StoredAnswer, DecodeError> {
     completed_from(bytes).map(|c| c.response)
 }
 
@@ -492,11 +525,12 @@ fn finished_reading<T>(r: Reader<'_>, value: T) -> Result<T, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::StoredResponse;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn answer(status: u16, body: Option<Vec<u8>>) -> StoredResponse {
-        StoredResponse { status, headers: vec![("content-type".into(), "text/plain".into())], body }
+    fn answer(status: u16, body: Option<Vec<u8>>) -> StoredAnswer {
+        StoredResponse { status, headers: vec![("content-type".into(), "text/plain".into())], body }.into()
     }
 
     #[test]
@@ -525,19 +559,27 @@ mod tests {
                 outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))),
             },
             StoreCall::Inspect,
-            StoreCall::Release { policy: policy.clone(), force: false },
-            StoreCall::Release { policy, force: true },
+            StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] },
+            StoreCall::Release { policy: policy.clone(), force: true, open_keys: vec![] },
+            StoreCall::Release { policy, force: true, open_keys: vec![KeyId([1, 2, 3, 4]), KeyId([5; 4])] },
         ];
         for call in calls {
             assert_eq!(StoreCall::decode(&call.encode()), Ok(call.clone()));
             let bytes = call.encode();
             for cut in 0..bytes.len() {
-                if let StoreCall::Release { policy, .. } = &call
-                    && cut == bytes.len() - 1
-                {
-                    let unforced = StoreCall::Release { policy: policy.clone(), force: false };
-                    assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(unforced), "the earlier layout decodes");
-                    continue;
+                if let StoreCall::Release { policy, force, open_keys } = &call {
+                    // The layouts before the keys, and before `force`.
+                    let keys_at = bytes.len() - 4 - 4 * open_keys.len();
+                    let earlier = match cut {
+                        _ if cut == keys_at => Some(*force),
+                        _ if cut == keys_at - 1 => Some(false),
+                        _ => None,
+                    };
+                    if let Some(force) = earlier {
+                        let before = StoreCall::Release { policy: policy.clone(), force, open_keys: vec![] };
+                        assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(before), "the earlier layout decodes");
+                        continue;
+                    }
                 }
                 if let StoreCall::Finish { policy, attempt, outcome, .. } = &call
                     && cut == bytes.len() - 8
@@ -583,7 +625,7 @@ mod tests {
         assert_eq!(decode_decision(&earlier), Ok(attempt_unknown));
         let states = [
             RecordState::InFlight { attempt: 2, lease_expires_at: 5, expires_at: u64::MAX, outcome_unknown: true },
-            RecordState::Completed { attempt: 1, status: 201, expires_at: 99 },
+            RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 99 },
             RecordState::Released { last_attempt: u32::MAX, expires_at: 7 },
             RecordState::Unreadable,
         ];
@@ -617,10 +659,10 @@ mod tests {
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
         assert!(matches!(decode_inspected(&seen.answer), Ok(Some(RecordState::InFlight { attempt: 1, .. }))));
-        let refused = StoreCall::Release { policy: policy.clone(), force: false }.run(Some(running.clone()), 2);
+        let refused = StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] }.run(Some(running.clone()), 2);
         assert!(matches!(decode_released(&refused.answer), Ok(ReleaseAnswer::Running(_))));
         assert_eq!(refused.write, decision::Write::Keep, "a running attempt is not released unforced");
-        let released = StoreCall::Release { policy, force: true }.run(Some(running), 2);
+        let released = StoreCall::Release { policy, force: true, open_keys: vec![] }.run(Some(running), 2);
         assert!(matches!(decode_released(&released.answer), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.write, decision::Write::Put(Record::Released(ref r)) if r.last_attempt == 1));
         assert_eq!(decode_inspected(&StoreCall::Inspect.run(None, 3).answer), Ok(None));

@@ -91,7 +91,7 @@ pub enum HandlerRun {
 /// consumer that crashed).
 pub fn handler_outcome(run: HandlerRun) -> Outcome {
     match run {
-        HandlerRun::Done => Outcome::Answered(StoredResponse { status: 204, headers: vec![], body: None }),
+        HandlerRun::Done => Outcome::Answered(StoredResponse { status: 204, headers: vec![], body: None }.into()),
         HandlerRun::Failed => Outcome::NotSent,
         HandlerRun::StillRunning => Outcome::Unknown,
     }
@@ -367,7 +367,7 @@ mod tests {
         let done = Completed {
             fingerprint: Fingerprint([0; 32]),
             attempt: 1,
-            response: StoredResponse { status: 200, headers: vec![], body: None },
+            response: StoredResponse { status: 200, headers: vec![], body: None }.into(),
             expires_at: 1,
             copied: false,
         };
@@ -406,7 +406,7 @@ mod tests {
         let stored = Finished::Stored(Completed {
             fingerprint: Fingerprint([0; 32]),
             attempt: 1,
-            response: StoredResponse { status: 200, headers: vec![], body: None },
+            response: StoredResponse { status: 200, headers: vec![], body: None }.into(),
             expires_at: 1,
             copied: false,
         });

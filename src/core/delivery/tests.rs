@@ -31,7 +31,7 @@ fn begun(decision: Decision) -> Result<Vec<u8>, String> {
 fn completed() -> Decision {
     Decision::Replay(Completed {
         fingerprint: EVENT_FINGERPRINT,
-        response: StoredResponse { status: 204, headers: vec![], body: None },
+        response: StoredResponse { status: 204, headers: vec![], body: None }.into(),
         attempt: 1,
         expires_at: u64::MAX,
         copied: false,

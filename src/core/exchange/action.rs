@@ -1,7 +1,7 @@
 //! What the exchange asks its host to do, and the results it takes back.
 
 use super::reply::Reply;
-use crate::core::{Completed, DataPoint, RecordName, StoreCall};
+use crate::core::{Completed, DataPoint, RecordName, SealKey, StoreCall};
 
 /// The next thing the host must do. Each I/O action names the
 /// [`Exchange`](super::Exchange) method that takes its result.
@@ -108,8 +108,39 @@ pub enum Action {
         /// The answer, with its expiry.
         completed: Completed,
     },
+    /// Seal or open one part of a stored answer with AES-256-GCM (SPEC §4),
+    /// with the runtime's Web Crypto; report the bytes, or why none came,
+    /// with [`Exchange::ciphered`](super::Exchange::ciphered).
+    Cipher(CipherCall),
     /// Nothing more to do.
     Done,
+}
+
+/// One AES-256-GCM operation the host performs for the exchange.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CipherCall {
+    /// Seal or open.
+    pub op: CipherOp,
+    /// The key (its `Debug` shows its id only).
+    pub key: SealKey,
+    /// The associated data, bound to the ciphertext: the record's name and
+    /// the part ([`SealedPart::associated_data`](crate::core::SealedPart::associated_data)).
+    pub aad: Vec<u8>,
+    /// To seal: the plaintext. To open: what a seal returned.
+    pub data: Vec<u8>,
+}
+
+/// What a [`CipherCall`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CipherOp {
+    /// Draw a fresh 12-byte nonce from the runtime's CSPRNG, encrypt `data`
+    /// and return the nonce, the ciphertext and the 16-byte tag, in that
+    /// order.
+    Seal,
+    /// `data` is a nonce, ciphertext and tag as [`CipherOp::Seal`] returns
+    /// them: decrypt it and return the plaintext, or fail if the tag does
+    /// not verify (another key, another record, damage).
+    Open,
 }
 
 /// A change to a request's headers before it goes to the origin.

@@ -60,7 +60,8 @@ impl Exchange {
         match request {
             AdminRequest::Inspect(name) => self.store(name, StoreCall::Inspect),
             AdminRequest::Release { name, force } => {
-                self.store(name, StoreCall::Release { policy: self.config.records.clone(), force })
+                let open_keys = self.config.seal_keys.ids();
+                self.store(name, StoreCall::Release { policy: self.config.records.clone(), force, open_keys })
             }
         }
     }
@@ -91,7 +92,7 @@ impl Exchange {
         match state {
             Some(state) => {
                 self.log.attempt = Some(state.attempt());
-                self.respond(Reply::json(200, state.to_json(name)))
+                self.respond(Reply::json(200, state.to_json(name, &self.config.seal_keys.ids())))
             }
             None => self.refuse(Problem::RecordNotFound(NO_RECORD.into())),
         }
@@ -102,7 +103,7 @@ impl Exchange {
             ReleaseAnswer::Released(state) => {
                 self.log.attempt = Some(state.attempt());
                 self.log.finish = Some(FinishResult::Released);
-                self.respond(Reply::json(200, state.to_json(name)))
+                self.respond(Reply::json(200, state.to_json(name, &self.config.seal_keys.ids())))
             }
             ReleaseAnswer::NotInFlight(state) => {
                 self.log.attempt = Some(state.attempt());

@@ -12,7 +12,7 @@ use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
-    Outcome, Problem, Record, RecordName, StoreCall, StoredResponse, Write, begin, cookie_jar, decode_decision,
+    Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin, cookie_jar, decode_decision,
     decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
 };
 
@@ -138,6 +138,8 @@ pub(super) enum Stage {
     /// The store's answer to an admin path's call (or, with KV as the
     /// store, the KV copy).
     Admin(AdminRequest),
+    /// A sealed answer being opened for a replay (SPEC §4).
+    Opening(super::seal::Opening),
     /// The queued actions after the answer.
     Answered,
 }
@@ -159,12 +161,12 @@ pub(super) struct Keyed {
 /// An attempt whose outcome is being recorded.
 #[derive(Clone, Debug)]
 pub(super) struct Finishing {
-    name: RecordName,
+    pub(super) name: RecordName,
     attempt: u32,
     /// The reservation that began the attempt: its `finish` counts for it
     /// only.
     reservation: u64,
-    outcome: Outcome,
+    pub(super) outcome: Outcome,
     /// The caller's answer while it waits for the outcome to be recorded
     /// (KV-only mode, where the copy is the only record); `None` once the
     /// caller has it (SPEC §4: the answer goes first).
@@ -173,6 +175,8 @@ pub(super) struct Finishing {
     started: u64,
     /// Failed `finish` calls so far.
     failures: usize,
+    /// The answer's parts being sealed before `finish` carries it (SPEC §4).
+    pub(super) sealing: Option<super::seal::Sealing>,
 }
 
 impl Exchange {
@@ -353,7 +357,7 @@ impl Exchange {
         if let Some(completed) = replay_from_copy(found, keyed.fingerprint, now_ms) {
             self.log.tier = Tier::Kv;
             self.log.error = store_error.map(|e| format!("store: {e}"));
-            return self.replay(&completed);
+            return self.replay(keyed.name, &completed);
         }
         match store_error {
             None => {
@@ -510,7 +514,7 @@ impl Exchange {
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
             Ok(Decision::Unreadable) => self.refuse(Problem::RecordUnreadable),
             Ok(Decision::Replay(completed)) => {
-                let action = self.replay(&completed);
+                let action = self.replay(keyed.name, &completed);
                 // SPEC §4: the key is asked for again, so its KV copy is
                 // written now, once (the object marks it), unless it was
                 // written at completion (`IDEMPOTENCY_KV_COPY=always`). Read
@@ -572,13 +576,13 @@ impl Exchange {
                 let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, origin, jar);
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
-                (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Bytes(body)))
+                (Outcome::Answered(stored.into()), Reply::new(status, headers, ReplyBody::Bytes(body)))
             }
             OriginResult::Streaming { status, headers } => {
                 let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), 0, origin, jar);
                 let stored = StoredResponse { body: None, ..stored };
-                (Outcome::Answered(stored), Reply::new(status, headers, ReplyBody::Origin))
+                (Outcome::Answered(stored.into()), Reply::new(status, headers, ReplyBody::Origin))
             }
             OriginResult::NotSent(e) => {
                 self.log.error = Some(e);
@@ -595,12 +599,10 @@ impl Exchange {
         };
         self.since = now_ms;
         if self.config.consistency == Consistency::Kv {
-            // `finish` on the reservation; a stored answer is written to KV
-            // before the caller has it: the copy is the only record, and a
-            // sequential retry must find it. A failed write leaves later
-            // retries unprotected, as a missed KV propagation would.
-            let step = finish(self.reserved.take(), attempt, outcome.clone(), now_ms, &self.config.records);
-            let finishing = Finishing {
+            // The answer waits for its outcome to be recorded: in KV, the
+            // copy is the only record ([`Exchange::kv_finish`]); sealed first
+            // when sealing is on.
+            self.stage = Stage::Finishing(Finishing {
                 name: keyed.name,
                 attempt,
                 reservation: keyed.reservation,
@@ -608,15 +610,9 @@ impl Exchange {
                 reply: Some(reply),
                 started: now_ms,
                 failures: 0,
-            };
-            return match step.answer {
-                // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
-                Finished::Stored(completed) => {
-                    self.stage = Stage::Finishing(finishing);
-                    copy_of(keyed.name, completed)
-                }
-                other => self.recorded(finishing, finish_result(other).0),
-            };
+                sealing: None,
+            });
+            return self.next_seal().unwrap_or_else(|| self.kv_finish(now_ms));
         }
         let finishing = Finishing {
             name: keyed.name,
@@ -626,6 +622,7 @@ impl Exchange {
             reply: None,
             started: now_ms,
             failures: 0,
+            sealing: None,
         };
         // SPEC §4: the answer goes first; `finish` runs after it (a
         // duplicate arriving in between waits in the object for it). The
@@ -705,7 +702,29 @@ impl Exchange {
     /// one the store failed) is over.
     pub fn paused(&mut self, now_ms: u64) -> Action {
         self.since = now_ms;
-        self.finish_call()
+        self.next_seal().unwrap_or_else(|| self.finish_call())
+    }
+
+    /// KV-only mode: `finish` on the reservation this exchange holds; a
+    /// stored answer is written to KV before the caller has it: the copy
+    /// is the only record, and a sequential retry must find it. A failed
+    /// write leaves later retries unprotected, as a missed KV propagation
+    /// would.
+    pub(super) fn kv_finish(&mut self, now_ms: u64) -> Action {
+        let Stage::Finishing(finishing) = std::mem::replace(&mut self.stage, Stage::Answered) else {
+            return Action::Done;
+        };
+        let step =
+            finish(self.reserved.take(), finishing.attempt, finishing.outcome.clone(), now_ms, &self.config.records);
+        match step.answer {
+            // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
+            Finished::Stored(completed) => {
+                let name = finishing.name;
+                self.stage = Stage::Finishing(finishing);
+                copy_of(name, completed)
+            }
+            other => self.recorded(finishing, finish_result(other).0),
+        }
     }
 
     /// An unprotected forward ended: the origin's status and headers (its
@@ -767,6 +786,8 @@ impl Exchange {
             Stage::Detaching(_) => self.detached(now_ms),
             Stage::Beginning(_) | Stage::Admin(_) => self.store_answered(Err(error), now_ms),
             Stage::Calling { .. } => self.origin_answered(OriginResult::NoAnswer(error), now_ms),
+            Stage::Finishing(finishing) if finishing.sealing.is_some() => self.ciphered(Err(error), now_ms),
+            Stage::Opening(_) => self.ciphered(Err(error), now_ms),
             Stage::Finishing(_) => self.finished(Err(error), now_ms),
             Stage::Forwarding { .. } => self.forwarded(Err(error), now_ms),
             Stage::Answered => {
@@ -810,11 +831,19 @@ impl Exchange {
         self.after.pop_front().unwrap_or(Action::Done)
     }
 
-    /// A stored answer, replayed.
-    fn replay(&mut self, completed: &Completed) -> Action {
-        self.log.outcome = Verdict::Replay;
+    /// A stored answer, replayed — opened first when it is sealed.
+    fn replay(&mut self, name: RecordName, completed: &Completed) -> Action {
         self.log.attempt = Some(completed.attempt);
-        self.respond(Reply::replay(completed, self.origin.as_deref(), self.cookie_jar.as_deref()))
+        match &completed.response {
+            StoredAnswer::Plain(response) => self.replay_answer(response),
+            StoredAnswer::Sealed(sealed) => self.open(name, sealed),
+        }
+    }
+
+    /// An answer (opened, if it was sealed) replayed to this caller.
+    pub(super) fn replay_answer(&mut self, response: &StoredResponse) -> Action {
+        self.log.outcome = Verdict::Replay;
+        self.respond(Reply::replay(response, self.origin.as_deref(), self.cookie_jar.as_deref()))
     }
 
     /// One of the layer's own errors; its log line says why (SPEC §12).

@@ -36,8 +36,9 @@ mod log;
 mod machine;
 pub(super) mod origin_failure;
 mod reply;
+mod seal;
 
-pub use action::{Action, BodyRead, HeaderEdit, OriginResult};
+pub use action::{Action, BodyRead, CipherCall, CipherOp, HeaderEdit, OriginResult};
 pub use answer_read::AnswerRead;
 pub use head::RequestHead;
 pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};

@@ -4,7 +4,7 @@
 //! (`Server-Timing`, CORS for an allowed caller).
 
 use super::log::Timing;
-use crate::core::{Completed, Config, PROBLEM_CONTENT_TYPE, Problem, preflight_allow_headers};
+use crate::core::{Config, PROBLEM_CONTENT_TYPE, Problem, StoredResponse, preflight_allow_headers};
 
 /// Headers a cross-origin caller may read on the layer's answers.
 /// Headers about the body's bytes, left out of a replay whose body was not
@@ -84,8 +84,7 @@ impl Reply {
     /// its status, headers (the origin's CORS only to the `Origin` they
     /// answered, its `set-cookie` only to the cookie `jar` it answered) and body (or an empty body and `Idempotent-Body-Omitted:
     /// true`), marked as a replay.
-    pub fn replay(completed: &Completed, origin: Option<&str>, jar: Option<&str>) -> Self {
-        let response = &completed.response;
+    pub fn replay(response: &StoredResponse, origin: Option<&str>, jar: Option<&str>) -> Self {
         let mut headers = response.headers_for(origin, jar);
         set(&mut headers, "idempotent-replayed", "true");
         set(&mut headers, "cache-control", "no-store");
@@ -184,7 +183,7 @@ mod tests {
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    use crate::core::{Fingerprint, StoredResponse};
+    use crate::core::{Completed, Fingerprint, StoredResponse};
 
     #[test]
     fn a_replay_without_its_body_drops_the_headers_that_describe_the_missing_bytes() {
@@ -202,17 +201,17 @@ mod tests {
         let stored = |body| Completed {
             fingerprint: Fingerprint([1; 32]),
             attempt: 1,
-            response: StoredResponse { status: 201, headers: headers.clone(), body },
+            response: StoredResponse { status: 201, headers: headers.clone(), body }.into(),
             expires_at: 9,
             copied: false,
         };
         let names = |reply: &Reply| reply.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
-        let omitted = Reply::replay(&stored(None), None, None);
+        let omitted = Reply::replay(stored(None).response.plain().unwrap(), None, None);
         assert_eq!(
             names(&omitted),
             ["content-type", "location", "idempotent-replayed", "cache-control", "idempotent-body-omitted"]
         );
-        let whole = Reply::replay(&stored(Some(b"0123456789".to_vec())), None, None);
+        let whole = Reply::replay(stored(Some(b"0123456789".to_vec())).response.plain().unwrap(), None, None);
         assert!(
             ["content-encoding", "etag", "content-digest"].iter().all(|h| names(&whole).contains(&h.to_string())),
             "kept with the body"

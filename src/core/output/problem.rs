@@ -66,6 +66,11 @@ pub enum Problem {
     /// 503: the key's record does not decode (a newer layout after a
     /// rollback, or damage); nothing was forwarded.
     RecordUnreadable,
+    /// 503: the key's stored answer is sealed (SPEC §4) and no configured
+    /// key opens it (its key was removed from `IDEMPOTENCY_SEAL_KEYS`, or
+    /// sealing was turned off, or the bytes were moved or damaged); nothing
+    /// was forwarded.
+    RecordSealed,
     /// 409: a release of an attempt that is running (lease live, outcome
     /// not yet known) without `?force=true`.
     AttemptRunning(RecordState),
@@ -148,6 +153,9 @@ impl Problem {
             Self::RecordUnreadable => {
                 "The idempotency record of this key cannot be read by this version of the layer (written by a newer one before a rollback, or damaged), so whether this request already ran is unknown; it was not forwarded. An operator can inspect and release the record at /.well-known/oncekey/records/{record}.".into()
             }
+            Self::RecordSealed => {
+                "The stored answer of this key is sealed at rest, and no key in IDEMPOTENCY_SEAL_KEYS opens it (its key was removed, sealing was turned off, or the stored bytes were moved or damaged), so whether this request already ran cannot be shown; it was not forwarded. Put the key back, or have an operator inspect and release the record at /.well-known/oncekey/records/{record}.".into()
+            }
             Self::AttemptRunning(state) => format!(
                 "Attempt {} is running: its lease is live and its outcome not yet known, so its origin call may still be under way. Wait for it to end (or its lease to), or POST again with ?force=true to release it anyway, at the risk that the next attempt runs beside it and the work is done twice.",
                 state.attempt()
@@ -210,10 +218,11 @@ impl Problem {
             Self::RecordNotFound("No idempotency record by that name: never written, or expired.".into()),
             Self::MethodNotAllowed { allow: "GET" },
             Self::MethodNotAllowed { allow: "POST" },
-            Self::NotInFlight(RecordState::Completed { attempt: 1, status: 201, expires_at: 0 }),
+            Self::NotInFlight(RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 0 }),
             Self::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
             Self::NotInFlight(running),
             Self::RecordUnreadable,
+            Self::RecordSealed,
             Self::AttemptRunning(running),
         ];
         // Names every variant, so a new one fails to compile here until it
@@ -236,6 +245,7 @@ impl Problem {
                 | Self::MethodNotAllowed { .. }
                 | Self::NotInFlight(_)
                 | Self::RecordUnreadable
+                | Self::RecordSealed
                 | Self::AttemptRunning(_) => {}
             }
         }
@@ -253,7 +263,8 @@ impl Problem {
             | Self::HandlerFailed
             | Self::StoreUnavailable
             | Self::Misconfigured(_)
-            | Self::RecordUnreadable => "api_error",
+            | Self::RecordUnreadable
+            | Self::RecordSealed => "api_error",
             Self::BodyTooLarge { .. }
             | Self::BodyIncomplete
             | Self::Unauthorized
@@ -288,7 +299,9 @@ impl Problem {
             Self::MethodNotAllowed { .. } => ("method-not-allowed", 405, "Method not allowed on this admin path"),
             Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
             Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
-            Self::RecordUnreadable => ("record-unreadable", 503, "Idempotency record unreadable"),
+            Self::RecordUnreadable | Self::RecordSealed => {
+                ("record-unreadable", 503, "Idempotency record unreadable")
+            }
         }
     }
 }
@@ -324,6 +337,7 @@ mod tests {
             ),
             (Problem::AttemptRunning(RecordState::Unreadable), "attempt-running", 409, None),
             (Problem::RecordUnreadable, "record-unreadable", 503, None),
+            (Problem::RecordSealed, "record-unreadable", 503, None),
         ];
         for (problem, code, status, retry_after) in table {
             assert_eq!((problem.code(), problem.status(), problem.retry_after_secs()), (code, status, retry_after));
@@ -372,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_refused_release_says_what_the_record_holds() {
-        let done = Problem::NotInFlight(RecordState::Completed { attempt: 1, status: 201, expires_at: 0 });
+        let done = Problem::NotInFlight(RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 0 });
         assert!(done.detail().contains("completed") && done.detail().contains("201"), "{}", done.detail());
         let released = Problem::NotInFlight(RecordState::Released { last_attempt: 2, expires_at: 0 });
         assert!(released.detail().contains("already released") && released.detail().contains("attempt 3"));

@@ -4,7 +4,9 @@
 //! then the kind's fields. Bytes and strings are a u32 length and the bytes.
 //! Bodies are stored as raw bytes, never as JSON arrays.
 
+use crate::core::config::seal_keys::KeyId;
 use crate::core::record::response::StoredResponse;
+use crate::core::record::sealed::{SealedAnswer, StoredAnswer};
 use crate::core::request::fingerprint::Fingerprint;
 
 const MAGIC: &[u8; 2] = b"OK";
@@ -24,6 +26,10 @@ const COMPLETED_KEEPING_COOKIES: u8 = 5;
 /// KV copy was asked for). Written only once a flag is set; earlier code
 /// fails closed on it.
 const COMPLETED_FLAGGED: u8 = 6;
+/// A completed record whose answer is sealed (SPEC §4): a flags byte, kind
+/// 2's fields up to `expires_at`, then the [`SealedAnswer`]. Earlier code
+/// fails closed on it.
+const COMPLETED_SEALED: u8 = 7;
 
 /// An attempt holds the key until its lease ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,8 +61,8 @@ pub struct Completed {
     pub fingerprint: Fingerprint,
     /// The attempt that produced the answer.
     pub attempt: u32,
-    /// The stored answer.
-    pub response: StoredResponse,
+    /// The stored answer, plain or sealed.
+    pub response: StoredAnswer,
     /// When the record is forgotten (ms since the Unix epoch).
     pub expires_at: u64,
     /// Whether a replay has already asked for its Workers KV copy (SPEC §4:
@@ -146,27 +152,35 @@ impl Record {
                 out.u64(r.reservation);
             }
             Self::Completed(r) => {
-                if r.copied {
-                    out.0.push(COMPLETED_FLAGGED);
-                    out.0.push(1);
-                } else {
-                    out.0.push(if r.response.keeps_cookies() { COMPLETED_KEEPING_COOKIES } else { COMPLETED });
+                match &r.response {
+                    StoredAnswer::Sealed(_) => {
+                        out.0.push(COMPLETED_SEALED);
+                        out.0.push(u8::from(r.copied));
+                    }
+                    StoredAnswer::Plain(_) if r.copied => {
+                        out.0.push(COMPLETED_FLAGGED);
+                        out.0.push(1);
+                    }
+                    StoredAnswer::Plain(response) => {
+                        out.0.push(if response.keeps_cookies() { COMPLETED_KEEPING_COOKIES } else { COMPLETED });
+                    }
                 }
                 out.0.extend_from_slice(&r.fingerprint.0);
                 out.u32(r.attempt);
                 out.u64(r.expires_at);
-                out.0.extend_from_slice(&r.response.status.to_be_bytes());
-                out.u32(r.response.headers.len() as u32);
-                for (name, value) in &r.response.headers {
-                    out.bytes(name.as_bytes());
-                    out.bytes(value.as_bytes());
-                }
-                match &r.response.body {
-                    Some(body) => {
-                        out.0.push(1);
-                        out.bytes(body);
+                match &r.response {
+                    StoredAnswer::Plain(response) => write_response(&mut out, response),
+                    StoredAnswer::Sealed(sealed) => {
+                        out.0.extend_from_slice(&sealed.key_id.0);
+                        out.bytes(&sealed.answer);
+                        match &sealed.cookies {
+                            Some(cookies) => {
+                                out.0.push(1);
+                                out.bytes(cookies);
+                            }
+                            None => out.0.push(0),
+                        }
                     }
-                    None => out.0.push(0),
                 }
             }
             Self::Released(r) => {
@@ -209,28 +223,26 @@ impl Record {
                     reservation,
                 })
             }
-            kind @ (COMPLETED | COMPLETED_KEEPING_COOKIES | COMPLETED_FLAGGED) => {
-                let copied = kind == COMPLETED_FLAGGED && r.u8()? & 1 == 1;
+            kind @ (COMPLETED | COMPLETED_KEEPING_COOKIES | COMPLETED_FLAGGED | COMPLETED_SEALED) => {
+                let flags = match kind {
+                    COMPLETED_FLAGGED | COMPLETED_SEALED => r.u8()?,
+                    _ => 0,
+                };
                 let fingerprint = r.fingerprint()?;
                 let attempt = r.u32()?;
                 let expires_at = r.u64()?;
-                let status = u16::from_be_bytes(r.array()?);
-                let count = r.u32()?;
-                let mut headers = Vec::new();
-                for _ in 0..count {
-                    headers.push((r.string()?, r.string()?));
-                }
-                let body = match r.u8()? {
-                    0 => None,
-                    _ => Some(r.bytes()?.to_vec()),
+                let response = match kind {
+                    COMPLETED_SEALED => StoredAnswer::Sealed(SealedAnswer {
+                        key_id: KeyId(r.array()?),
+                        answer: r.bytes()?.to_vec(),
+                        cookies: match r.u8()? {
+                            0 => None,
+                            _ => Some(r.bytes()?.to_vec()),
+                        },
+                    }),
+                    _ => StoredAnswer::Plain(read_response(&mut r)?),
                 };
-                Self::Completed(Completed {
-                    fingerprint,
-                    attempt,
-                    response: StoredResponse { status, headers, body },
-                    expires_at,
-                    copied,
-                })
+                Self::Completed(Completed { fingerprint, attempt, response, expires_at, copied: flags & 1 == 1 })
             }
             RELEASED => Self::Released(Released { last_attempt: r.u32()?, expires_at: r.u64()? }),
             kind => return Err(DecodeError::UnknownKind(kind)),
@@ -240,6 +252,39 @@ impl Record {
             n => Err(DecodeError::TrailingBytes(n)),
         }
     }
+}
+
+/// Writes a stored answer's status, headers and body (kind 2's layout,
+/// and a sealed part's plaintext).
+pub(crate) fn write_response(out: &mut Writer, response: &StoredResponse) {
+    out.0.extend_from_slice(&response.status.to_be_bytes());
+    out.u32(response.headers.len() as u32);
+    for (name, value) in &response.headers {
+        out.bytes(name.as_bytes());
+        out.bytes(value.as_bytes());
+    }
+    match &response.body {
+        Some(body) => {
+            out.0.push(1);
+            out.bytes(body);
+        }
+        None => out.0.push(0),
+    }
+}
+
+/// Reads what [`write_response`] wrote.
+pub(crate) fn read_response(r: &mut Reader<'_>) -> Result<StoredResponse, DecodeError> {
+    let status = u16::from_be_bytes(r.array()?);
+    let count = r.u32()?;
+    let mut headers = Vec::new();
+    for _ in 0..count {
+        headers.push((r.string()?, r.string()?));
+    }
+    let body = match r.u8()? {
+        0 => None,
+        _ => Some(r.bytes()?.to_vec()),
+    };
+    Ok(StoredResponse { status, headers, body })
 }
 
 /// Big-endian writer shared with the store wire format.
@@ -313,7 +358,7 @@ mod tests {
                 status: 201,
                 headers: vec![("content-type".into(), "application/json".into())],
                 body,
-            },
+            }.into(),
             expires_at: 99,
             copied: false,
         })
@@ -407,7 +452,7 @@ mod tests {
                         status: 201,
                         headers: vec![("content-type".into(), "{}".into())],
                         body: Some(b"ok".to_vec()),
-                    },
+                    }.into(),
                     expires_at: 99,
                     copied: false,
                 }),
@@ -417,7 +462,7 @@ mod tests {
                 Record::Completed(Completed {
                     fingerprint: Fingerprint([7; 32]),
                     attempt: 3,
-                    response: StoredResponse { status: 500, headers: vec![], body: None },
+                    response: StoredResponse { status: 500, headers: vec![], body: None }.into(),
                     expires_at: 99,
                     copied: false,
                 }),
@@ -428,7 +473,7 @@ mod tests {
                 Record::Completed(Completed {
                     fingerprint: Fingerprint([7; 32]),
                     attempt: 1,
-                    response: StoredResponse { status: 201, headers: vec![], body: None },
+                    response: StoredResponse { status: 201, headers: vec![], body: None }.into(),
                     expires_at: 99,
                     copied: true,
                 }),
@@ -442,7 +487,7 @@ mod tests {
                         status: 303,
                         headers: vec![("set-cookie".into(), "sid=1".into()), (":cookie-jar".into(), "ab".into())],
                         body: None,
-                    },
+                    }.into(),
                     expires_at: 99,
                     copied: false,
                 }),
@@ -541,7 +586,7 @@ mod tests {
         ) {
             let record = Record::Completed(Completed {
                 fingerprint: Fingerprint([9; 32]), attempt, expires_at,
-                response: StoredResponse { status, headers, body },
+                response: StoredResponse { status, headers, body }.into(),
                 copied: false,
             });
             prop_assert_eq!(Record::decode(&record.encode()), Ok(record));

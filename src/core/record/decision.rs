@@ -6,7 +6,7 @@
 
 use crate::core::record::codec::{Completed, InFlight, Record, Released};
 use crate::core::record::policy::RecordPolicy;
-use crate::core::record::response::StoredResponse;
+use crate::core::record::sealed::StoredAnswer;
 use crate::core::request::fingerprint::Fingerprint;
 
 /// Seconds a `key-in-flight` answer asks the caller to wait.
@@ -191,8 +191,9 @@ pub fn copy_ttl_secs(expires_at: u64, now_ms: u64) -> u64 {
 /// How an attempt at the origin ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// The origin answered (any status, 5xx included).
-    Answered(StoredResponse),
+    /// The origin answered (any status, 5xx included). A sealed answer's
+    /// status is not a release status: the Worker that sealed it checked.
+    Answered(StoredAnswer),
     /// The connection failed before the request was sent: the origin
     /// cannot have acted on it.
     NotSent,
@@ -256,7 +257,7 @@ pub fn finish(
             write: Write::Put(Record::InFlight(InFlight { outcome_unknown: true, ..current })),
         },
         Outcome::NotSent => release(),
-        Outcome::Answered(response) if policy.release_on.contains(&response.status) => release(),
+        Outcome::Answered(StoredAnswer::Plain(response)) if policy.releases(response.status) => release(),
         Outcome::Answered(response) => {
             let completed = Completed {
                 fingerprint: current.fingerprint,
@@ -273,6 +274,7 @@ pub fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::StoredResponse;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -295,12 +297,12 @@ mod tests {
         })
     }
 
-    fn answer(status: u16) -> StoredResponse {
+    fn answer(status: u16) -> StoredAnswer {
         StoredResponse {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: Some(b"{}".to_vec()),
-        }
+        }.into()
     }
 
     fn completed(fingerprint: Fingerprint, expires_at: u64) -> Completed {
@@ -458,9 +460,9 @@ mod tests {
     #[test]
     fn finish_keeps_an_omitted_body_omitted() {
         let big = StoredResponse { status: 200, headers: vec![], body: None };
-        let step = finish_live(2, Outcome::Answered(big.clone()));
+        let step = finish_live(2, Outcome::Answered(big.clone().into()));
         let Finished::Stored(done) = step.answer else { panic!("not stored") };
-        assert_eq!(done.response, big);
+        assert_eq!(done.response, big.into());
     }
 
     #[test]

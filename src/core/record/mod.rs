@@ -6,6 +6,7 @@
 //!   functions, and what a KV copy may replay;
 //! - `state.rs`: what an operator sees of a record, and its release;
 //! - `response.rs`: an answer as it is stored and replayed;
+//! - `sealed.rs`: an answer sealed at rest, in its parts;
 //! - `policy.rs`: how long records live, which statuses release a key;
 //! - `store.rs`: the store interface, and the in-memory store tests use.
 
@@ -13,6 +14,7 @@ pub(super) mod codec;
 pub(super) mod decision;
 pub(super) mod policy;
 pub(super) mod response;
+pub(super) mod sealed;
 pub(super) mod state;
 pub(super) mod store;
 
@@ -23,5 +25,6 @@ pub use decision::{
 };
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use response::{StoredResponse, cookie_jar, reads_whole};
+pub use sealed::{SEAL_OVERHEAD, SealedAnswer, SealedPart, StoredAnswer, opened, plaintext_parts};
 pub use state::{RecordState, ReleaseAnswer, inspect, release};
 pub use store::{MemoryStore, Store};

@@ -16,6 +16,14 @@ pub struct RecordPolicy {
     pub release_on: Vec<u16>,
 }
 
+impl RecordPolicy {
+    /// Whether an answer with this status releases the key, rather than
+    /// being stored.
+    pub fn releases(&self, status: u16) -> bool {
+        self.release_on.contains(&status)
+    }
+}
+
 impl Default for RecordPolicy {
     /// A 120 s lease, a 24 h TTL and the release set `408,425,429,503`.
     fn default() -> Self {

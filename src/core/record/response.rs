@@ -172,6 +172,15 @@ impl StoredResponse {
         Self { headers, ..self.clone() }
     }
 
+    /// Its kept `set-cookie` headers and their jar alone (status 0, no
+    /// body): the part of it [`without_cookies`](Self::without_cookies)
+    /// leaves out.
+    pub fn cookies_only(&self) -> Self {
+        let headers =
+            self.headers.iter().filter(|(name, _)| name == SET_COOKIE || name == COOKIE_JAR).cloned().collect();
+        Self { status: 0, headers, body: None }
+    }
+
     /// Whether the body was too large to keep.
     pub fn body_omitted(&self) -> bool {
         self.body.is_none()

@@ -4,6 +4,7 @@
 //! settled. A [`RecordState`] holds no body, no header and no fingerprint:
 //! nothing of what the caller sent or the origin answered but its status.
 
+use crate::core::config::seal_keys::KeyId;
 use crate::core::record::codec::{Record, Released};
 use crate::core::record::decision::{Step, Write};
 use crate::core::record::policy::RecordPolicy;
@@ -27,8 +28,10 @@ pub enum RecordState {
     Completed {
         /// The attempt that produced it.
         attempt: u32,
-        /// Its status.
+        /// Its status (0 when it is sealed: only a Worker can read it).
         status: u16,
+        /// The key that sealed it, if it is sealed (SPEC §4).
+        sealed: Option<KeyId>,
         /// When it is forgotten (ms).
         expires_at: u64,
     },
@@ -55,9 +58,12 @@ impl RecordState {
                 expires_at: r.expires_at,
                 outcome_unknown: r.outcome_unknown,
             },
-            Record::Completed(r) => {
-                Self::Completed { attempt: r.attempt, status: r.response.status, expires_at: r.expires_at }
-            }
+            Record::Completed(r) => Self::Completed {
+                attempt: r.attempt,
+                status: r.response.plain().map_or(0, |response| response.status),
+                sealed: r.response.sealed_by(),
+                expires_at: r.expires_at,
+            },
             Record::Released(r) => Self::Released { last_attempt: r.last_attempt, expires_at: r.expires_at },
         }
     }
@@ -83,19 +89,24 @@ impl RecordState {
 
     /// The JSON the admin paths answer: `record` (the name in hex), `kind`,
     /// `attempt`, `expiresAt`, and `leaseExpiresAt` with `outcomeUnknown`
-    /// for an attempt in flight or `status` for a stored answer. Times are
+    /// for an attempt in flight or `status` (or `sealed`) for a stored
+    /// answer. Times are
     /// RFC 3339 in UTC, to the millisecond.
     ///
     /// ```
     /// use oncekey::core::{RecordName, RecordState};
-    /// let state = RecordState::Completed { attempt: 1, status: 201, expires_at: 1_767_225_600_000 };
-    /// let json: serde_json::Value = serde_json::from_str(&state.to_json(&RecordName([0xab; 32]))).unwrap();
+    /// let state = RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 1_767_225_600_000 };
+    /// let json: serde_json::Value = serde_json::from_str(&state.to_json(&RecordName([0xab; 32]), &[])).unwrap();
     /// assert_eq!(json["kind"], "completed");
     /// assert_eq!(json["status"], 201);
     /// assert_eq!(json["expiresAt"], "2026-01-01T00:00:00.000Z");
     /// assert_eq!(json["record"].as_str().unwrap().len(), 64);
     /// ```
-    pub fn to_json(&self, name: &RecordName) -> String {
+    ///
+    /// A sealed answer shows `sealed`: the `keyId` that sealed it and
+    /// whether it `opens` (its key is among `open_keys`, the keys the
+    /// Worker holds) — never its status.
+    pub fn to_json(&self, name: &RecordName, open_keys: &[KeyId]) -> String {
         if *self == Self::Unreadable {
             // Nothing of it can be read but that it is there.
             return format!(r#"{{"record":"{}","kind":"unreadable"}}"#, name.to_hex());
@@ -105,6 +116,9 @@ impl RecordState {
         let rest = match *self {
             Self::InFlight { lease_expires_at, outcome_unknown, .. } => {
                 format!(r#","leaseExpiresAt":"{}","outcomeUnknown":{outcome_unknown}"#, rfc3339(lease_expires_at))
+            }
+            Self::Completed { sealed: Some(id), .. } => {
+                format!(r#","sealed":{{"keyId":"{}","opens":{}}}"#, id.to_hex(), open_keys.contains(&id))
             }
             Self::Completed { status, .. } => format!(r#","status":{status}"#),
             Self::Released { .. } | Self::Unreadable => String::new(),
@@ -161,18 +175,26 @@ pub fn inspect(found: Option<Record>, now_ms: u64) -> Step<Option<RecordState>> 
 /// finds it stale and writes nothing. A running attempt (lease live, outcome
 /// not yet known) is released only when `force` is set: its origin call may
 /// still be under way, so the next attempt could run beside it. A stored
-/// answer or a release is left as it is; so is nothing.
+/// answer sealed by none of `open_keys` (the seal keys the Worker holds)
+/// is released too: nothing can replay it. Any other stored answer or a
+/// release is left as it is; so is nothing.
 ///
 /// ```
 /// use oncekey::core::{begin, release, Fingerprint, RecordPolicy, ReleaseAnswer, RecordState, Write};
 /// let policy = RecordPolicy::default();
 /// let Write::Put(running) = begin(None, Fingerprint([1; 32]), 0, &policy).write else { unreachable!() };
-/// assert!(matches!(release(Some(running.clone()), 10, &policy, false).answer, ReleaseAnswer::Running(_)));
-/// let step = release(Some(running), 10, &policy, true);
+/// assert!(matches!(release(Some(running.clone()), 10, &policy, false, &[]).answer, ReleaseAnswer::Running(_)));
+/// let step = release(Some(running), 10, &policy, true, &[]);
 /// assert_eq!(step.answer, ReleaseAnswer::Released(RecordState::Released { last_attempt: 1, expires_at: 10 + policy.ttl_ms }));
 /// assert!(matches!(step.write, Write::Put(_)));
 /// ```
-pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force: bool) -> Step<ReleaseAnswer> {
+pub fn release(
+    found: Option<Record>,
+    now_ms: u64,
+    policy: &RecordPolicy,
+    force: bool,
+    open_keys: &[KeyId],
+) -> Step<ReleaseAnswer> {
     let keep = |answer| Step { answer, write: Write::Keep };
     match found.and_then(|r| r.live(now_ms)) {
         None => keep(ReleaseAnswer::Absent),
@@ -191,6 +213,14 @@ pub fn release(found: Option<Record>, now_ms: u64, policy: &RecordPolicy, force:
             let last_attempt = if mutant!(TombstoneForgetsAttempt) { 0 } else { r.attempt };
             let released = Released { last_attempt, expires_at };
             let record = Record::Released(released);
+            Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
+        }
+        // SPEC §4: an answer sealed by a key the Worker no longer holds can
+        // never be replayed; the operator may release it, so the next
+        // attempt runs (the record says which attempt it was).
+        Some(Record::Completed(c)) if c.response.sealed_by().is_some_and(|id| !open_keys.contains(&id)) => {
+            let record =
+                Record::Released(Released { last_attempt: c.attempt, expires_at: now_ms.saturating_add(policy.ttl_ms) });
             Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
         }
         Some(other) => keep(ReleaseAnswer::NotInFlight(RecordState::of(&other))),
@@ -247,7 +277,7 @@ mod tests {
                 status: 201,
                 headers: vec![("set-cookie".into(), "secret=1".into())],
                 body: Some(b"{\"card\":\"4242\"}".to_vec()),
-            },
+            }.into(),
             expires_at: NOW + 60_000,
             copied: false,
         })
@@ -290,17 +320,17 @@ mod tests {
             ),
         ];
         for (name, found, (answer, write)) in rows {
-            let step = release(found.clone(), NOW, &policy(), false);
+            let step = release(found.clone(), NOW, &policy(), false, &[]);
             assert_eq!((step.answer, step.write), (answer, write), "{name}");
         }
-        let forced = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), true);
+        let forced = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), true, &[]);
         assert_eq!((forced.answer, forced.write), released(3), "running, forced");
     }
 
     #[test]
     fn after_a_release_the_next_request_runs_as_the_next_attempt_and_the_old_finish_is_stale() {
         use crate::core::{Decision, Finished, Outcome, begin, finish};
-        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false).write else {
+        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false, &[]).write else {
             panic!()
         };
         let next = begin(Some(record.clone()), Fingerprint([1; 32]), NOW + 1, &policy());
@@ -316,7 +346,7 @@ mod tests {
         // tombstone still outlives the running attempt's lease.
         let short = RecordPolicy { lease_ms: 120_000, ttl_ms: 60_000, release_on: vec![] };
         let lease_end = NOW + 120_000;
-        let Write::Put(tombstone) = release(Some(in_flight(false, lease_end)), NOW, &short, true).write else {
+        let Write::Put(tombstone) = release(Some(in_flight(false, lease_end)), NOW, &short, true, &[]).write else {
             panic!()
         };
         assert!(matches!(tombstone, Record::Released(Released { expires_at, .. }) if expires_at == lease_end));
@@ -342,21 +372,21 @@ mod tests {
         let step = inspect(Some(completed()), NOW);
         assert_eq!(step.write, Write::Keep);
         let state = step.answer.unwrap();
-        assert_eq!(state, RecordState::Completed { attempt: 2, status: 201, expires_at: NOW + 60_000 });
-        let json = state.to_json(&RecordName([7; 32]));
+        assert_eq!(state, RecordState::Completed { attempt: 2, status: 201, sealed: None, expires_at: NOW + 60_000 });
+        let json = state.to_json(&RecordName([7; 32]), &[]);
         assert!(!json.contains("4242") && !json.contains("secret") && !json.contains("set-cookie"), "{json}");
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(keys(&value), ["attempt", "expiresAt", "kind", "record", "status"]);
 
         let unknown = inspect(Some(in_flight(true, 1_767_225_600_001)), NOW).answer.unwrap();
-        let value: serde_json::Value = serde_json::from_str(&unknown.to_json(&RecordName([7; 32]))).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&unknown.to_json(&RecordName([7; 32]), &[])).unwrap();
         assert_eq!(value["kind"], "in-flight");
         assert_eq!(value["attempt"], 3);
         assert_eq!(value["outcomeUnknown"], true);
         assert_eq!(value["leaseExpiresAt"], "2026-01-01T00:00:00.001Z");
         assert_eq!(value["record"], "07".repeat(32));
         let value: serde_json::Value =
-            serde_json::from_str(&RecordState::of(&tombstone()).to_json(&RecordName([7; 32]))).unwrap();
+            serde_json::from_str(&RecordState::of(&tombstone()).to_json(&RecordName([7; 32]), &[])).unwrap();
         assert_eq!(
             (keys(&value), &value["kind"]),
             (vec!["attempt", "expiresAt", "kind", "record"], &"released".into())

@@ -13,8 +13,10 @@
 //! - `state.rs`: the world, its moves, and what the hosts do between them;
 //! - `properties.rs`: the properties, by name;
 //! - `explore.rs`: the breadth-first explorer and its counterexamples;
-//! - `mutant.rs`: the deliberately broken rules `make model MUTANT=` runs.
+//! - `mutant.rs`: the deliberately broken rules `make model MUTANT=` runs;
+//! - `cipher.rs`: a stand-in for the hosts' AES-256-GCM.
 
+pub mod cipher;
 mod explore;
 pub mod mutant;
 mod properties;

@@ -20,7 +20,7 @@
 use std::fmt;
 
 use super::state::Run;
-use crate::core::{Record, RecordName, Reply, ReplyBody, StoredResponse};
+use crate::core::{Record, RecordName, Reply, ReplyBody, StoredAnswer};
 
 /// A property broken, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,9 +101,9 @@ pub fn unreadable_fails_closed(stored: Option<&[u8]>, reply: &Reply) -> Result<(
 #[derive(Clone, Debug, Default)]
 pub struct Answers {
     /// Each answer ever held, with its record and attempt.
-    ever: Vec<(RecordName, u32, StoredResponse)>,
+    ever: Vec<(RecordName, u32, StoredAnswer)>,
     /// The answer each record holds now, as last seen.
-    now: Vec<(RecordName, u32, StoredResponse)>,
+    now: Vec<(RecordName, u32, StoredAnswer)>,
 }
 
 impl Answers {
@@ -156,7 +156,10 @@ impl Answers {
             ReplyBody::Bytes(bytes) => bytes.clone(),
             ReplyBody::Origin => Vec::new(),
         };
-        let same = |r: &StoredResponse| r.status == reply.status && r.body.clone().unwrap_or_default() == body;
+        // The world seals nothing: an answer is compared as stored.
+        let same = |r: &StoredAnswer| {
+            r.plain().is_some_and(|r| r.status == reply.status && r.body.clone().unwrap_or_default() == body)
+        };
         let held_now = self.now.iter().find(|(n, ..)| *n == name);
         let ok = match held_now {
             Some((_, _, response)) => same(response),

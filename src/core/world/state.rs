@@ -14,7 +14,7 @@ use std::rc::Rc;
 use super::properties::{self, Violation};
 use crate::core::{
     Action, BodyRead, CallId, Config, ConsumerConfig, Coordinator, DeliveryAction, DeliveryExchange, Effects, Exchange,
-    HandlerRun, Message, OriginResult, Record, RecordName, Reply, RequestHead, StoreCall, StoredResponse,
+    HandlerRun, Message, OriginResult, Record, RecordName, Reply, RequestHead, StoreCall, StoredAnswer, StoredResponse,
 };
 
 /// What the origin (or the queue's handler) does on one attempt.
@@ -508,7 +508,7 @@ impl World {
             Move::Release => {
                 let force = self.budget.release.take().expect("a release");
                 let name = self.request;
-                let call = StoreCall::Release { policy: self.config.records.clone(), force };
+                let call = StoreCall::Release { policy: self.config.records.clone(), force, open_keys: vec![] };
                 self.send(None, name, &call, u64::MAX);
             }
         };
@@ -746,6 +746,8 @@ impl World {
                     self.kv.push((name, Record::Completed(completed)));
                     ex.copy_written(now)
                 }
+                // The world seals nothing (no seal keys).
+                Action::Cipher(_) => ex.step_failed("the world has no cipher".into(), now),
                 Action::Done => {
                     self.actors[i] = Actor::Done;
                     return Ok(());
@@ -866,7 +868,9 @@ fn call_name(call: &StoreCall) -> String {
 
 fn outcome_name(outcome: &crate::core::Outcome) -> String {
     match outcome {
-        crate::core::Outcome::Answered(StoredResponse { status, .. }) => format!("answered {status}"),
+        crate::core::Outcome::Answered(StoredAnswer::Plain(StoredResponse { status, .. })) => {
+            format!("answered {status}")
+        }
         other => format!("{other:?}"),
     }
 }

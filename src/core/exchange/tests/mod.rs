@@ -19,6 +19,8 @@ struct World {
     config: Rc<Config>,
     /// Each record's coordinator object, as the hosts' Durable Objects run it.
     objects: HashMap<RecordName, Coordinator>,
+    /// What each object last put in its storage, encoded.
+    stored: HashMap<RecordName, Vec<u8>>,
     /// The last store call's id.
     calls_sent: u64,
     kv: HashMap<RecordName, Record>,
@@ -61,12 +63,11 @@ fn created() -> OriginResult {
 
 impl World {
     fn new(vars: &[(&str, &str)]) -> Self {
-        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let config = Config::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
         Self {
             objects: HashMap::new(),
+            stored: HashMap::new(),
             calls_sent: 0,
-            config: Rc::new(config),
+            config: configured(vars),
             kv: HashMap::new(),
             store_failures: 0,
             kv_fails: false,
@@ -92,8 +93,14 @@ impl World {
         });
         let mut effects = object.call(id, &call.encode(), self.now).expect("the exchange's call decodes");
         while !effects.replies.iter().any(|r| r.to.contains(&id)) {
+            if let Some(put) = &effects.put {
+                self.stored.insert(name, put.encode());
+            }
             self.now = object.deadline_of(id).expect("a call with no reply is parked");
             effects = object.wake(self.now);
+        }
+        if let Some(put) = &effects.put {
+            self.stored.insert(name, put.encode());
         }
         effects.replies.into_iter().find(|r| r.to.contains(&id)).map(|r| r.bytes).expect("its reply")
     }
@@ -197,11 +204,24 @@ impl World {
                     self.kv.insert(name, Record::Completed(completed));
                     exchange.copy_written(now)
                 }
+                Action::Cipher(call) => {
+                    steps.push(match call.op {
+                        CipherOp::Seal => "seal",
+                        CipherOp::Open => "open",
+                    });
+                    exchange.ciphered(crate::core::world::cipher::perform(&call, now), now)
+                }
                 Action::Done => break,
             };
         }
         Run { steps, reply: reply.expect("every exchange answers"), log, edits, forwarded_body, origin_body }
     }
+}
+
+/// The configuration these variables make.
+fn configured(vars: &[(&str, &str)]) -> Rc<Config> {
+    let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Rc::new(Config::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap())
 }
 
 /// The name a step goes by in [`Run::steps`].
@@ -222,11 +242,14 @@ fn step_name(action: &Action) -> &'static str {
         Action::Log(_) => "log",
         Action::Metric(_) => "metric",
         Action::WriteCopy { .. } => "write-copy",
+        Action::Cipher(CipherCall { op: CipherOp::Seal, .. }) => "seal",
+        Action::Cipher(CipherCall { op: CipherOp::Open, .. }) => "open",
         Action::Done => "done",
     }
 }
 
 mod forms;
+mod sealing;
 
 #[test]
 fn each_line_names_method_and_path_never_the_query_and_says_why_a_request_was_refused() {
@@ -696,7 +719,7 @@ fn a_failed_finish_is_repeated_twice_after_pauses_then_given_up() {
     let stored = crate::core::Completed {
         fingerprint: crate::core::Fingerprint([0; 32]),
         attempt: 1,
-        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(vec![]) },
+        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(vec![]) }.into(),
         expires_at: 9,
         copied: false,
     };
@@ -917,7 +940,7 @@ fn a_duplicate_that_waited_gets_the_first_attempt_s_answer() {
     let stored = crate::core::Completed {
         fingerprint: crate::core::Fingerprint([0; 32]),
         attempt: 1,
-        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) },
+        response: crate::core::StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) }.into(),
         expires_at: 99_999,
         copied: false,
     };
