@@ -220,6 +220,21 @@ bench-forms: install build-worker build-proxy-js
 
 bench: bench-forms
 
+.PHONY: bench-sealing
+bench-sealing: install build-worker build-proxy-js
+	node bench/sealing.mjs
+
+bench: bench-sealing
+
+## Where sealing's cipher runs (docs/performance.md): the aes-gcm crate in
+## wasm against Web Crypto. A decision's measurement, not part of make bench.
+.PHONY: bench-cipher-choice
+bench-cipher-choice: install
+	cd bench/cipher-choice && cargo build --release --target wasm32-unknown-unknown --quiet && \
+	  cp target/wasm32-unknown-unknown/release/cipher_choice.wasm target/without.wasm && \
+	  cargo build --release --target wasm32-unknown-unknown --quiet --features seal
+	node bench/cipher-choice/bench.mjs bench/cipher-choice/target/wasm32-unknown-unknown/release/cipher_choice.wasm bench/cipher-choice/target/without.wasm
+
 ## The library as others use it (SPEC §10): `cargo publish --dry-run`, no
 ## exact pins or global choices in its dependencies, and a crate outside it
 ## (tests/consumer) that depends on it with feature `edge`, built for wasm32.

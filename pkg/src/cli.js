@@ -189,6 +189,13 @@ function importsProxy(path, main) {
 }
 
 /**
+ * What a secret whose value this shell does not have stands in as: a value
+ * its variable's rules accept (a seal key is 32 bytes of base64), so only
+ * its name is checked.
+ */
+const STAND_IN = { IDEMPOTENCY_SEAL_KEYS: `${"A".repeat(43)}=` };
+
+/**
  * The worker's `env` as the runtime would hand it over: its vars, each
  * binding as an object with its kind's method (the one the core looks for,
  * for the kinds it checks), and each secret — its value from this shell's
@@ -206,6 +213,6 @@ function workerEnv(scope, secrets) {
   bind(scope.services, "binding", bindingMethod(BindingKind.Service));
   bind(scope.analytics_engine_datasets, "binding", "writeDataPoint");
   bind(scope.queues?.producers, "binding", "send");
-  for (const name of secrets) env[name] = process.env[name] ?? "secret-set-with-wrangler";
+  for (const name of secrets) env[name] = process.env[name] ?? STAND_IN[name] ?? "secret-set-with-wrangler";
   return env;
 }

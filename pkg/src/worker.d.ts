@@ -239,6 +239,15 @@ export interface IdempotencyOptions {
    */
   adminToken?: string;
   /**
+   * Seal stored answers at rest (AES-256-GCM, bound to their record): one
+   * or more keys, comma separated, each 32 random bytes in standard base64
+   * (`openssl rand -base64 32`). The first seals, every one opens. Keep it a
+   * secret (`npx wrangler secret put IDEMPOTENCY_SEAL_KEYS`) rather than an
+   * option in code. `IDEMPOTENCY_SEAL_KEYS`.
+   * @defaultValue unset (answers stored as the origin gave them)
+   */
+  sealKeys?: string;
+  /**
    * The binding names this worker uses, if not the defaults. Read by
    * `oncekey/worker` only, never from `env`.
    * @example `bindings: { coordinator: "LOCKS", kv: "ANSWERS" }`

@@ -78,8 +78,9 @@ pub use client::{
 };
 pub use config::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS,
-    KV_BINDING, KeyId, KvReplayMode, SealKey, SealKeys, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, VARIABLES,
-    default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,
+    KV_BINDING, KeyId, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl,
+    SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    unknown_variables,
 };
 pub use coordinator::{
     CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
@@ -92,15 +93,16 @@ pub use delivery::{
     batch_lanes, content_key, event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
-    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, CipherCall, CipherOp, DecisionLog, EdgeAnswer, Exchange, FINISH_RETRY_PAUSES_MS,
-    FinishResult, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing, Verdict,
+    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, CipherCall, CipherOp, DecisionLog, EdgeAnswer, Exchange,
+    FINISH_RETRY_PAUSES_MS, FinishResult, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier, Timing,
+    Verdict,
 };
 pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Problem, key_input};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
     KV_MIN_TTL_SECS, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released, SEAL_OVERHEAD,
-    SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon, begin, cookie_jar, copy_ttl_secs, finish, inspect, reads_whole, release,
-    opened, plaintext_parts, replay_from_copy,
+    SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon, begin, cookie_jar,
+    copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release, replay_from_copy,
 };
 pub use request::{
     ADMIN_PREFIX, AdminRequest, AdminToken, DEFAULT_ALLOW_HEADERS, Fingerprint, IdempotencyKey, KEY_FIELD, KeyError,

@@ -172,6 +172,10 @@ impl<O: OriginCall> Host<O> {
                 }
                 exchange.copy_written(now_ms())
             }
+            Action::Cipher(call) => {
+                let result = super::seal::run(&call).await;
+                exchange.ciphered(result, now_ms())
+            }
             // Handled by the driver loop; never performed here.
             Action::Detach | Action::Respond(_) | Action::Done => Action::Done,
         }

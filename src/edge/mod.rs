@@ -30,6 +30,7 @@ mod layer;
 mod origin;
 mod queue;
 mod queue_counters;
+mod seal;
 
 pub use crate::core::{COORDINATOR_BINDING, DecisionLog, KV_BINDING, Timing, VARIABLES};
 pub use coordinator::IdempotencyCoordinator;

@@ -9,8 +9,8 @@ use wasm_bindgen::prelude::*;
 use super::packed::{pack_edits, pack_headers, unpack_headers};
 use super::values::point_object;
 use crate::core::{
-    Action, AnswerRead, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply, ReplyBody,
-    copy_ttl_secs,
+    Action, AnswerRead, CipherCall, CipherOp, DataPoint, Exchange, HeaderEdit, OriginResult, Record, RecordName, Reply,
+    ReplyBody, copy_ttl_secs,
 };
 
 /// The kind of the pending action, as `kind` and every result method give
@@ -31,6 +31,7 @@ pub enum ActionKind {
     CallOrigin = 9,
     Pause = 10,
     WriteCopy = 11,
+    Cipher = 12,
 }
 
 /// Why an origin call brought no answer, as the host reports it to
@@ -76,6 +77,8 @@ enum Pending {
     Pause(u64),
     /// The record's KV copy: its bytes, time to live in seconds.
     WriteCopy(RecordName, Vec<u8>, u64),
+    /// Seal or open one part of a stored answer.
+    Cipher(CipherCall),
 }
 
 /// One request's exchange. `kind` is what to do now; each method reports
@@ -187,15 +190,37 @@ impl JsExchange {
     }
 
     /// The body of `forward` (undefined: the request's own), `callOrigin`
-    /// and `respond` (undefined: the kept response's).
+    /// and `respond` (undefined: the kept response's); what `cipher` seals
+    /// or opens.
     #[wasm_bindgen(getter)]
     pub fn body(&self) -> Option<Vec<u8>> {
         match &self.pending {
             Pending::Forward(_, body, _) => body.clone(),
             Pending::CallOrigin { body, .. } => Some(body.clone()),
             Pending::Respond(Reply { body: ReplyBody::Bytes(body), .. }) => Some(body.clone()),
+            Pending::Cipher(call) => Some(call.data.clone()),
             _ => None,
         }
+    }
+
+    /// `cipher`: whether it seals (else it opens).
+    #[wasm_bindgen(getter)]
+    pub fn seals(&self) -> bool {
+        matches!(&self.pending, Pending::Cipher(CipherCall { op: CipherOp::Seal, .. }))
+    }
+
+    /// `cipher`: the AES-256-GCM key's 32 bytes.
+    #[wasm_bindgen(getter, js_name = cipherKey)]
+    pub fn cipher_key(&self) -> Option<Vec<u8>> {
+        let Pending::Cipher(call) = &self.pending else { return None };
+        Some(call.key.bytes().to_vec())
+    }
+
+    /// `cipher`: the associated data.
+    #[wasm_bindgen(getter)]
+    pub fn aad(&self) -> Option<Vec<u8>> {
+        let Pending::Cipher(call) = &self.pending else { return None };
+        Some(call.aad.clone())
     }
 
     /// `log`: the line.
@@ -367,6 +392,16 @@ impl JsExchange {
         self.present(action, now_ms)
     }
 
+    /// `cipher` ran: its bytes, or why none came.
+    pub fn ciphered(&mut self, bytes: Option<Vec<u8>>, error: Option<String>, now_ms: f64) -> ActionKind {
+        let result = match (bytes, error) {
+            (Some(bytes), None) => Ok(bytes),
+            (_, error) => Err(error.unwrap_or_else(|| "no bytes".to_owned())),
+        };
+        let action = self.inner.ciphered(result, now_ms as u64);
+        self.present(action, now_ms)
+    }
+
     /// The KV copy was written (or not: nothing depends on it).
     #[wasm_bindgen(js_name = copyWritten)]
     pub fn copy_written(&mut self, now_ms: f64) -> ActionKind {
@@ -406,6 +441,7 @@ impl JsExchange {
                 ActionKind::WriteCopy,
                 write_copy(name, &Record::Completed(completed.clone()), completed.expires_at, now),
             ),
+            Action::Cipher(call) => (ActionKind::Cipher, Pending::Cipher(call)),
             Action::Done => (ActionKind::Done, Pending::Done),
         };
         self.kind = kind;

@@ -925,7 +925,7 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
       .concat('IDEMPOTENCY_CORS_ORIGINS = "*"\nIDEMPOTENCY_CORS_CREDENTIALS = "true"\n'),
     "no-origin.toml": config.replace('ORIGIN_URL = "https://api.example.com"', 'ORIGIN_URL = ""'),
   });
-  const check = (...args) => {
+  const checkWith = (env, ...args) => {
     try {
       return {
         code: 0,
@@ -933,12 +933,14 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
           cwd: dir,
           encoding: "utf8",
           stdio: "pipe",
+          env: { ...process.env, ...env },
         }),
       };
     } catch (error) {
       return { code: error.status, out: `${error.stdout}${error.stderr}` };
     }
   };
+  const check = (...args) => checkWith({}, ...args);
   const sound = check();
   assert.equal(sound.code, 0, sound.out);
   assert.match(sound.out, /sound \(the proxy\)/, "main imports oncekey/proxy: checked as the proxy");
@@ -960,6 +962,15 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
   // A secret's value is checked when the shell has it; its name alone otherwise.
   const token = check("--secret", "IDEMPOTENCY_ADMIN_TOKEN");
   assert.equal(token.code, 0, token.out);
+  // Seal keys (SPEC §4): a name alone passes; a bad value in the shell is named, never shown.
+  const seal = ["--secret", "IDEMPOTENCY_SEAL_KEYS"];
+  assert.equal(check(...seal).code, 0);
+  const good = Buffer.alloc(32, 7).toString("base64");
+  assert.equal(checkWith({ IDEMPOTENCY_SEAL_KEYS: `${good}, ${Buffer.alloc(32, 8).toString("base64")}` }, ...seal).code, 0);
+  const short = checkWith({ IDEMPOTENCY_SEAL_KEYS: `${good},c2hvcnQ=` }, ...seal);
+  assert.equal(short.code, 1, short.out);
+  assert.match(short.out, /IDEMPOTENCY_SEAL_KEYS: key 2 is 5 bytes, not 32/);
+  assert.ok(!short.out.includes(good) && !short.out.includes("c2hvcnQ"), "never a key");
 });
 
 test("docs/deploying.md's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {

@@ -5,7 +5,8 @@
 // named as the Rust host's: the request and response side http.js
 // (src/edge/http.rs), time limits deadline.js, the coordinator over RPC
 // durable_store.js, KV copies kv_replay.js, the caller going away
-// disconnect.js, the origin's request origin.js, form keys form_keys.js.
+// disconnect.js, the origin's request origin.js, form keys form_keys.js,
+// sealing at rest seal.js.
 import { ActionKind, OriginFailure } from "oncekey-worker-wasm";
 import { untilAborted, within } from "./deadline.js";
 import { onCallerGone } from "./disconnect.js";
@@ -14,6 +15,7 @@ import { withKeys } from "./form_keys.js";
 import { packHeaders, readAnswer, readBody, replyResponse } from "./http.js";
 import { KvReplay } from "./kv_replay.js";
 import { isNotSent, outgoing } from "./origin.js";
+import { runCipher } from "./seal.js";
 
 // Each action's fields are getters of its exchange named for what they hold
 // (`timeoutMs`, `record`, `body`, ...); its kind is one of the core's
@@ -31,6 +33,7 @@ const {
   CallOrigin: CALL_ORIGIN,
   Pause: PAUSE,
   WriteCopy: WRITE_COPY,
+  Cipher: CIPHER,
 } = ActionKind;
 
 /**
@@ -148,6 +151,10 @@ class Host {
       case WRITE_COPY:
         await this.kv.write(exchange.record, exchange.copy, exchange.ttlSeconds);
         return exchange.copyWritten(Date.now());
+      case CIPHER: {
+        const [bytes, error] = await runCipher(exchange);
+        return exchange.ciphered(bytes, error, Date.now());
+      }
       default:
         throw new Error(`oncekey: unknown action ${kind}`);
     }

@@ -411,7 +411,8 @@ mod tests {
 
     fn finish(attempt: u32, status: u16) -> Vec<u8> {
         let answer = StoredResponse { status, headers: vec![], body: Some(format!("{status}").into_bytes()) };
-        StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome: Outcome::Answered(answer.into()) }.encode()
+        StoreCall::Finish { policy: policy(), attempt, reservation: 0, outcome: Outcome::Answered(answer.into()) }
+            .encode()
     }
 
     fn loaded() -> Coordinator {

@@ -482,7 +482,12 @@ fn state_from(r: &mut Reader<'_>) -> Result<RecordState, DecodeError> {
             sealed: None,
             expires_at: r.u64()?,
         },
-        5 => RecordState::Completed { attempt: r.u32()?, status: 0, sealed: Some(KeyId(r.array()?)), expires_at: r.u64()? },
+        5 => RecordState::Completed {
+            attempt: r.u32()?,
+            status: 0,
+            sealed: Some(KeyId(r.array()?)),
+            expires_at: r.u64()?,
+        },
         3 => RecordState::Released { last_attempt: r.u32()?, expires_at: r.u64()? },
         4 => RecordState::Unreadable,
         other => return Err(DecodeError::UnknownKind(other)),
@@ -659,7 +664,8 @@ mod tests {
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
         assert!(matches!(decode_inspected(&seen.answer), Ok(Some(RecordState::InFlight { attempt: 1, .. }))));
-        let refused = StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] }.run(Some(running.clone()), 2);
+        let refused = StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] }
+            .run(Some(running.clone()), 2);
         assert!(matches!(decode_released(&refused.answer), Ok(ReleaseAnswer::Running(_))));
         assert_eq!(refused.write, decision::Write::Keep, "a running attempt is not released unforced");
         let released = StoreCall::Release { policy, force: true, open_keys: vec![] }.run(Some(running), 2);

@@ -12,8 +12,8 @@ use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
-    Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin, cookie_jar, decode_decision,
-    decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
+    Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin, cookie_jar,
+    decode_decision, decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An

@@ -299,9 +299,7 @@ impl Problem {
             Self::MethodNotAllowed { .. } => ("method-not-allowed", 405, "Method not allowed on this admin path"),
             Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
             Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
-            Self::RecordUnreadable | Self::RecordSealed => {
-                ("record-unreadable", 503, "Idempotency record unreadable")
-            }
+            Self::RecordUnreadable | Self::RecordSealed => ("record-unreadable", 503, "Idempotency record unreadable"),
         }
     }
 }
@@ -386,7 +384,8 @@ mod tests {
 
     #[test]
     fn a_refused_release_says_what_the_record_holds() {
-        let done = Problem::NotInFlight(RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 0 });
+        let done =
+            Problem::NotInFlight(RecordState::Completed { attempt: 1, status: 201, sealed: None, expires_at: 0 });
         assert!(done.detail().contains("completed") && done.detail().contains("201"), "{}", done.detail());
         let released = Problem::NotInFlight(RecordState::Released { last_attempt: 2, expires_at: 0 });
         assert!(released.detail().contains("already released") && released.detail().contains("attempt 3"));

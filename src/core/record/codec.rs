@@ -358,7 +358,8 @@ mod tests {
                 status: 201,
                 headers: vec![("content-type".into(), "application/json".into())],
                 body,
-            }.into(),
+            }
+            .into(),
             expires_at: 99,
             copied: false,
         })
@@ -431,7 +432,54 @@ mod tests {
                 vec![0],
             ],
         );
+        // A sealed answer (kind 7): flags, the fields up to the expiry, the
+        // key id, the answer part, and the cookies part or none.
+        let sealed = layout(
+            7,
+            &[
+                vec![1],
+                fp.clone(),
+                be32(2),
+                be64(99),
+                vec![1, 2, 3, 4],
+                be32(3),
+                vec![9; 3],
+                vec![1],
+                be32(2),
+                vec![8; 2],
+            ],
+        );
+        let sealed_plain =
+            layout(7, &[vec![0], fp.clone(), be32(2), be64(99), vec![1, 2, 3, 4], be32(1), vec![9], vec![0]]);
         let rows = [
+            (
+                sealed,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 2,
+                    response: StoredAnswer::Sealed(SealedAnswer {
+                        key_id: KeyId([1, 2, 3, 4]),
+                        answer: vec![9; 3],
+                        cookies: Some(vec![8; 2]),
+                    }),
+                    expires_at: 99,
+                    copied: true,
+                }),
+            ),
+            (
+                sealed_plain,
+                Record::Completed(Completed {
+                    fingerprint: Fingerprint([7; 32]),
+                    attempt: 2,
+                    response: StoredAnswer::Sealed(SealedAnswer {
+                        key_id: KeyId([1, 2, 3, 4]),
+                        answer: vec![9],
+                        cookies: None,
+                    }),
+                    expires_at: 99,
+                    copied: false,
+                }),
+            ),
             (
                 in_flight_v2,
                 Record::InFlight(InFlight {
@@ -452,7 +500,8 @@ mod tests {
                         status: 201,
                         headers: vec![("content-type".into(), "{}".into())],
                         body: Some(b"ok".to_vec()),
-                    }.into(),
+                    }
+                    .into(),
                     expires_at: 99,
                     copied: false,
                 }),
@@ -487,7 +536,8 @@ mod tests {
                         status: 303,
                         headers: vec![("set-cookie".into(), "sid=1".into()), (":cookie-jar".into(), "ab".into())],
                         body: None,
-                    }.into(),
+                    }
+                    .into(),
                     expires_at: 99,
                     copied: false,
                 }),

@@ -302,7 +302,8 @@ mod tests {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: Some(b"{}".to_vec()),
-        }.into()
+        }
+        .into()
     }
 
     fn completed(fingerprint: Fingerprint, expires_at: u64) -> Completed {

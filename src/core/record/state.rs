@@ -219,8 +219,10 @@ pub fn release(
         // never be replayed; the operator may release it, so the next
         // attempt runs (the record says which attempt it was).
         Some(Record::Completed(c)) if c.response.sealed_by().is_some_and(|id| !open_keys.contains(&id)) => {
-            let record =
-                Record::Released(Released { last_attempt: c.attempt, expires_at: now_ms.saturating_add(policy.ttl_ms) });
+            let record = Record::Released(Released {
+                last_attempt: c.attempt,
+                expires_at: now_ms.saturating_add(policy.ttl_ms),
+            });
             Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
         }
         Some(other) => keep(ReleaseAnswer::NotInFlight(RecordState::of(&other))),
@@ -277,7 +279,8 @@ mod tests {
                 status: 201,
                 headers: vec![("set-cookie".into(), "secret=1".into())],
                 body: Some(b"{\"card\":\"4242\"}".to_vec()),
-            }.into(),
+            }
+            .into(),
             expires_at: NOW + 60_000,
             copied: false,
         })

@@ -130,7 +130,12 @@ mod tests {
         assert_eq!(now_or_never(store.begin(&name, fp, 0)), Ok(Decision::Execute { attempt: 1, reclaimed: false }));
         assert!(matches!(store.get(&name), Some(Record::InFlight(r)) if r.attempt == 1));
         let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"ok".to_vec()) };
-        assert!(matches!(now_or_never(store.finish(&name, 1, Outcome::Answered(answer.into()), 5)), Ok(Finished::Stored(_))));
-        assert!(matches!(store.get(&name), Some(Record::Completed(c)) if c.response.plain().is_some_and(|r| r.status == 201)));
+        assert!(matches!(
+            now_or_never(store.finish(&name, 1, Outcome::Answered(answer.into()), 5)),
+            Ok(Finished::Stored(_))
+        ));
+        assert!(
+            matches!(store.get(&name), Some(Record::Completed(c)) if c.response.plain().is_some_and(|r| r.status == 201))
+        );
     }
 }

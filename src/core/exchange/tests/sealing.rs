@@ -126,11 +126,8 @@ fn keys_rotate_with_no_failed_replay_and_a_removed_key_fails_closed() {
     world.config = configured(&[("IDEMPOTENCY_SEAL_KEYS", &format!("{KEY_B},{KEY_A}"))]);
     assert_eq!(world.run(keyed("old"), order()).reply.status, 201);
     world.run(keyed("new"), order());
-    let sealed_by: Vec<Option<KeyId>> = world
-        .stored
-        .values()
-        .map(|bytes| answer_of(&Record::decode(bytes).unwrap()).sealed_by())
-        .collect();
+    let sealed_by: Vec<Option<KeyId>> =
+        world.stored.values().map(|bytes| answer_of(&Record::decode(bytes).unwrap()).sealed_by()).collect();
     assert!(sealed_by.contains(&Some(id(1))) && sealed_by.contains(&Some(id(2))), "{sealed_by:?}");
     // The old key removed: its records fail closed, never run again.
     world.config = configured(&[("IDEMPOTENCY_SEAL_KEYS", KEY_B), TOKEN]);
@@ -175,7 +172,11 @@ fn sealing_turned_off_leaves_sealed_records_unreadable_but_safe_and_plain_ones_r
 fn an_answer_that_releases_the_key_goes_to_the_object_as_its_status_alone() {
     let mut world = World::new(&[("IDEMPOTENCY_SEAL_KEYS", KEY_A)]);
     world.origin = Box::new(|attempt| match attempt {
-        1 => OriginResult::Answered { status: 503, headers: vec![("x-order".into(), "HEADER-MARKER".into())], body: b"BODY-MARKER".to_vec() },
+        1 => OriginResult::Answered {
+            status: 503,
+            headers: vec![("x-order".into(), "HEADER-MARKER".into())],
+            body: b"BODY-MARKER".to_vec(),
+        },
         _ => created(),
     });
     let first = world.run(keyed("k1"), order());
@@ -203,7 +204,10 @@ fn kv_only_mode_seals_its_copy_before_the_answer() {
     let mut world = World::new(&[("IDEMPOTENCY_SEAL_KEYS", KEY_A), ("IDEMPOTENCY_CONSISTENCY", "kv")]);
     world.origin = Box::new(|_| signed_in());
     let first = world.run(keyed("k1"), order());
-    assert_eq!(first.steps, ["read-body", "detach", "read-copy", "call-origin", "seal", "write-copy", "respond", "log"]);
+    assert_eq!(
+        first.steps,
+        ["read-body", "detach", "read-copy", "call-origin", "seal", "write-copy", "respond", "log"]
+    );
     let copy = world.kv.values().next().unwrap();
     assert!(!holds_a_marker(&copy.encode()));
     let retry = world.run(keyed("k1"), order());
