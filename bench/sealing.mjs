@@ -30,14 +30,16 @@ await new Promise((resolve) => origin.listen(0, "127.0.0.1", resolve));
 const ORIGIN_URL = `http://127.0.0.1:${origin.address().port}`;
 
 const RUNS = [];
-for (const size of Object.keys(SIZES)) for (const host of ["rust", "js"]) for (const sealed of [false, true]) RUNS.push({ size, host, sealed });
+for (const size of Object.keys(SIZES))
+  for (const host of ["rust", "js"]) for (const sealed of [false, true]) RUNS.push({ size, host, sealed });
 const name = ({ size, host, sealed }) => `${host}-${sealed ? "sealed" : "plain"}-${size}`;
 const cpu = {};
 const latencies = {};
-for (const run of RUNS) for (const path of ["first", "replay"]) {
-  cpu[`${name(run)}-${path}`] = 0;
-  latencies[`${name(run)}-${path}`] = [];
-}
+for (const run of RUNS)
+  for (const path of ["first", "replay"]) {
+    cpu[`${name(run)}-${path}`] = 0;
+    latencies[`${name(run)}-${path}`] = [];
+  }
 
 const before = loadavg();
 for (let round = 0; round < ROUNDS; round++) {

@@ -31,7 +31,8 @@ fn completed(fingerprint: Fingerprint, body_len: usize) -> Completed {
                 ("x-request-id".into(), "8f14e45f-ceea-467f-a0e6-3c5e9c5e7f0b".into()),
             ],
             body: Some(body(body_len)),
-        },
+        }
+        .into(),
         expires_at: NOW + 86_400_000,
         copied: false,
     }

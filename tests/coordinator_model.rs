@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use oncekey::core::{
-    CallId, Coordinator, Decision, Effects, Fingerprint, Outcome, RecordPolicy, StoreCall, StoredResponse,
-    decode_decision,
+    CallId, Coordinator, Decision, Effects, Fingerprint, Outcome, RecordPolicy, StoreCall, StoredAnswer,
+    StoredResponse, decode_decision,
 };
 use proptest::prelude::*;
 
@@ -82,7 +82,7 @@ struct Model {
     issued: Vec<CallId>,
     replies: HashMap<CallId, usize>,
     grants: Vec<Grant>,
-    stored: Option<(u32, StoredResponse)>,
+    stored: Option<(u32, StoredAnswer)>,
 }
 
 impl Model {
@@ -159,9 +159,9 @@ fn run(steps: Vec<Step>) {
                     body: Some(attempt.to_be_bytes().to_vec()),
                 };
                 let outcome = match how {
-                    How::Created => Outcome::Answered(answer(201)),
-                    How::Failed => Outcome::Answered(answer(500)),
-                    How::Unavailable => Outcome::Answered(answer(503)),
+                    How::Created => Outcome::Answered(answer(201).into()),
+                    How::Failed => Outcome::Answered(answer(500).into()),
+                    How::Unavailable => Outcome::Answered(answer(503).into()),
                     How::NotSent => Outcome::NotSent,
                     How::Unknown => Outcome::Unknown,
                 };
@@ -169,7 +169,7 @@ fn run(steps: Vec<Step>) {
                 let holds = m.grants.iter().all(|g| g.attempt <= attempt);
                 if holds
                     && let Outcome::Answered(a) = &outcome
-                    && a.status != 503
+                    && a.plain().is_some_and(|a| a.status != 503)
                 {
                     m.stored = Some((attempt, a.clone()));
                 }

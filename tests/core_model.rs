@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 
 use oncekey::core::{
     Completed, Decision, Fingerprint, Finished, IdempotencyKey, MemoryStore, Outcome, Record, RecordName, RecordPolicy,
-    Store, StoredResponse,
+    Store, StoredAnswer, StoredResponse,
 };
 use proptest::prelude::*;
 
@@ -102,7 +102,7 @@ struct KeyModel {
     /// The highest attempt started while remembered.
     max_attempt: u32,
     /// The stored answer, and until when it must be replayed.
-    stored: Option<(StoredResponse, u64)>,
+    stored: Option<(StoredAnswer, u64)>,
 }
 
 /// Invariant violations found by one schedule.
@@ -132,8 +132,8 @@ fn record_name(key: usize) -> RecordName {
     RecordName::new("shop.example", &[], |_| None, &key)
 }
 
-fn answer(status: u16, key: usize, attempt: u32) -> StoredResponse {
-    StoredResponse { status, headers: vec![], body: Some(format!("key {key} attempt {attempt}").into_bytes()) }
+fn answer(status: u16, key: usize, attempt: u32) -> StoredAnswer {
+    StoredResponse { status, headers: vec![], body: Some(format!("key {key} attempt {attempt}").into_bytes()) }.into()
 }
 
 /// A store the harness can also peek into, to see whether a finish wrote.
@@ -320,7 +320,7 @@ impl Store for EventuallyConsistentKv {
             return Ok(Finished::Stale);
         };
         Ok(match outcome {
-            Outcome::Answered(response) if response.status != 503 => {
+            Outcome::Answered(response) if response.plain().is_some_and(|r| r.status != 503) => {
                 let done = Completed { fingerprint, attempt, response, expires_at: now_ms + TTL_MS, copied: false };
                 self.writes.borrow_mut().entry(*name).or_default().push((now_ms, done.clone()));
                 Finished::Stored(done)

@@ -966,7 +966,10 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
   const seal = ["--secret", "IDEMPOTENCY_SEAL_KEYS"];
   assert.equal(check(...seal).code, 0);
   const good = Buffer.alloc(32, 7).toString("base64");
-  assert.equal(checkWith({ IDEMPOTENCY_SEAL_KEYS: `${good}, ${Buffer.alloc(32, 8).toString("base64")}` }, ...seal).code, 0);
+  assert.equal(
+    checkWith({ IDEMPOTENCY_SEAL_KEYS: `${good}, ${Buffer.alloc(32, 8).toString("base64")}` }, ...seal).code,
+    0,
+  );
   const short = checkWith({ IDEMPOTENCY_SEAL_KEYS: `${good},c2hvcnQ=` }, ...seal);
   assert.equal(short.code, 1, short.out);
   assert.match(short.out, /IDEMPOTENCY_SEAL_KEYS: key 2 is 5 bytes, not 32/);
