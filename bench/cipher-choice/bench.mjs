@@ -4,7 +4,7 @@
 // and prints the wasm's size with and without the cipher.
 import { readFileSync } from "node:fs";
 const { instance } = await WebAssembly.instantiate(readFileSync(process.argv[2]), {});
-const { seal, buf, memory } = instance.exports;
+const { seal } = instance.exports;
 for (const len of [1024, 65536, 1048576]) {
   const rounds = len > 100000 ? 5 : 50;
   seal(len, 1);

@@ -34,7 +34,7 @@
 //! assert_eq!(store.begin(&name, fp, 0).await.unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
 //! assert_eq!(store.begin(&name, fp, 10).await.unwrap(), Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 });
 //! let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
-//! store.finish(&name, 1, Outcome::Answered(answer), 20).await.unwrap();
+//! store.finish(&name, 1, Outcome::Answered(answer.into()), 20).await.unwrap();
 //! assert!(matches!(store.begin(&name, fp, 30).await.unwrap(), Decision::Replay(_)));
 //! # });
 //! # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {

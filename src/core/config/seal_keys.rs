@@ -87,8 +87,8 @@ impl SealKeys {
     ///
     /// ```
     /// use oncekey::core::SealKeys;
-    /// let one = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
-    /// assert_eq!(SealKeys::parse(&format!("{one}, {}", one.replace('A', "B"))).unwrap().ids().len(), 2);
+    /// let (one, two) = ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=");
+    /// assert_eq!(SealKeys::parse(&format!("{one}, {two}")).unwrap().ids().len(), 2);
     /// let err = SealKeys::parse("c2hvcnQ=").unwrap_err();
     /// assert_eq!(err.variable, "IDEMPOTENCY_SEAL_KEYS");
     /// assert!(!err.reason.contains("c2hvcnQ"));

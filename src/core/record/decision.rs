@@ -127,7 +127,7 @@ pub fn begin(found: Option<Record>, fingerprint: Fingerprint, now_ms: u64, polic
 /// ```
 /// use oncekey::core::{Completed, Fingerprint, Record, StoredResponse, replay_from_copy};
 /// let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
-/// let copy = Completed { fingerprint: Fingerprint([1; 32]), attempt: 1, response: answer, expires_at: 2_000, copied: false };
+/// let copy = Completed { fingerprint: Fingerprint([1; 32]), attempt: 1, response: answer.into(), expires_at: 2_000, copied: false };
 /// let found = || Some(Record::Completed(copy.clone()));
 /// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 1_999), Some(copy.clone()));
 /// assert_eq!(replay_from_copy(found(), Fingerprint([1; 32]), 2_000), None, "expired");
@@ -230,7 +230,7 @@ pub enum Finished {
 /// let policy = RecordPolicy::default();
 /// let Write::Put(record) = begin(None, Fingerprint([0; 32]), 0, &policy).write else { unreachable!() };
 /// let answer = StoredResponse { status: 201, headers: vec![], body: Some(b"{}".to_vec()) };
-/// let step = finish(Some(record), 1, Outcome::Answered(answer), 10, &policy);
+/// let step = finish(Some(record), 1, Outcome::Answered(answer.into()), 10, &policy);
 /// assert!(matches!(step.answer, Finished::Stored(_)));
 /// ```
 pub fn finish(
