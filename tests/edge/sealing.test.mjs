@@ -247,3 +247,37 @@ describe("bad keys", () => {
     });
   }
 });
+
+describe("turning sealing on, then off", () => {
+  const persist = tempDir();
+  const item = uniqueItem("on-off");
+  const [before, during] = [newKey(), newKey()];
+
+  test("records from before sealing still replay; sealed ones fail closed once it is off, never run again", async () => {
+    let worker = await start({ persist, quiet: true });
+    try {
+      assert.equal((await order(worker, { key: before, item })).status, 201);
+      await stored(worker, before, item);
+    } finally {
+      await worker.dispose();
+    }
+    worker = await start({ persist, quiet: true, vars: { IDEMPOTENCY_SEAL_KEYS: KEY_A } });
+    try {
+      assert.equal((await stored(worker, before, item)).status, 201, "the plain record replays");
+      assert.equal((await order(worker, { key: during, item })).status, 201);
+      await stored(worker, during, item);
+    } finally {
+      await worker.dispose();
+    }
+    worker = await start({ persist, quiet: true });
+    try {
+      assert.equal((await stored(worker, before, item)).status, 201);
+      const sealed = await order(worker, { key: during, item });
+      assert.equal(sealed.status, 503);
+      assert.equal((await problemOf(sealed)).code, "record-unreadable");
+      assert.equal((await ordersOf(worker, item)).count, 2, "each key ran once");
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
