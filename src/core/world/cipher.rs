@@ -7,7 +7,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::core::{CipherCall, CipherOp};
+use crate::core::{
+    CipherCall, CipherOp, RecordName, SealKeys, SealedPart, StoredAnswer, StoredResponse, opened as from_parts,
+};
 
 /// Performs `call` as a host would; `draw` makes the nonce (a host draws it
 /// from its CSPRNG).
@@ -64,4 +66,26 @@ fn tag(key: &[u8; 32], nonce: &[u8], aad: &[u8], sealed: &[u8]) -> [u8; 16] {
     let mut out = [0; 16];
     out.copy_from_slice(&digest[..16]);
     out
+}
+
+/// `answer` as a replay opens it: a plain one as it is; a sealed one opened
+/// with `keys` for record `name`, its cookies part too. `None`: it does not
+/// open.
+pub fn opened(answer: &StoredAnswer, keys: &SealKeys, name: &RecordName) -> Option<StoredResponse> {
+    let sealed = match answer {
+        StoredAnswer::Plain(response) => return Some(response.clone()),
+        StoredAnswer::Sealed(sealed) => sealed,
+    };
+    let key = keys.find(sealed.key_id)?.clone();
+    let open = |part: SealedPart, data: &[u8]| {
+        let call =
+            CipherCall { op: CipherOp::Open, key: key.clone(), aad: part.associated_data(name), data: data.to_vec() };
+        perform(&call, 0).ok()
+    };
+    let answer = open(SealedPart::Answer, &sealed.answer)?;
+    let cookies = match &sealed.cookies {
+        Some(cookies) => Some(open(SealedPart::Cookies, cookies)?),
+        None => None,
+    };
+    from_parts(&answer, cookies.as_deref()).ok()
 }

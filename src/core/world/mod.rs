@@ -30,7 +30,7 @@ pub use state::{JUMP_MS, Move, Run, Script, Setup, World};
 /// hold 3 callers on one key, 2 attempts, a Worker that dies mid-attempt, a
 /// lost or late store reply, a lease's end, a clock jump, an operator's
 /// release and forced release, a tombstone's expiry, an unreadable record,
-/// and a queue's redelivery.
+/// answers sealed at rest, and a queue's redelivery.
 pub fn small_worlds() -> Vec<Setup> {
     use Script::{NoAnswer, Status};
     let none = Setup {
@@ -46,6 +46,7 @@ pub fn small_worlds() -> Vec<Setup> {
         release: None,
         evictions: 0,
         unreadable: false,
+        sealed: false,
         quiet_clock: false,
     };
     vec![
@@ -95,6 +96,16 @@ pub fn small_worlds() -> Vec<Setup> {
             callers: 2,
             crashes: 1,
             release: Some(false),
+            ..none.clone()
+        },
+        Setup {
+            name: "3 callers, answers sealed at rest, attempt 1 released (503), a Worker dies, a lost store reply",
+            callers: 3,
+            script: vec![Status(503), Status(201)],
+            crashes: 1,
+            store_faults: 1,
+            sealed: true,
+            quiet_clock: true,
             ..none.clone()
         },
         Setup {

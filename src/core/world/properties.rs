@@ -20,7 +20,7 @@
 use std::fmt;
 
 use super::state::Run;
-use crate::core::{Record, RecordName, Reply, ReplyBody, StoredAnswer};
+use crate::core::{Record, RecordName, Reply, ReplyBody, SealKeys, StoredAnswer};
 
 /// A property broken, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +100,8 @@ pub fn unreadable_fails_closed(stored: Option<&[u8]>, reply: &Reply) -> Result<(
 /// The answers the store has held, per record.
 #[derive(Clone, Debug, Default)]
 pub struct Answers {
+    /// The world's seal keys: a sealed answer is compared opened.
+    keys: SealKeys,
     /// Each answer ever held, with its record and attempt.
     ever: Vec<(RecordName, u32, StoredAnswer)>,
     /// The answer each record holds now, as last seen.
@@ -107,6 +109,11 @@ pub struct Answers {
 }
 
 impl Answers {
+    /// No answer yet; sealed ones open with `keys`.
+    pub fn new(keys: SealKeys) -> Self {
+        Self { keys, ..Self::default() }
+    }
+
     /// An operator's release or the alarm may end the record's answer.
     pub fn forget(&mut self, name: RecordName) {
         self.now.retain(|(n, ..)| *n != name);
@@ -156,9 +163,10 @@ impl Answers {
             ReplyBody::Bytes(bytes) => bytes.clone(),
             ReplyBody::Origin => Vec::new(),
         };
-        // The world seals nothing: an answer is compared as stored.
+        // A sealed answer is compared opened, as a replay opens it.
         let same = |r: &StoredAnswer| {
-            r.plain().is_some_and(|r| r.status == reply.status && r.body.clone().unwrap_or_default() == body)
+            super::cipher::opened(r, &self.keys, &name)
+                .is_some_and(|r| r.status == reply.status && r.body.clone().unwrap_or_default() == body)
         };
         let held_now = self.now.iter().find(|(n, ..)| *n == name);
         let ok = match held_now {

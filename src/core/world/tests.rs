@@ -54,3 +54,22 @@ fn a_counterexample_names_its_property_and_every_move_from_the_start() {
     let waiting = world.every_actor_ended().expect_err("the caller waits for its begin");
     assert_eq!(waiting.property, "every-waiter-ends");
 }
+
+#[test]
+fn sealed_answers_are_stored_sealed_and_every_replay_opens_to_the_stored_answer() {
+    let setup = Setup { crashes: 0, store_faults: 0, ..world("3 callers, answers sealed at rest") };
+    let explored = explore(&setup, 100_000).expect("every property holds, the replays' opened");
+    assert!(explored.states > 100 && explored.ends > 10, "{explored:?}");
+    // Down one path, the first move each time: every answer stored is sealed.
+    let mut world = World::new(&setup);
+    let mut answers = Vec::new();
+    while let Some(mv) = world.moves().first().copied() {
+        world.apply(mv).expect("no property broken");
+        for record in world.stored_records() {
+            if let crate::core::Record::Completed(c) = record {
+                answers.push(c.response.sealed_by().is_some());
+            }
+        }
+    }
+    assert!(!answers.is_empty() && answers.iter().all(|sealed| *sealed), "{answers:?}");
+}
