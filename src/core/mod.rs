@@ -107,4 +107,4 @@ pub use request::{
     KeyRule, MAX_KEY_LEN, PathPattern, PathPatternError, RecordName, ScopeSource, ScopeSourceError,
     is_serialized_origin, never_an_origin, preflight_allow_headers,
 };
-pub use text::JsonObject;
+pub use text::{JsonObject, JsonPointer, JsonPointerError};
