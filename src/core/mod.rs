@@ -69,6 +69,7 @@ mod output;
 mod record;
 mod request;
 mod text;
+mod webhook;
 #[cfg(any(test, feature = "model"))]
 pub mod world;
 
@@ -108,3 +109,4 @@ pub use request::{
     is_serialized_origin, never_an_origin, preflight_allow_headers,
 };
 pub use text::{JsonObject, JsonPointer, JsonPointerError};
+pub use webhook::{SecretError, Sender, UnknownSender, WebhookRefusal, WebhookSecret, verify_delivery};

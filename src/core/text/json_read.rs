@@ -71,10 +71,19 @@ impl Json {
     /// name (the last of a repeated name), an element by its index.
     pub(crate) fn pointer(&self, pointer: &JsonPointer) -> Option<&Self> {
         pointer.tokens().iter().try_fold(self, |value, token| match value {
-            Self::Object(members) => members.iter().rev().find(|(name, _)| name == token).map(|(_, v)| v),
+            Self::Object(_) => value.member(token),
             Self::Array(items) => items.get(array_index(token)?),
             _ => None,
         })
+    }
+
+    /// This object's member `name` (the last of a repeated name); `None`
+    /// for a value that is no object.
+    pub(crate) fn member(&self, name: &str) -> Option<&Self> {
+        match self {
+            Self::Object(members) => members.iter().rev().find(|(n, _)| n == name).map(|(_, value)| value),
+            _ => None,
+        }
     }
 
     /// What kind of value this is, for a reason that names it.
