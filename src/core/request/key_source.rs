@@ -55,7 +55,7 @@ pub enum KeySourceError {
     #[error("names no form field")]
     EmptyField,
     /// `json:` and a pointer that is not one.
-    #[error("{0}")]
+    #[error("names no member: {0}")]
     Pointer(JsonPointerError),
 }
 
