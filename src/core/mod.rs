@@ -14,10 +14,11 @@
 //! | `coordinator/` | one record's Durable Object ([`Coordinator`]): store calls, waiters, the alarm |
 //! | `delivery/` | one queue message's delivery ([`DeliveryExchange`]) and the event rules |
 //! | `record/` | the record, its codec, its transitions ([`begin`], [`finish`]), the operator's view |
-//! | `request/` | the request's parts: key, fingerprint, scope, covered paths, form field, CORS, admin paths |
-//! | `config/` | the variables ([`Config`]), the bindings and the origin |
+//! | `request/` | the request's parts: key, key sources, fingerprint, scope, covered paths, form field, CORS, admin paths |
+//! | `webhook/` | webhook deliveries: senders, their secrets, the signature check ([`verify_delivery`]) |
+//! | `config/` | the variables ([`Config`]), routes ([`Route`]) and their policies, the bindings and the origin |
 //! | `output/` | what the layer writes: problems, metrics, form keys, the hosts' own texts |
-//! | `text/` | the small JSON reader and writer |
+//! | `text/` | the small JSON reader and writer, JSON pointers |
 //! | `client/` | the browser client's rules: answers, retries, UUIDv7 keys |
 //!
 //!
