@@ -83,7 +83,7 @@ pub use config::{
     KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, VARIABLES,
     default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,
 };
-pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, Webhook};
+pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use coordinator::{
     CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
     decode_finished, decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected,

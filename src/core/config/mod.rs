@@ -19,7 +19,7 @@ pub(super) mod variables;
 pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
 pub use origin::{Origin, OriginUrl};
 pub use policy::{POLICY_OPTIONS, Policy};
-pub use routes::{ROUTES, Route, Webhook};
+pub use routes::{ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use variables::{
     Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
     default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,

@@ -168,6 +168,14 @@ impl Config {
     }
 }
 
+/// What a webhook route releases the key on when it leaves `releaseOn` out,
+/// whatever `IDEMPOTENCY_RELEASE_ON` says: besides the statuses that say
+/// "not now", every 5xx a receiver answers when it failed. A sender's retry
+/// is how a failed delivery is handled after all (Stripe retries for three
+/// days); a stored 500 would answer every retry, and the event would never
+/// be handled. A route that sets `releaseOn` gets what it sets.
+pub const WEBHOOK_RELEASE_ON: &str = "408,425,429,500,502,503,504";
+
 /// Every member a route may have.
 const MEMBERS: [&str; 13] = [
     "match",
@@ -269,9 +277,9 @@ fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, Strin
         }
     }
     let member = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, value)| value);
-    let policy = read_policy(&member, vars).map_err(named)?;
-    let ignore = read_ignore(member("fingerprint")).map_err(named)?;
     let webhook = read_webhook(member("webhook"), member("secret")).map_err(named)?;
+    let policy = read_policy(&member, vars, webhook.is_some()).map_err(named)?;
+    let ignore = read_ignore(member("fingerprint")).map_err(named)?;
     let key = match &webhook {
         None => read_key(member("key")).map_err(named)?,
         // The sender decides the key and what a delivery needs.
@@ -290,8 +298,13 @@ fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, Strin
 }
 
 /// The route's policies: its values as the variables' text, over the
-/// variables, read and checked by [`Policy::read`].
-fn read_policy<'j>(member: &dyn Fn(&str) -> Option<&'j Json>, vars: &Vars<'_>) -> Result<Policy, String> {
+/// variables (but a webhook route's release set, [`WEBHOOK_RELEASE_ON`]),
+/// read and checked by [`Policy::read`].
+fn read_policy<'j>(
+    member: &dyn Fn(&str) -> Option<&'j Json>,
+    vars: &Vars<'_>,
+    webhook: bool,
+) -> Result<Policy, String> {
     let mut given: Vec<(&str, &str, String)> = Vec::new();
     for (option, variable) in POLICY_OPTIONS {
         let Some(value) = member(option) else { continue };
@@ -318,6 +331,7 @@ fn read_policy<'j>(member: &dyn Fn(&str) -> Option<&'j Json>, vars: &Vars<'_>) -
     }
     let layered = |variable: &str| match given.iter().find(|(_, v, _)| *v == variable) {
         Some((_, _, text)) => Some(text.clone()),
+        None if webhook && variable == "IDEMPOTENCY_RELEASE_ON" => Some(WEBHOOK_RELEASE_ON.to_owned()),
         None => (vars.0)(variable),
     };
     Policy::read(&Vars(&layered)).map_err(|e| policy_reason(&e, &given))
@@ -516,6 +530,22 @@ mod tests {
     }
 
     #[test]
+    fn a_webhook_route_releases_on_a_receiver_s_failure_unless_it_says_otherwise() {
+        let vars = [("IDEMPOTENCY_RELEASE_ON", "503")];
+        let config = with(
+            r#"[
+                {"match": "POST /hooks/a", "webhook": "github", "secret": "A"},
+                {"match": "POST /hooks/b", "webhook": "github", "secret": "B", "releaseOn": [503]},
+                {"match": "POST /v1/*"}
+            ]"#,
+            &vars,
+        )
+        .unwrap();
+        let release_on: Vec<&[u16]> = config.routes.iter().map(|r| r.policy.records.release_on.as_slice()).collect();
+        assert_eq!(release_on, [&[408, 425, 429, 500, 502, 503, 504][..], &[503], &[503]]);
+    }
+
+    #[test]
     fn first_match_wins() {
         let config = with(
             r#"[
@@ -545,6 +575,7 @@ mod tests {
         }
         let hook = config.route("POST", "/hooks/stripe").unwrap();
         assert_eq!(hook.webhook, Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into() }));
+        assert_eq!(hook.policy.records.release_on, [408, 425, 429, 500, 502, 503, 504], "a receiver's 5xx is retried");
         assert!(hook.key.is_empty(), "the delivery id is the key");
         assert_eq!((hook.key_rule(), hook.headers_read()), (KeyRule::Required, vec!["stripe-signature"]));
     }
