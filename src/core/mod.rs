@@ -14,10 +14,11 @@
 //! | `coordinator/` | one record's Durable Object ([`Coordinator`]): store calls, waiters, the alarm |
 //! | `delivery/` | one queue message's delivery ([`DeliveryExchange`]) and the event rules |
 //! | `record/` | the record, its codec, its transitions ([`begin`], [`finish`]), the operator's view |
-//! | `request/` | the request's parts: key, fingerprint, scope, covered paths, form field, CORS, admin paths |
-//! | `config/` | the variables ([`Config`]), the bindings and the origin |
+//! | `request/` | the request's parts: key, key sources, fingerprint, scope, covered paths, form field, CORS, admin paths |
+//! | `webhook/` | webhook deliveries: senders, their secrets, the signature check ([`verify_delivery`]) |
+//! | `config/` | the variables ([`Config`]), routes ([`Route`]) and their policies, the bindings and the origin |
 //! | `output/` | what the layer writes: problems, metrics, form keys, the hosts' own texts |
-//! | `text/` | the small JSON reader and writer |
+//! | `text/` | the small JSON reader and writer, JSON pointers |
 //! | `client/` | the browser client's rules: answers, retries, UUIDv7 keys |
 //!
 //!
@@ -69,6 +70,7 @@ mod output;
 mod record;
 mod request;
 mod text;
+mod webhook;
 #[cfg(any(test, feature = "model"))]
 pub mod world;
 
@@ -82,6 +84,7 @@ pub use config::{
     SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
     unknown_variables,
 };
+pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use coordinator::{
     CallId, CallReply, Coordinator, Effects, Expiry, MAX_WAITERS, RECORD_KEY, StoreCall, decode_decision,
     decode_finished, decode_inspected, decode_released, encode_decision, encode_finished, encode_inspected,
@@ -105,8 +108,10 @@ pub use record::{
     copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release, replay_from_copy,
 };
 pub use request::{
-    ADMIN_PREFIX, AdminRequest, AdminToken, DEFAULT_ALLOW_HEADERS, Fingerprint, IdempotencyKey, KEY_FIELD, KeyError,
-    KeyRule, MAX_KEY_LEN, PathPattern, PathPatternError, RecordName, ScopeSource, ScopeSourceError,
-    is_serialized_origin, never_an_origin, preflight_allow_headers,
+    ADMIN_PREFIX, AdminRequest, AdminToken, DEFAULT_ALLOW_HEADERS, DEFAULT_KEY_SOURCE, Fingerprint, IdempotencyKey,
+    KEY_FIELD, KeyError, KeyLookup, KeyRule, KeySource, KeySourceError, MAX_KEY_LEN, PathPattern, PathPatternError,
+    RecordName, ScopeSource, ScopeSourceError, find_key, is_serialized_origin, never_an_origin,
+    preflight_allow_headers,
 };
-pub use text::JsonObject;
+pub use text::{JsonObject, JsonPointer, JsonPointerError};
+pub use webhook::{SecretError, Sender, UnknownSender, WebhookRefusal, WebhookSecret, verify_delivery};

@@ -10,7 +10,7 @@ use crate::shared::variable_value::{env_variables, variable_text};
 use super::values::Object;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 23] = [
+const OPTIONS: [(&str, &str); 24] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -34,6 +34,7 @@ const OPTIONS: [(&str, &str); 23] = [
     ("forms", "IDEMPOTENCY_FORMS"),
     ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
     ("sealKeys", "IDEMPOTENCY_SEAL_KEYS"),
+    ("routes", "IDEMPOTENCY_ROUTES"),
 ];
 
 /// Options read by the JavaScript glue itself, not the core.

@@ -6,15 +6,22 @@
 //! - `bindings.rs`: the bindings' default names, their kinds, and what is
 //!   wrong when one is missing or of another kind;
 //! - `origin.rs`: the origin: a bound Worker, a URL, or the request's own;
+//! - `policy.rs`: the policies a route may set, read and checked as one;
+//! - `routes.rs`: `IDEMPOTENCY_ROUTES`, each route's match, policy, key
+//!   sources, fingerprint selection and webhook;
 //! - `seal_keys.rs`: the keys stored answers are sealed with, and their ids.
 
 pub(super) mod bindings;
 pub(super) mod origin;
+pub(super) mod policy;
+pub(super) mod routes;
 pub(super) mod seal_keys;
 pub(super) mod variables;
 
 pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
 pub use origin::{Origin, OriginUrl};
+pub use policy::{POLICY_OPTIONS, Policy};
+pub use routes::{ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use seal_keys::{KeyId, SealKey, SealKeys};
 pub use variables::{
     Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,

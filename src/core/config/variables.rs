@@ -79,6 +79,12 @@ pub struct Config {
     /// `IDEMPOTENCY_REQUIRED_PATHS`: paths where a key is required; they
     /// are covered too, listed in `IDEMPOTENCY_PATHS` or not.
     pub required_paths: Vec<PathPattern>,
+    /// `IDEMPOTENCY_ROUTES` (SPEC §13): routes with their own policies, key
+    /// sources, fingerprint selections or webhook senders, first match
+    /// wins ([`Config::route`]). A route's requests are covered whatever
+    /// `IDEMPOTENCY_METHODS` and `IDEMPOTENCY_PATHS` say; a request no route
+    /// matches follows the variables.
+    pub routes: Vec<crate::core::config::routes::Route>,
     /// `IDEMPOTENCY_SCOPE`: where the caller's identity comes from.
     pub scope: Vec<ScopeSource>,
     /// `IDEMPOTENCY_MAX_BODY_BYTES`: the largest keyed request body.
@@ -136,7 +142,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 23] = [
+pub const VARIABLES: [&str; 24] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -146,6 +152,7 @@ pub const VARIABLES: [&str; 23] = [
     "IDEMPOTENCY_PATHS",
     "IDEMPOTENCY_REQUIRED",
     "IDEMPOTENCY_REQUIRED_PATHS",
+    "IDEMPOTENCY_ROUTES",
     "IDEMPOTENCY_SCOPE",
     "IDEMPOTENCY_MAX_BODY_BYTES",
     "IDEMPOTENCY_MAX_RESPONSE_BYTES",
@@ -210,6 +217,20 @@ fn typo_problem(name: &str) -> String {
 /// The largest stored response body: a Durable Object value holds 2 MB.
 pub const MAX_RESPONSE_BYTES_LIMIT: usize = 1_572_864;
 
+/// Routes are read and checked, but no exchange applies them yet (issue
+/// "Routes and webhooks"): a worker that sets them is refused rather than
+/// left to believe its routes, and their signature checks, are in force.
+/// The core's own tests read them.
+fn not_yet_applied(routes: Vec<super::routes::Route>) -> Result<Vec<super::routes::Route>, ConfigError> {
+    if routes.is_empty() || cfg!(test) {
+        return Ok(routes);
+    }
+    Err(ConfigError {
+        variable: "IDEMPOTENCY_ROUTES",
+        reason: "routes are checked but not yet applied by this version of oncekey; leave the variable unset".into(),
+    })
+}
+
 impl Default for Config {
     /// The defaults of SPEC §6.
     fn default() -> Self {
@@ -237,70 +258,30 @@ impl Config {
     /// [`Config::from_vars`] behind a `dyn` reader: one copy of the parser
     /// in a wasm build, however many hosts call it.
     fn read(vars: &Vars<'_>) -> Result<Self, ConfigError> {
-        let lease_ms = vars.int("IDEMPOTENCY_LEASE_SECONDS", 120, 1, 900)? * 1000;
-        let store_timeout = match vars.get("IDEMPOTENCY_STORE_TIMEOUT_MS") {
-            None => None,
-            Some(_) => Some(vars.int("IDEMPOTENCY_STORE_TIMEOUT_MS", 5000, 1, 60_000)?),
-        };
-        let origin_timeout_ms = match vars.get("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS") {
-            None => origin_timeout_within(lease_ms, store_timeout.unwrap_or(DEFAULT_STORE_TIMEOUT_MS)),
-            Some(_) => vars.int("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", 100, 1, 899)? * 1000,
-        };
-        if origin_timeout_ms >= lease_ms {
-            return Err(ConfigError {
-                variable: "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS",
-                reason: "must be below IDEMPOTENCY_LEASE_SECONDS: the lease covers the origin call and its finish. \
-                         A shorter lease needs a shorter origin timeout too (the root wrangler.toml sets it to \
-                         100 s); see docs/configuration.md"
-                    .into(),
-            });
-        }
-        // The lease covers the origin call and `finish` (SPEC §3): what the
-        // origin call leaves of it must hold at least one whole `finish` try.
-        let finish_room_ms = lease_ms - origin_timeout_ms;
-        let store_timeout_ms = store_timeout.unwrap_or(DEFAULT_STORE_TIMEOUT_MS.min(finish_room_ms));
-        if store_timeout_ms > finish_room_ms {
-            return Err(ConfigError {
-                variable: "IDEMPOTENCY_STORE_TIMEOUT_MS",
-                reason: "leaves no room for the attempt's finish inside the lease: a finish may take the whole \
-                         store time limit, and IDEMPOTENCY_LEASE_SECONDS less IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS \
-                         is less than that; lengthen the lease or shorten one of the two"
-                    .into(),
-            });
-        }
-        let ttl_ms = vars.int("IDEMPOTENCY_TTL_SECONDS", 86_400, 60, 2_592_000)? * 1000;
-        if ttl_ms < lease_ms {
-            // SPEC §3: a record's end keeps its last attempt number until no
-            // attempt that held the key can still finish.
-            return Err(ConfigError {
-                variable: "IDEMPOTENCY_TTL_SECONDS",
-                reason: "must be at least IDEMPOTENCY_LEASE_SECONDS: a released key keeps its last attempt \
-                         number for the TTL, and an attempt may still finish until its lease ends"
-                    .into(),
-            });
-        }
+        // The policies a route may set too: one reader for both (policy.rs).
+        let super::policy::Policy {
+            records,
+            origin_timeout_ms,
+            in_flight_wait_ms,
+            store_timeout_ms,
+            required,
+            max_body_bytes,
+            max_response_bytes,
+        } = super::policy::Policy::read(vars)?;
         Ok(Self {
             origin_url: vars.origin_url()?,
-            records: RecordPolicy {
-                lease_ms,
-                ttl_ms,
-                release_on: vars.statuses("IDEMPOTENCY_RELEASE_ON", "408,425,429,503")?,
-            },
+            records,
             origin_timeout_ms,
-            in_flight_wait_ms: vars.int("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", 10_000.min(lease_ms), 0, lease_ms)?,
+            in_flight_wait_ms,
             methods: vars.methods()?,
             // Nothing covered would be a silent hole; no required path is a choice.
             paths: vars.paths("IDEMPOTENCY_PATHS", "/*", None)?,
-            required: vars.flag("IDEMPOTENCY_REQUIRED", false)?,
+            required,
             required_paths: vars.paths("IDEMPOTENCY_REQUIRED_PATHS", "", Some(Vec::new()))?,
+            routes: not_yet_applied(super::routes::read_routes(vars)?)?,
             scope: vars.scope()?,
-            max_body_bytes: vars.int("IDEMPOTENCY_MAX_BODY_BYTES", 1_048_576, 0, 104_857_600)? as usize,
-            max_response_bytes: vars.int(
-                "IDEMPOTENCY_MAX_RESPONSE_BYTES",
-                1_048_576,
-                0,
-                MAX_RESPONSE_BYTES_LIMIT as u64,
-            )? as usize,
+            max_body_bytes,
+            max_response_bytes,
             consistency: match vars.get("IDEMPOTENCY_CONSISTENCY").as_deref() {
                 None | Some("durable") => Consistency::Durable,
                 Some("kv") => Consistency::Kv,
@@ -380,22 +361,22 @@ impl Config {
 }
 
 /// The raw variables, with one parser per kind of value.
-struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
+pub(super) struct Vars<'a>(pub(super) &'a dyn Fn(&str) -> Option<String>);
 
 impl Vars<'_> {
     /// A set variable's value, trimmed. An empty value counts as set: an
     /// empty number is an error, not a default.
-    fn get(&self, name: &str) -> Option<String> {
+    pub(super) fn get(&self, name: &str) -> Option<String> {
         (self.0)(name).map(|v| v.trim().to_owned())
     }
 
     /// A value that is not what `variable` takes; the value is left out
     /// of the reason (SPEC §6: answers never quote it).
-    fn bad(&self, variable: &'static str, _value: &str, expected: &str) -> ConfigError {
+    pub(super) fn bad(&self, variable: &'static str, _value: &str, expected: &str) -> ConfigError {
         ConfigError { variable, reason: format!("not {expected}") }
     }
 
-    fn int(&self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+    pub(super) fn int(&self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
         let Some(raw) = self.get(name) else { return Ok(default) };
         match raw.parse::<u64>() {
             Ok(v) if (min..=max).contains(&v) => Ok(v),
@@ -403,7 +384,7 @@ impl Vars<'_> {
         }
     }
 
-    fn flag(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+    pub(super) fn flag(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
         match self.get(name).as_deref() {
             None => Ok(default),
             Some("true") => Ok(true),
@@ -454,7 +435,7 @@ impl Vars<'_> {
         Err(ConfigError { variable: NAME, reason: reason.into() })
     }
 
-    fn statuses(&self, name: &'static str, default: &str) -> Result<Vec<u16>, ConfigError> {
+    pub(super) fn statuses(&self, name: &'static str, default: &str) -> Result<Vec<u16>, ConfigError> {
         let raw = self.get(name).unwrap_or_else(|| default.to_owned());
         raw.split(',')
             .map(str::trim)
@@ -466,18 +447,11 @@ impl Vars<'_> {
             .collect()
     }
 
-    /// Only the methods of RFC 9110 §9 and PATCH: an extension method such
-    /// as `PROPFIND` would be accepted and then never matched, because the
-    /// Workers runtime binding reads methods it does not know as `GET`.
+    /// `IDEMPOTENCY_METHODS` ([`method_list`]).
     fn methods(&self) -> Result<Vec<String>, ConfigError> {
         const NAME: &str = "IDEMPOTENCY_METHODS";
-        const KNOWN: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"];
         let raw = self.get(NAME).unwrap_or_else(|| "POST,PATCH".to_owned());
-        let methods: Vec<String> = raw.split(',').map(str::trim).map(str::to_ascii_uppercase).collect();
-        match methods.iter().find(|m| !KNOWN.contains(&m.as_str())) {
-            Some(m) => Err(self.bad(NAME, m, "a comma-separated list of HTTP methods: GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE or PATCH")),
-            None => Ok(methods),
-        }
+        method_list(&raw).ok_or_else(|| self.bad(NAME, &raw, METHODS_RULE))
     }
 
     /// A list of path patterns; an empty value is `when_empty` (an error
@@ -548,6 +522,23 @@ impl Vars<'_> {
             }
         }
     }
+}
+
+/// What a list of methods must be (`IDEMPOTENCY_METHODS`, a route's
+/// `match`).
+pub(super) const METHODS_RULE: &str = "a comma-separated list of HTTP methods: GET, HEAD, POST, PUT, DELETE, \
+                                       CONNECT, OPTIONS, TRACE or PATCH";
+
+/// A comma-separated list of methods, each trimmed and upper-cased; `None`
+/// when one is not among [`METHODS_RULE`]'s (an empty entry included).
+///
+/// Only the methods of RFC 9110 §9 and PATCH: an extension method such as
+/// `PROPFIND` would be accepted and then never matched, because the Workers
+/// runtime binding reads methods it does not know as `GET`.
+pub(super) fn method_list(list: &str) -> Option<Vec<String>> {
+    const KNOWN: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"];
+    let methods: Vec<String> = list.split(',').map(str::trim).map(str::to_ascii_uppercase).collect();
+    methods.iter().all(|m| KNOWN.contains(&m.as_str())).then_some(methods)
 }
 
 /// Why one entry of a comma-separated list is refused, naming the entry by

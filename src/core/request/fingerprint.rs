@@ -2,6 +2,8 @@
 
 use crate::core::request::digest::{PartHasher, hex};
 use crate::core::request::multipart::{self, FormPart};
+use crate::core::text::json_pointer::JsonPointer;
+use crate::core::text::json_read::canonical_without;
 
 /// SHA-256 over the length-prefixed method, path and query, media type and
 /// body of a request. The same key with another fingerprint is a
@@ -31,6 +33,7 @@ pub struct Fingerprint(pub [u8; 32]);
 /// body's bytes, so the two can never be equal.
 const BYTES: &str = "oncekey/fingerprint/1";
 const FORM: &str = "oncekey/fingerprint/form/1";
+const JSON: &str = "oncekey/fingerprint/json/1";
 
 impl Fingerprint {
     /// Fingerprints a request. `path_and_query` is the request target as
@@ -58,6 +61,60 @@ impl Fingerprint {
                 .part(body);
             Self(hasher.finish())
         })
+    }
+
+    /// Fingerprints a request on a route whose fingerprint selection leaves
+    /// the members `ignore` points at out (SPEC §13: a client timestamp
+    /// that changes on every retry). With nothing to ignore this is
+    /// [`Fingerprint::of`], so a route without a selection fingerprints as
+    /// every request always has.
+    ///
+    /// A body that is JSON (UTF-8, one JSON value, whatever its
+    /// `Content-Type` says) counts by its meaning with those members left
+    /// out: its canonical form, members sorted by name, no white space,
+    /// strings escaped one way, numbers as written (`1` and `1.0` differ).
+    /// Method, path and query, and media type count as in
+    /// [`Fingerprint::of`].
+    ///
+    /// A body that is not JSON counts as [`Fingerprint::of`] counts it
+    /// (its bytes, or a form's parts), not as a 400: it has no member to
+    /// leave out, so the strict fingerprint is the only one that still
+    /// tells two requests apart, and whether such a body is acceptable is
+    /// the origin's to answer, not the layer's. It can never equal a JSON
+    /// body's fingerprint (each is hashed under its own domain tag), so a
+    /// retry that changes encoding is `key-reused`.
+    ///
+    /// ```
+    /// use oncekey::core::{Fingerprint, JsonPointer};
+    /// let ts: Vec<JsonPointer> = vec!["/ts".parse().unwrap()];
+    /// let of = |body: &[u8]| Fingerprint::of_selected("POST", "/v1/payments", Some("application/json"), body, &ts);
+    /// assert_eq!(of(br#"{"amount":1,"ts":5}"#), of(br#"{"ts":9, "amount":1}"#));
+    /// assert_ne!(of(br#"{"amount":1,"ts":5}"#), of(br#"{"amount":2,"ts":5}"#));
+    /// assert_eq!(
+    ///     Fingerprint::of_selected("POST", "/v1/payments", None, b"{}", &[]),
+    ///     Fingerprint::of("POST", "/v1/payments", None, b"{}"),
+    /// );
+    /// ```
+    pub fn of_selected(
+        method: &str,
+        path_and_query: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+        ignore: &[JsonPointer],
+    ) -> Self {
+        let ignore: Vec<&JsonPointer> = ignore.iter().collect();
+        let meaning = match ignore.is_empty() {
+            true => None,
+            false => std::str::from_utf8(body).ok().and_then(|text| canonical_without(text, &ignore)),
+        };
+        let Some(meaning) = meaning else { return Self::of(method, path_and_query, content_type, body) };
+        let mut hasher = PartHasher::new(JSON);
+        hasher
+            .part(method.to_ascii_uppercase().as_bytes())
+            .part(path_and_query.as_bytes())
+            .part(media_type(content_type.unwrap_or("")).as_bytes())
+            .part(meaning.as_bytes());
+        Self(hasher.finish())
     }
 
     /// Lower-case hex, for logs.
@@ -143,6 +200,57 @@ mod tests {
         // value was checked with Python's hashlib over the same parts.
         let got = fp("POST", "/api/orders", Some("application/json"), b"{}").to_hex();
         assert_eq!(got, "6441ec292d740c79b0fdb28db58e53d0c1e6982f061cddd16c49f3c8467acc1a");
+    }
+
+    #[test]
+    fn a_selection_reads_json_by_meaning_and_leaves_out_what_it_ignores() {
+        let ignore: Vec<JsonPointer> = ["/ts", "/meta/sent_at"].iter().map(|p| p.parse().unwrap()).collect();
+        let of = |ct: Option<&str>, body: &[u8]| Fingerprint::of_selected("POST", "/v1/payments", ct, body, &ignore);
+        let json = Some("application/json");
+        let base = of(json, br#"{"amount":1,"currency":"eur","ts":5,"meta":{"sent_at":"10:00"}}"#);
+        // (body, same request)
+        let rows: [(&[u8], bool); 9] = [
+            (br#"{"ts":9, "currency":"eur", "amount":1, "meta":{"sent_at":"10:01"}}"#, true),
+            (b"{\n  \"amount\": 1,\n  \"currency\": \"eur\",\n  \"meta\": {}\n}", true),
+            (br#"{"amount":1,"currency":"eur"}"#, false),
+            (br#"{"amount":2,"currency":"eur","ts":5,"meta":{"sent_at":"10:00"}}"#, false),
+            (br#"{"amount":1.0,"currency":"eur","ts":5,"meta":{"sent_at":"10:00"}}"#, false),
+            (br#"{"amount":1,"currency":"eur","ts":5,"meta":{"sent_at":"10:00","by":"x"}}"#, false),
+            (br#"{"amount":1,"currency":"eur","ts":5,"meta":{"sent_at":"10:00"}"#, false),
+            (b"amount=1&currency=eur", false),
+            (b"", false),
+        ];
+        for (body, same) in rows {
+            assert_eq!(of(json, body) == base, same, "{}", String::from_utf8_lossy(body));
+        }
+        // `{"amount":1,"currency":"eur"}` is the same with and without its
+        // members pointed at; `{"amount":1,"currency":"eur","meta":{}}` is
+        // not, as `meta` is still there.
+        assert_eq!(
+            of(json, br#"{"amount":1,"currency":"eur","ts":[1,2]}"#),
+            of(json, br#"{"currency":"eur","amount":1}"#)
+        );
+        // The media type still counts; JSON is recognised by its content.
+        assert_ne!(of(Some("text/plain"), br#"{"amount":1,"ts":5}"#), of(json, br#"{"amount":1,"ts":5}"#));
+        assert_eq!(
+            of(Some("text/plain"), br#"{"amount":1,"ts":5}"#),
+            of(Some("text/plain"), br#"{"ts":6,"amount":1}"#)
+        );
+        // Not JSON: the strict fingerprint, never the same as a JSON one.
+        assert_eq!(of(json, b"not json"), fp("POST", "/v1/payments", json, b"not json"));
+        assert_ne!(of(json, b"{}"), fp("POST", "/v1/payments", json, b"{}"));
+        // Nothing ignored: exactly `of`.
+        let none = Fingerprint::of_selected("POST", "/v1/payments", json, br#"{"b":1, "a":2}"#, &[]);
+        assert_eq!(none, fp("POST", "/v1/payments", json, br#"{"b":1, "a":2}"#));
+    }
+
+    #[test]
+    fn a_selection_s_known_value_is_stable() {
+        // Checked with Python's hashlib over the same parts.
+        let ignore: Vec<JsonPointer> = vec!["/ts".parse().unwrap()];
+        let body = br#"{"currency": "eur", "ts": 1718000000, "amount": 1}"#;
+        let got = Fingerprint::of_selected("post", "/v1/payments", Some("application/json"), body, &ignore).to_hex();
+        assert_eq!(got, "356b026a42c12cab0a6e1f0c76bb46b6e6f81cbe7a7947205bdabb5d4e4d9a06");
     }
 
     /// The same form — a text field, a UTF-8 text field and a small PDF

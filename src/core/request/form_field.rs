@@ -55,6 +55,43 @@ pub(crate) fn take_key_field(content_type: Option<&str>, body: &mut Vec<u8>) -> 
     }
 }
 
+/// The field `name` of a form `body`, read as [`take_key_field`] reads
+/// the key field but left in place: a route's `form:<field>` key source
+/// (SPEC §13), a field of the origin's own form.
+pub(crate) fn read_field(content_type: Option<&str>, body: &[u8], name: &str) -> FieldKey {
+    let Some(content_type) = content_type else { return FieldKey::Absent };
+    let values: Vec<Vec<u8>> = match encoding(content_type) {
+        Some(Encoding::Urlencoded) => body
+            .split(|&b| b == b'&')
+            .map(name_and_value)
+            .filter(|(n, _)| decoded(n) == name.as_bytes())
+            .map(|(_, value)| decoded(value))
+            .collect(),
+        Some(Encoding::Multipart) => {
+            let Some(parts) = multipart::parts(content_type, body) else { return FieldKey::Absent };
+            let Ok(parts) = parts.collect::<Result<Vec<_>, _>>() else { return FieldKey::Absent };
+            parts
+                .iter()
+                .filter(|p| p.name == name.as_bytes() && p.filename.is_none())
+                .map(|p| p.content.to_vec())
+                .collect()
+        }
+        None => return FieldKey::Absent,
+    };
+    match values.is_empty() {
+        true => FieldKey::Absent,
+        false => one_of(values),
+    }
+}
+
+/// A urlencoded pair's name and value, as written (`a` alone is `a=`).
+fn name_and_value(pair: &[u8]) -> (&[u8], &[u8]) {
+    match pair.iter().position(|&b| b == b'=') {
+        Some(at) => (&pair[..at], &pair[at + 1..]),
+        None => (pair, &b""[..]),
+    }
+}
+
 /// `a=1&idempotency_key=k&b=2` → `a=1&b=2`: the field's pairs and one `&`
 /// each are removed; names and values are read as browsers encode them
 /// (`+` is a space, then percent-decoding).
@@ -62,10 +99,7 @@ fn take_from_urlencoded(body: &mut Vec<u8>) -> FieldKey {
     let mut values = Vec::new();
     let mut kept: Vec<&[u8]> = Vec::new();
     for pair in body.split(|&b| b == b'&') {
-        let (name, value) = match pair.iter().position(|&b| b == b'=') {
-            Some(at) => (&pair[..at], &pair[at + 1..]),
-            None => (pair, &b""[..]),
-        };
+        let (name, value) = name_and_value(pair);
         if decoded(name) == KEY_FIELD.as_bytes() {
             values.push(decoded(value));
         } else {
@@ -194,6 +228,20 @@ mod tests {
         assert_eq!(take_key_field(None, &mut body), FieldKey::Absent);
         assert!(is_form(Some("multipart/form-data; boundary=x")) && is_form(Some(URLENCODED)));
         assert!(!is_form(Some("application/json")) && !is_form(None));
+    }
+
+    #[test]
+    fn a_field_is_read_and_left_in_place() {
+        let urlencoded = b"request_id=r%2D1&item=tea&note=a+b";
+        assert_eq!(read_field(Some(URLENCODED), urlencoded, "request_id"), one("r-1"));
+        assert_eq!(read_field(Some(URLENCODED), urlencoded, "note"), one("a b"));
+        assert_eq!(read_field(Some(URLENCODED), urlencoded, "missing"), FieldKey::Absent);
+        assert_eq!(read_field(Some(URLENCODED), b"r=1&r=2", "r"), FieldKey::Repeated);
+        let form = format!("{}{}--B0und--\r\n", part("request_id", "", "r-1"), part("file", "; filename=\"f\"", "x"));
+        assert_eq!(read_field(Some(MULTIPART), form.as_bytes(), "request_id"), one("r-1"));
+        assert_eq!(read_field(Some(MULTIPART), form.as_bytes(), "file"), FieldKey::Absent, "a file is no field");
+        assert_eq!(read_field(Some("application/json"), urlencoded, "request_id"), FieldKey::Absent);
+        assert_eq!(read_field(None, urlencoded, "request_id"), FieldKey::Absent);
     }
 
     #[cfg(not(target_arch = "wasm32"))]

@@ -3,7 +3,10 @@
 //! form's key field, CORS, and the operator's paths.
 //!
 //! - `key.rs`: the `Idempotency-Key` header;
-//! - `fingerprint.rs`, `digest.rs`, `multipart.rs`: the request fingerprint;
+//! - `key_source.rs`: where a route's key comes from (a header, a JSON
+//!   member, a form field);
+//! - `fingerprint.rs`, `digest.rs`, `multipart.rs`: the request fingerprint,
+//!   and a route's selection of it;
 //! - `scope.rs`: the record's name (host, identity, key);
 //! - `paths.rs`: which requests are covered, which need a key;
 //! - `form_field.rs`: the `idempotency_key` field of a form post;
@@ -16,6 +19,7 @@ pub(super) mod digest;
 pub(super) mod fingerprint;
 pub(super) mod form_field;
 pub(super) mod key;
+pub(super) mod key_source;
 pub(super) mod multipart;
 pub(super) mod paths;
 pub(super) mod scope;
@@ -25,5 +29,6 @@ pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, pre
 pub use fingerprint::Fingerprint;
 pub use form_field::KEY_FIELD;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use key_source::{DEFAULT_KEY_SOURCE, KeyLookup, KeySource, KeySourceError, find_key};
 pub use paths::{KeyRule, PathPattern, PathPatternError};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};

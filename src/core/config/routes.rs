@@ -1,0 +1,878 @@
+//! `IDEMPOTENCY_ROUTES` (SPEC §13): per-route policies, key sources,
+//! fingerprint selections and webhooks, read and checked when the layer is
+//! made, first match wins.
+//!
+//! ```json
+//! [
+//!   {"match": "POST /v1/payments/*", "ttlSeconds": 86400, "key": ["header:idempotency-key", "json:/request_id"],
+//!    "fingerprint": {"ignore": ["/client_ts"]}},
+//!   {"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "STRIPE_WEBHOOK_SECRET"}
+//! ]
+//! ```
+
+use std::fmt;
+
+use crate::core::config::policy::{POLICY_OPTIONS, Policy};
+use crate::core::config::variables::{Config, ConfigError, METHODS_RULE, Vars, method_list};
+use crate::core::request::key_source::{DEFAULT_KEY_SOURCE, KeySource};
+use crate::core::request::paths::{KeyRule, PathPattern};
+use crate::core::text::json_pointer::JsonPointer;
+use crate::core::text::json_read::Json;
+use crate::core::webhook::secret::WebhookSecret;
+use crate::core::webhook::sender::Sender;
+
+/// The variable routes are read from.
+pub const ROUTES: &str = "IDEMPOTENCY_ROUTES";
+
+/// One route: the requests it matches and what they are held to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Its place in `IDEMPOTENCY_ROUTES`, from 1: how errors and log lines
+    /// name it, with its match.
+    pub index: usize,
+    /// The methods it matches, upper-case (its `match` before the space).
+    pub methods: Vec<String>,
+    /// The paths it matches (its `match` after the space, §6's syntax).
+    pub path: PathPattern,
+    /// Its policies: each it sets, and the variables' for the rest.
+    pub policy: Policy,
+    /// Where its key comes from, tried in order (`key`; the
+    /// `Idempotency-Key` header when it gives none). Empty on a webhook
+    /// route, whose key is the sender's delivery id.
+    pub key: Vec<KeySource>,
+    /// What its fingerprint leaves out (`fingerprint.ignore`): JSON
+    /// pointers into the body ([`Fingerprint::of_selected`](crate::core::Fingerprint::of_selected)).
+    pub ignore: Vec<JsonPointer>,
+    /// Its webhook sender and secret, if it is a webhook route.
+    pub webhook: Option<Webhook>,
+}
+
+/// A webhook route's sender and where its secrets are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Webhook {
+    /// Who sends its deliveries (`webhook`).
+    pub sender: Sender,
+    /// The name of the wrangler secret that holds its signing secrets
+    /// (`secret`): never the secret itself, which is read from that
+    /// binding ([`Route::secrets`]).
+    pub secret: String,
+}
+
+impl fmt::Display for Route {
+    /// `route 2 (POST,PATCH /v1/orders/*)`: how errors name it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "route {} ({} {})", self.index, self.methods.join(","), self.path)
+    }
+}
+
+impl Route {
+    /// Whether a request with this method and path (as received) is this
+    /// route's.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) && self.path.matches(path)
+    }
+
+    /// What a request on this route needs: a route's requests are covered,
+    /// and need a key when it is `required` or a webhook route.
+    pub fn key_rule(&self) -> KeyRule {
+        match self.policy.required || self.webhook.is_some() {
+            true => KeyRule::Required,
+            false => KeyRule::Optional,
+        }
+    }
+
+    /// The request headers this route reads beyond the exchange's own
+    /// ([`RequestHead::headers_read`](crate::core::RequestHead::headers_read)):
+    /// its header key sources and its sender's signature headers.
+    pub fn headers_read(&self) -> Vec<&str> {
+        let sources = self.key.iter().filter_map(|source| match source {
+            KeySource::Header(name) => Some(name.as_str()),
+            _ => None,
+        });
+        let sender = self.webhook.iter().flat_map(|webhook| webhook.sender.headers().iter().copied());
+        sources.chain(sender).collect()
+    }
+
+    /// This route's signing secrets, from the value of its secret binding
+    /// (`None`: not bound). A route that is no webhook route has none.
+    ///
+    /// ```no_run
+    /// use oncekey::core::Config;
+    /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
+    /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
+    /// let route = config.route("POST", "/hooks/github").unwrap();
+    /// assert_eq!(route.secrets(Some("new,old")).unwrap().len(), 2);
+    /// let unbound = route.secrets(None).unwrap_err();
+    /// assert_eq!(unbound.to_string(), "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/github): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`");
+    /// ```
+    ///
+    /// # Errors
+    /// A [`ConfigError`] of `IDEMPOTENCY_ROUTES` naming the route and its
+    /// secret's name when the secret is not bound or an entry of it is not
+    /// in its sender's form (by its place, never its value).
+    pub fn secrets(&self, value: Option<&str>) -> Result<Vec<WebhookSecret>, ConfigError> {
+        let Some(webhook) = &self.webhook else { return Ok(Vec::new()) };
+        let name = &webhook.secret;
+        let Some(value) = value else {
+            return Err(self.error(format!("its secret {name} is not bound: `wrangler secret put {name}`")));
+        };
+        WebhookSecret::parse_list(webhook.sender, value).map_err(|e| self.error(format!("its secret {name}: {e}")))
+    }
+
+    fn error(&self, why: String) -> ConfigError {
+        ConfigError { variable: ROUTES, reason: format!("{self}: {why}") }
+    }
+}
+
+impl Config {
+    /// The route a request with this method and path (as received) follows:
+    /// the first that matches it. `None`: the variables apply, as they do
+    /// with no routes.
+    ///
+    /// ```no_run
+    /// use oncekey::core::Config;
+    /// let routes = r#"[
+    ///     {"match": "POST /v1/payments/refunds", "ttlSeconds": 3600},
+    ///     {"match": "POST,PATCH /v1/payments/*", "required": true}
+    /// ]"#;
+    /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
+    /// assert_eq!(config.route("POST", "/v1/payments/refunds").unwrap().index, 1);
+    /// assert_eq!(config.route("patch", "/v1/payments/pi_1").unwrap().index, 2);
+    /// assert_eq!(config.route("POST", "/v1/payments/pi_1").unwrap().policy.records.ttl_ms, 86_400_000);
+    /// assert!(config.route("GET", "/v1/payments/pi_1").is_none());
+    /// ```
+    pub fn route(&self, method: &str, path: &str) -> Option<&Route> {
+        self.routes.iter().find(|route| route.matches(method, path))
+    }
+
+    /// Every webhook route's secrets, read through `secret` (a secret
+    /// binding's value by name; `None`: not bound), in the order of
+    /// [`Config::routes`]: what a host reads when the layer is made, and
+    /// what `oncekey check` checks. A route that is no webhook route has
+    /// none.
+    ///
+    /// # Errors
+    /// The first route whose secret is not bound or not in its sender's
+    /// form ([`Route::secrets`]).
+    pub fn webhook_secrets(
+        &self,
+        secret: impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Vec<WebhookSecret>>, ConfigError> {
+        self.routes
+            .iter()
+            .map(|route| match &route.webhook {
+                Some(webhook) => route.secrets(secret(&webhook.secret).as_deref()),
+                None => Ok(Vec::new()),
+            })
+            .collect()
+    }
+}
+
+/// What a webhook route releases the key on when it leaves `releaseOn` out,
+/// whatever `IDEMPOTENCY_RELEASE_ON` says: besides the statuses that say
+/// "not now", every 5xx a receiver answers when it failed. A sender's retry
+/// is how a failed delivery is handled after all (Stripe retries for three
+/// days); a stored 500 would answer every retry, and the event would never
+/// be handled. A route that sets `releaseOn` gets what it sets.
+pub const WEBHOOK_RELEASE_ON: &str = "408,425,429,500,502,503,504";
+
+/// Every member a route may have.
+const MEMBERS: [&str; 13] = [
+    "match",
+    "ttlSeconds",
+    "leaseSeconds",
+    "originTimeoutSeconds",
+    "inFlightWaitMs",
+    "releaseOn",
+    "required",
+    "maxBodyBytes",
+    "maxResponseBytes",
+    "key",
+    "fingerprint",
+    "webhook",
+    "secret",
+];
+
+/// `IDEMPOTENCY_ROUTES`, each route's policies over the variables `vars`
+/// reads. Unset or empty: no routes.
+///
+/// # Errors
+/// A [`ConfigError`] of `IDEMPOTENCY_ROUTES` whose reason names the route
+/// (its place and its match) and the rule it breaks.
+pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
+    let raw = vars.get(ROUTES).unwrap_or_default();
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    let error = |reason: String| ConfigError { variable: ROUTES, reason };
+    let Some(Json::Array(items)) = Json::parse(&raw) else {
+        return Err(error("is not a JSON array of routes (objects with a `match`; see docs/configuration.md)".into()));
+    };
+    let mut routes: Vec<Route> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let route = read_route(i + 1, item, vars).map_err(error)?;
+        if let Some(earlier) = shadowed_by(&routes, &route) {
+            let (them, verb) = match earlier.as_slice() {
+                [one] => (one.to_string(), "comes first and matches"),
+                many => {
+                    (many.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and "), "come first and match")
+                }
+            };
+            return Err(error(format!(
+                "{route} can never match: {them} {verb} every request it does (first match wins)"
+            )));
+        }
+        routes.push(route);
+    }
+    Ok(routes)
+}
+
+/// The earlier routes that take every request `route` would match, if, for
+/// each of its methods, one of them matches every path it does. (A path
+/// covered only by several earlier routes together is not looked for.)
+fn shadowed_by<'r>(earlier: &'r [Route], route: &Route) -> Option<Vec<&'r Route>> {
+    let mut by: Vec<&Route> = Vec::new();
+    for method in &route.methods {
+        let covering = earlier.iter().find(|e| e.methods.contains(method) && covers(&e.path, &route.path))?;
+        if !by.iter().any(|r| r.index == covering.index) {
+            by.push(covering);
+        }
+    }
+    Some(by)
+}
+
+/// Whether every path `inner` matches, `outer` matches too.
+fn covers(outer: &PathPattern, inner: &PathPattern) -> bool {
+    match (outer, inner) {
+        (_, PathPattern::Exact(path)) => outer.matches(path),
+        (PathPattern::Exact(_), PathPattern::Prefix(_)) => false,
+        (PathPattern::Prefix(p), PathPattern::Prefix(q)) => {
+            // `q*` also matches `q` less its trailing slash.
+            q.starts_with(p.as_str()) && q.strip_suffix('/').is_none_or(|dir| outer.matches(dir))
+        }
+    }
+}
+
+/// One route, at place `index`; the error is the reason, naming it.
+fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, String> {
+    let Json::Object(members) = item else {
+        return Err(format!("route {index} is {}, not an object with a `match`", item.kind()));
+    };
+    // Until its match is read, a route is named by its place alone.
+    let (methods, path) = match members.iter().find(|(name, _)| name == "match") {
+        Some((_, Json::String(written))) => {
+            read_match(written).map_err(|why| format!("route {index}: `match` {why}"))?
+        }
+        Some((_, other)) => return Err(format!("route {index}: `match` is {}, not a string", other.kind())),
+        None => return Err(format!("route {index} has no `match` (\"POST /v1/payments/*\")")),
+    };
+    let name = format!("route {index} ({} {path})", methods.join(","));
+    let named = |why: String| format!("{name}: {why}");
+    for (i, (member, _)) in members.iter().enumerate() {
+        if !MEMBERS.contains(&member.as_str()) {
+            return Err(named(format!("unknown member `{member}` (a route takes {})", MEMBERS.join(", "))));
+        }
+        if members[..i].iter().any(|(earlier, _)| earlier == member) {
+            return Err(named(format!("`{member}` is given twice")));
+        }
+    }
+    let member = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, value)| value);
+    let webhook = read_webhook(member("webhook"), member("secret")).map_err(named)?;
+    let policy = read_policy(&member, vars, webhook.is_some()).map_err(named)?;
+    let ignore = read_ignore(member("fingerprint")).map_err(named)?;
+    let key = match &webhook {
+        None => read_key(member("key")).map_err(named)?,
+        // The sender decides the key and what a delivery needs.
+        Some(_) if member("key").is_some() => {
+            return Err(named("a webhook route's key is the sender's delivery id: leave out `key`".into()));
+        }
+        Some(_) if member("required") == Some(&Json::Bool(false)) => {
+            return Err(named("a webhook route always needs the delivery id: `required` cannot be false".into()));
+        }
+        Some(_) if methods != ["POST"] => {
+            return Err(named("webhook senders deliver with POST: a webhook route matches POST only".into()));
+        }
+        Some(_) => Vec::new(),
+    };
+    Ok(Route { index, methods, path, policy, key, ignore, webhook })
+}
+
+/// The route's policies: its values as the variables' text, over the
+/// variables (but a webhook route's release set, [`WEBHOOK_RELEASE_ON`]),
+/// read and checked by [`Policy::read`].
+fn read_policy<'j>(
+    member: &dyn Fn(&str) -> Option<&'j Json>,
+    vars: &Vars<'_>,
+    webhook: bool,
+) -> Result<Policy, String> {
+    let mut given: Vec<(&str, &str, String)> = Vec::new();
+    for (option, variable) in POLICY_OPTIONS {
+        let Some(value) = member(option) else { continue };
+        let text = match (option, value) {
+            ("required", Json::Bool(flag)) => flag.to_string(),
+            ("required", other) => return Err(format!("`required` is {}, not true or false", other.kind())),
+            ("releaseOn", Json::Array(statuses)) => {
+                let numbers: Option<Vec<&str>> = statuses
+                    .iter()
+                    .map(|status| match status {
+                        Json::Number(n) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                numbers.ok_or("`releaseOn` must be a list of HTTP statuses, numbers")?.join(",")
+            }
+            ("releaseOn", other) => {
+                return Err(format!("`releaseOn` is {}, not a list of HTTP statuses", other.kind()));
+            }
+            (_, Json::Number(number)) => number.clone(),
+            (_, other) => return Err(format!("`{option}` is {}, not a number", other.kind())),
+        };
+        given.push((option, variable, text));
+    }
+    let layered = |variable: &str| match given.iter().find(|(_, v, _)| *v == variable) {
+        Some((_, _, text)) => Some(text.clone()),
+        None if webhook && variable == "IDEMPOTENCY_RELEASE_ON" => Some(WEBHOOK_RELEASE_ON.to_owned()),
+        None => (vars.0)(variable),
+    };
+    Policy::read(&Vars(&layered)).map_err(|e| policy_reason(&e, &given))
+}
+
+/// `key`: the key sources, or the default.
+fn read_key(key: Option<&Json>) -> Result<Vec<KeySource>, String> {
+    match key {
+        None => Ok(vec![DEFAULT_KEY_SOURCE.parse().expect("the default is a key source")]),
+        Some(Json::Array(sources)) if sources.is_empty() => {
+            Err("`key` lists no key source (leave it out for the Idempotency-Key header)".into())
+        }
+        Some(Json::Array(sources)) => {
+            let place = |i: usize| format!("`key` entry {} of {}", i + 1, sources.len());
+            sources
+                .iter()
+                .enumerate()
+                .map(|(i, source)| match source {
+                    Json::String(source) => source.parse().map_err(|e| format!("{} {e}", place(i))),
+                    other => Err(format!("{} is {}, not a string", place(i), other.kind())),
+                })
+                .collect()
+        }
+        Some(other) => Err(format!("`key` is {}, not a list of key sources", other.kind())),
+    }
+}
+
+/// `fingerprint`: the pointers its `ignore` lists.
+fn read_ignore(fingerprint: Option<&Json>) -> Result<Vec<JsonPointer>, String> {
+    let selection = match fingerprint {
+        None => return Ok(Vec::new()),
+        Some(Json::Object(selection)) => selection,
+        Some(other) => return Err(format!("`fingerprint` is {}, not an object with `ignore`", other.kind())),
+    };
+    if let Some((unknown, _)) = selection.iter().find(|(name, _)| name != "ignore") {
+        return Err(format!("unknown member `{unknown}` of `fingerprint` (it takes `ignore`)"));
+    }
+    match selection.iter().find(|(name, _)| name == "ignore").map(|(_, value)| value) {
+        None => Ok(Vec::new()),
+        Some(Json::Array(pointers)) => {
+            let place = |i: usize| format!("`fingerprint.ignore` entry {} of {}", i + 1, pointers.len());
+            pointers
+                .iter()
+                .enumerate()
+                .map(|(i, pointer)| match pointer {
+                    Json::String(pointer) => pointer.parse().map_err(|e| format!("{}: {e}", place(i))),
+                    other => Err(format!("{} is {}, not a JSON pointer", place(i), other.kind())),
+                })
+                .collect()
+        }
+        Some(other) => Err(format!("`fingerprint.ignore` is {}, not a list of JSON pointers", other.kind())),
+    }
+}
+
+/// `webhook` and `secret`: the sender and its secret's name, both or none.
+fn read_webhook(sender: Option<&Json>, secret: Option<&Json>) -> Result<Option<Webhook>, String> {
+    let (sender, secret) = match (sender, secret) {
+        (None, None) => return Ok(None),
+        (None, Some(_)) => return Err("`secret` is only for a webhook route: name its sender in `webhook`".into()),
+        (Some(_), None) => {
+            return Err(
+                "a webhook route needs `secret`, the name of the wrangler secret with its signing secret".into()
+            );
+        }
+        (Some(sender), Some(secret)) => (sender, secret),
+    };
+    let sender = match sender {
+        Json::String(sender) => sender.parse::<Sender>().map_err(|e| format!("`webhook` is {e}"))?,
+        other => return Err(format!("`webhook` is {}, not a sender's name", other.kind())),
+    };
+    let secret = match secret {
+        Json::String(name) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic()) => name.clone(),
+        Json::String(_) => return Err("`secret` is not a secret's name (visible ASCII, no spaces)".into()),
+        other => return Err(format!("`secret` is {}, not a secret's name", other.kind())),
+    };
+    Ok(Some(Webhook { sender, secret }))
+}
+
+/// `POST,PATCH /v1/orders/*`: the methods and the path pattern.
+fn read_match(written: &str) -> Result<(Vec<String>, PathPattern), String> {
+    // A path pattern holds no white space: what comes before the last is
+    // the methods (`POST, PATCH /v1/orders/*` too).
+    let Some((methods, path)) = written.trim().rsplit_once(char::is_whitespace) else {
+        return Err("is not methods, a space and a path pattern (\"POST /v1/payments/*\")".into());
+    };
+    let methods = method_list(methods).ok_or_else(|| format!("does not name its methods as {METHODS_RULE}"))?;
+    if let Some(twice) = methods.iter().enumerate().find(|(i, m)| methods[..*i].contains(m)).map(|(_, m)| m) {
+        return Err(format!("names {twice} twice"));
+    }
+    let path = path.parse::<PathPattern>().map_err(|e| format!("has a path pattern that {}", e.reason))?;
+    Ok((methods, path))
+}
+
+/// A policy's error for a route: named by its option when the route may set
+/// it, with the variable it takes when the route leaves it out; the
+/// variables the route sets named by their options in the reason.
+fn policy_reason(error: &ConfigError, given: &[(&str, &str, String)]) -> String {
+    let mut reason = error.reason.clone();
+    for (option, variable, _) in given {
+        reason = reason.replace(variable, option);
+    }
+    let option = POLICY_OPTIONS.iter().find(|(_, variable)| *variable == error.variable).map(|(option, _)| *option);
+    match option {
+        Some(option) if given.iter().any(|(o, ..)| *o == option) => format!("`{option}`: {reason}"),
+        Some(option) => format!("`{option}` (unset here, so {}): {reason}", error.variable),
+        None => format!("{}: {reason}", error.variable),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::record::policy::RecordPolicy;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The configuration with these routes and these other variables.
+    fn with(routes: &str, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let routes = routes.to_owned();
+        Config::from_vars(move |name| match name {
+            ROUTES => Some(routes.clone()),
+            _ => vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+        })
+    }
+
+    fn routes(routes: &str) -> Vec<Route> {
+        with(routes, &[]).unwrap_or_else(|e| panic!("{routes}: {e}")).routes
+    }
+
+    fn pointer(p: &str) -> JsonPointer {
+        p.parse().unwrap()
+    }
+
+    #[test]
+    fn unset_or_empty_is_no_routes() {
+        assert!(Config::default().routes.is_empty());
+        assert!(routes("").is_empty() && routes("  ").is_empty() && routes("[]").is_empty());
+    }
+
+    #[test]
+    fn a_route_reads_every_member() {
+        let read = routes(
+            r#"[{
+                "match": "post, patch /v1/orders/*",
+                "ttlSeconds": 3600, "leaseSeconds": 30, "originTimeoutSeconds": 20, "inFlightWaitMs": 2500,
+                "releaseOn": [503, 429], "required": true, "maxBodyBytes": 2048, "maxResponseBytes": 4096,
+                "key": ["header:X-Request-Id", "json:/request_id", "form:request_id"],
+                "fingerprint": {"ignore": ["/client_ts", "/meta/sent_at"]}
+            }]"#,
+        );
+        let policy = Policy {
+            records: RecordPolicy { lease_ms: 30_000, ttl_ms: 3_600_000, release_on: vec![503, 429] },
+            origin_timeout_ms: 20_000,
+            in_flight_wait_ms: 2_500,
+            store_timeout_ms: 5_000,
+            required: true,
+            max_body_bytes: 2048,
+            max_response_bytes: 4096,
+        };
+        let key = ["header:x-request-id", "json:/request_id", "form:request_id"].map(|s| s.parse().unwrap()).to_vec();
+        let route = Route {
+            index: 1,
+            methods: vec!["POST".into(), "PATCH".into()],
+            path: "/v1/orders/*".parse().unwrap(),
+            policy,
+            key,
+            ignore: vec![pointer("/client_ts"), pointer("/meta/sent_at")],
+            webhook: None,
+        };
+        assert_eq!(read, [route]);
+        assert_eq!(read[0].to_string(), "route 1 (POST,PATCH /v1/orders/*)");
+        assert_eq!(read[0].headers_read(), ["x-request-id"]);
+        assert_eq!(read[0].key_rule(), KeyRule::Required);
+    }
+
+    #[test]
+    fn what_a_route_leaves_out_is_the_variables() {
+        let vars =
+            [("IDEMPOTENCY_TTL_SECONDS", "7200"), ("IDEMPOTENCY_RELEASE_ON", "503"), ("IDEMPOTENCY_REQUIRED", "true")];
+        let config = with(r#"[{"match": "POST /v1/payments/*", "leaseSeconds": 10}]"#, &vars).unwrap();
+        let route = &config.routes[0];
+        assert_eq!(route.policy.records, RecordPolicy { lease_ms: 10_000, ttl_ms: 7_200_000, release_on: vec![503] });
+        // Derived as the variables derive them, from the route's lease.
+        assert_eq!((route.policy.origin_timeout_ms, route.policy.store_timeout_ms), (5_000, 5_000));
+        assert_eq!(route.policy.in_flight_wait_ms, 10_000);
+        assert!(route.policy.required);
+        assert_eq!(route.key, [KeySource::Header("idempotency-key".into())], "the default key source");
+        assert_eq!(route.key_rule(), KeyRule::Required);
+        // The variables' own values are untouched by the route.
+        assert_eq!((config.records.lease_ms, config.origin_timeout_ms), (120_000, 100_000));
+        let optional = routes(r#"[{"match": "POST /x", "required": false}]"#);
+        assert_eq!(optional[0].key_rule(), KeyRule::Optional);
+        let empty_release = routes(r#"[{"match": "POST /x", "releaseOn": []}]"#);
+        assert!(empty_release[0].policy.records.release_on.is_empty(), "an empty list releases on nothing");
+    }
+
+    #[test]
+    fn a_webhook_route_releases_on_a_receiver_s_failure_unless_it_says_otherwise() {
+        let vars = [("IDEMPOTENCY_RELEASE_ON", "503")];
+        let config = with(
+            r#"[
+                {"match": "POST /hooks/a", "webhook": "github", "secret": "A"},
+                {"match": "POST /hooks/b", "webhook": "github", "secret": "B", "releaseOn": [503]},
+                {"match": "POST /v1/*"}
+            ]"#,
+            &vars,
+        )
+        .unwrap();
+        let release_on: Vec<&[u16]> = config.routes.iter().map(|r| r.policy.records.release_on.as_slice()).collect();
+        assert_eq!(release_on, [&[408, 425, 429, 500, 502, 503, 504][..], &[503], &[503]]);
+    }
+
+    #[test]
+    fn first_match_wins() {
+        let config = with(
+            r#"[
+                {"match": "POST /v1/payments/refunds", "ttlSeconds": 3600},
+                {"match": "POST,PATCH /v1/payments/*", "ttlSeconds": 86400},
+                {"match": "PUT /v1/payments/*", "ttlSeconds": 600},
+                {"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "STRIPE_WEBHOOK_SECRET"}
+            ]"#,
+            &[],
+        )
+        .unwrap();
+        // (method, path, route)
+        let rows = [
+            ("POST", "/v1/payments/refunds", Some(1)),
+            ("POST", "/v1/payments/refunds/x", Some(2)),
+            ("post", "/v1/payments", Some(2)),
+            ("PATCH", "/v1/payments/refunds", Some(2)),
+            ("PUT", "/v1/payments/refunds", Some(3)),
+            ("DELETE", "/v1/payments/pi_1", None),
+            ("POST", "/v1/paymentsX", None),
+            ("POST", "/hooks/stripe", Some(4)),
+            ("POST", "/hooks/stripe/", None),
+            ("GET", "/hooks/stripe", None),
+        ];
+        for (method, path, index) in rows {
+            assert_eq!(config.route(method, path).map(|r| r.index), index, "{method} {path}");
+        }
+        let hook = config.route("POST", "/hooks/stripe").unwrap();
+        assert_eq!(hook.webhook, Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into() }));
+        assert_eq!(hook.policy.records.release_on, [408, 425, 429, 500, 502, 503, 504], "a receiver's 5xx is retried");
+        assert!(hook.key.is_empty(), "the delivery id is the key");
+        assert_eq!((hook.key_rule(), hook.headers_read()), (KeyRule::Required, vec!["stripe-signature"]));
+    }
+
+    #[test]
+    fn bad_routes_are_misconfigured_naming_the_route_and_the_rule() {
+        let one = |route: &str| format!("[{route}]");
+        let methods = "a comma-separated list of HTTP methods: GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, \
+                       TRACE or PATCH";
+        let not_methods = format!("route 1: `match` does not name its methods as {methods}");
+        let members = "match, ttlSeconds, leaseSeconds, originTimeoutSeconds, inFlightWaitMs, releaseOn, required, \
+                       maxBodyBytes, maxResponseBytes, key, fingerprint, webhook, secret";
+        let unknown = format!("route 1 (POST /x): unknown member `ttl` (a route takes {members})");
+        let not_routes = "is not a JSON array of routes (objects with a `match`; see docs/configuration.md)";
+        let first = "(first match wins)";
+        // (IDEMPOTENCY_ROUTES, the reason)
+        let rows: Vec<(String, String)> = vec![
+            ("{".into(), not_routes.into()),
+            (r#"{"match": "POST /x"}"#.into(), not_routes.into()),
+            ("[1]".into(), "route 1 is a number, not an object with a `match`".into()),
+            (one("{}"), "route 1 has no `match` (\"POST /v1/payments/*\")".into()),
+            (one(r#"{"match": ["POST", "/x"]}"#), "route 1: `match` is an array, not a string".into()),
+            (
+                one(r#"{"match": "/x"}"#),
+                "route 1: `match` is not methods, a space and a path pattern (\"POST /v1/payments/*\")".into(),
+            ),
+            (one(r#"{"match": "FETCH /x"}"#), not_methods.clone()),
+            (one(r#"{"match": ", /x"}"#), not_methods),
+            (one(r#"{"match": "POST,post /x"}"#), "route 1: `match` names POST twice".into()),
+            (one(r#"{"match": "POST x"}"#), "route 1: `match` has a path pattern that must start with `/`".into()),
+            (
+                one(r#"{"match": "POST /v1/*/x"}"#),
+                "route 1: `match` has a path pattern that may have `*` only as its last character".into(),
+            ),
+            (one(r#"{"match": "POST /x", "ttl": 60}"#), unknown),
+            (
+                one(r#"{"match": "POST /x", "ttlSeconds": 60, "ttlSeconds": 120}"#),
+                "route 1 (POST /x): `ttlSeconds` is given twice".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "ttlSeconds": "3600"}"#),
+                "route 1 (POST /x): `ttlSeconds` is a string, not a number".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "ttlSeconds": 2592001}"#),
+                "route 1 (POST /x): `ttlSeconds`: not a whole number from 60 to 2592000".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "ttlSeconds": 3600.5}"#),
+                "route 1 (POST /x): `ttlSeconds`: not a whole number from 60 to 2592000".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "ttlSeconds": 60}"#),
+                "route 1 (POST /x): `ttlSeconds`: must be at least IDEMPOTENCY_LEASE_SECONDS: a released key keeps \
+                 its last attempt number for the TTL, and an attempt may still finish until its lease ends"
+                    .into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "leaseSeconds": 901}"#),
+                "route 1 (POST /x): `leaseSeconds`: not a whole number from 1 to 900".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "leaseSeconds": 2, "inFlightWaitMs": 2001}"#),
+                "route 1 (POST /x): `inFlightWaitMs`: not a whole number from 0 to 2000".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "leaseSeconds": 10, "originTimeoutSeconds": 10}"#),
+                "route 1 (POST /x): `originTimeoutSeconds`: must be below leaseSeconds: the lease covers the origin \
+                 call and its finish. A shorter lease needs a shorter origin timeout too (the root wrangler.toml \
+                 sets it to 100 s); see docs/configuration.md"
+                    .into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "releaseOn": [99]}"#),
+                "route 1 (POST /x): `releaseOn`: not an HTTP status from 100 to 599".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "releaseOn": ["503"]}"#),
+                "route 1 (POST /x): `releaseOn` must be a list of HTTP statuses, numbers".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "releaseOn": 503}"#),
+                "route 1 (POST /x): `releaseOn` is a number, not a list of HTTP statuses".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "required": "true"}"#),
+                "route 1 (POST /x): `required` is a string, not true or false".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "maxResponseBytes": 1572865}"#),
+                "route 1 (POST /x): `maxResponseBytes`: not a whole number from 0 to 1572864".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": []}"#),
+                "route 1 (POST /x): `key` lists no key source (leave it out for the Idempotency-Key header)".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": "header:x"}"#),
+                "route 1 (POST /x): `key` is a string, not a list of key sources".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": ["header:x", "cookie:session"]}"#),
+                "route 1 (POST /x): `key` entry 2 of 2 is not `header:<name>`, `json:<JSON pointer>` or \
+                 `form:<field>`"
+                    .into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": ["json:request_id"]}"#),
+                "route 1 (POST /x): `key` entry 1 of 1 names no member: a JSON pointer must start with `/`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": [1]}"#),
+                "route 1 (POST /x): `key` entry 1 of 1 is a number, not a string".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "fingerprint": {"ignore": ["/ts", "ts"]}}"#),
+                "route 1 (POST /x): `fingerprint.ignore` entry 2 of 2: a JSON pointer must start with `/`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "fingerprint": {"ignore": [""]}}"#),
+                "route 1 (POST /x): `fingerprint.ignore` entry 1 of 1: a JSON pointer must start with `/`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "fingerprint": {"exclude": ["/ts"]}}"#),
+                "route 1 (POST /x): unknown member `exclude` of `fingerprint` (it takes `ignore`)".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "fingerprint": ["/ts"]}"#),
+                "route 1 (POST /x): `fingerprint` is an array, not an object with `ignore`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "fingerprint": {"ignore": "/ts"}}"#),
+                "route 1 (POST /x): `fingerprint.ignore` is a string, not a list of JSON pointers".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "svix", "secret": "S"}"#),
+                "route 1 (POST /x): `webhook` is not a webhook sender: `standard`, `github`, `stripe` or `shopify`"
+                    .into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "github"}"#),
+                "route 1 (POST /x): a webhook route needs `secret`, the name of the wrangler secret with its \
+                 signing secret"
+                    .into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "secret": "S"}"#),
+                "route 1 (POST /x): `secret` is only for a webhook route: name its sender in `webhook`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "github", "secret": "MY SECRET"}"#),
+                "route 1 (POST /x): `secret` is not a secret's name (visible ASCII, no spaces)".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "github", "secret": 1}"#),
+                "route 1 (POST /x): `secret` is a number, not a secret's name".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "github", "secret": "S", "key": ["json:/id"]}"#),
+                "route 1 (POST /x): a webhook route's key is the sender's delivery id: leave out `key`".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "github", "secret": "S", "required": false}"#),
+                "route 1 (POST /x): a webhook route always needs the delivery id: `required` cannot be false".into(),
+            ),
+            (
+                one(r#"{"match": "POST,PUT /x", "webhook": "github", "secret": "S"}"#),
+                "route 1 (POST,PUT /x): webhook senders deliver with POST: a webhook route matches POST only".into(),
+            ),
+            (
+                r#"[{"match": "POST /x"}, {"match": "POST /x", "ttlSeconds": 600}]"#.into(),
+                format!(
+                    "route 2 (POST /x) can never match: route 1 (POST /x) comes first and matches every request it does {first}"
+                ),
+            ),
+            (
+                r#"[{"match": "POST /v1/*"}, {"match": "POST /v1/payments"}]"#.into(),
+                format!(
+                    "route 2 (POST /v1/payments) can never match: route 1 (POST /v1/*) comes first and matches every request it does {first}"
+                ),
+            ),
+            (
+                r#"[{"match": "POST /v1/pay*"}, {"match": "POST /v1/payments/*"}]"#.into(),
+                format!(
+                    "route 2 (POST /v1/payments/*) can never match: route 1 (POST /v1/pay*) comes first and matches every request it does {first}"
+                ),
+            ),
+            (
+                r#"[{"match": "POST /a/*"}, {"match": "PATCH /*"}, {"match": "PATCH,POST /a/b"}]"#.into(),
+                format!(
+                    "route 3 (PATCH,POST /a/b) can never match: route 2 (PATCH /*) and route 1 (POST /a/*) come first and match every request it does {first}"
+                ),
+            ),
+            (
+                r#"[{"match": "POST /ok"}, {"match": "PUT /x", "leaseSeconds": 0}]"#.into(),
+                "route 2 (PUT /x): `leaseSeconds`: not a whole number from 1 to 900".into(),
+            ),
+        ];
+        for (value, reason) in rows {
+            let err = with(&value, &[]).expect_err(&value);
+            assert_eq!(err.variable, ROUTES, "{value}");
+            assert_eq!(err.reason, reason, "{value}");
+        }
+    }
+
+    #[test]
+    fn an_inherited_value_that_breaks_a_route_s_rule_is_named_as_inherited() {
+        let vars = [("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "100")];
+        let err = with(r#"[{"match": "POST /quick", "leaseSeconds": 30}]"#, &vars).unwrap_err();
+        assert_eq!(
+            err.reason,
+            "route 1 (POST /quick): `originTimeoutSeconds` (unset here, so IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS): must \
+             be below leaseSeconds: the lease covers the origin call and its finish. A shorter lease needs a shorter \
+             origin timeout too (the root wrangler.toml sets it to 100 s); see docs/configuration.md"
+        );
+        let vars = [("IDEMPOTENCY_STORE_TIMEOUT_MS", "5000")];
+        let err =
+            with(r#"[{"match": "POST /quick", "leaseSeconds": 6, "originTimeoutSeconds": 5}]"#, &vars).unwrap_err();
+        assert!(err.reason.starts_with("route 1 (POST /quick): IDEMPOTENCY_STORE_TIMEOUT_MS: leaves no room"), "{err}");
+        assert!(err.reason.contains("leaseSeconds less originTimeoutSeconds"), "{err}");
+        // A bad variable is named as the variable, before any route is read.
+        let err =
+            with(r#"[{"match": "POST /x", "leaseSeconds": 30}]"#, &[("IDEMPOTENCY_TTL_SECONDS", "59")]).unwrap_err();
+        assert_eq!(err.variable, "IDEMPOTENCY_TTL_SECONDS");
+    }
+
+    #[test]
+    fn routes_that_can_match_are_kept() {
+        let kept = [
+            r#"[{"match": "POST /v1/payments"}, {"match": "POST /v1/*"}]"#,
+            r#"[{"match": "POST /v1/*"}, {"match": "PATCH /v1/payments"}]"#,
+            r#"[{"match": "POST /v1/payments/*"}, {"match": "POST /v1/payments*"}]"#,
+            r#"[{"match": "POST /v1/payments/*"}, {"match": "POST,PATCH /v1/payments/x"}]"#,
+            r#"[{"match": "POST /v1/payments"}, {"match": "POST /v1/payments/*"}]"#,
+            r#"[{"match": "POST /a"}, {"match": "POST /b"}]"#,
+        ];
+        for value in kept {
+            assert_eq!(routes(value).len(), 2, "{value}");
+        }
+    }
+
+    #[test]
+    fn one_pattern_covers_another_only_when_it_matches_all_its_paths() {
+        // (outer, inner, covers)
+        let rows = [
+            ("/*", "/anything/*", true),
+            ("/*", "/", true),
+            ("/v1/*", "/v1/*", true),
+            ("/v1/*", "/v1", true),
+            ("/v1/*", "/v1/x/*", true),
+            ("/v1/*", "/v1*", false),
+            ("/v1*", "/v1/*", true),
+            ("/v1/x", "/v1/x", true),
+            ("/v1/x", "/v1/x/*", false),
+            ("/v1/x", "/v1/y", false),
+            ("/v1/x/*", "/v1/*", false),
+            ("/v1/pay*", "/v1/payments/*", true),
+            ("/v1/payments/*", "/v1/pay*", false),
+        ];
+        for (outer, inner, expected) in rows {
+            let (o, i): (PathPattern, PathPattern) = (outer.parse().unwrap(), inner.parse().unwrap());
+            assert_eq!(covers(&o, &i), expected, "{outer} covers {inner}");
+        }
+    }
+
+    #[test]
+    fn a_webhook_route_s_secrets_are_read_by_name_never_shown() {
+        let config = with(
+            r#"[
+                {"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "STRIPE_WEBHOOK_SECRET"},
+                {"match": "POST /v1/*"},
+                {"match": "POST /hooks/svix", "webhook": "standard", "secret": "SVIX_SECRET"}
+            ]"#,
+            &[],
+        )
+        .unwrap();
+        let bound = |name: &str| match name {
+            "STRIPE_WEBHOOK_SECRET" => Some("whsec_new, whsec_old".to_owned()),
+            "SVIX_SECRET" => Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned()),
+            _ => None,
+        };
+        let secrets = config.webhook_secrets(bound).unwrap();
+        assert_eq!(secrets.iter().map(Vec::len).collect::<Vec<_>>(), [2, 0, 1]);
+        let unbound = config.webhook_secrets(|name| bound(name).filter(|_| name != "SVIX_SECRET")).unwrap_err();
+        assert_eq!(
+            unbound.to_string(),
+            "IDEMPOTENCY_ROUTES: route 3 (POST /hooks/svix): its secret SVIX_SECRET is not bound: `wrangler secret \
+             put SVIX_SECRET`"
+        );
+        let wrong_form = config.webhook_secrets(|name| Some(format!("sk_live_{name}_hunter2"))).unwrap_err();
+        assert_eq!(
+            wrong_form.to_string(),
+            "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its secret STRIPE_WEBHOOK_SECRET: the secret is not a \
+             Stripe signing secret (`whsec_…`)"
+        );
+        assert!(!wrong_form.to_string().contains("hunter2"));
+        assert_eq!(config.routes[1].secrets(Some("anything")), Ok(Vec::new()), "no webhook, no secrets");
+        assert_eq!(config.routes[2].headers_read(), Sender::Standard.headers());
+    }
+}
