@@ -20,6 +20,13 @@ import { parseArgs } from "node:util";
 import { BindingKind, bindingMethod, configProblems, initSync, recordName } from "oncekey-worker-wasm";
 import { parse as parseToml } from "smol-toml";
 
+/**
+ * What a secret whose value this shell does not have stands in as: a value
+ * its variable's rules accept (a seal key is 32 bytes of base64), so only
+ * its name is checked.
+ */
+const STAND_IN = { IDEMPOTENCY_SEAL_KEYS: `${"A".repeat(43)}=` };
+
 const USAGE = `usage: npx --no-install oncekey check [wrangler.toml] [--env NAME] [--secret NAME]... [--proxy | --handler]
        npx --no-install oncekey record --host HOST --key KEY [--scope SCOPE] [--identity-stdin]
 
@@ -187,13 +194,6 @@ function importsProxy(path, main) {
   const file = resolve(dirname(path), main);
   return existsSync(file) && /["']oncekey\/proxy["']/.test(readFileSync(file, "utf8"));
 }
-
-/**
- * What a secret whose value this shell does not have stands in as: a value
- * its variable's rules accept (a seal key is 32 bytes of base64), so only
- * its name is checked.
- */
-const STAND_IN = { IDEMPOTENCY_SEAL_KEYS: `${"A".repeat(43)}=` };
 
 /**
  * The worker's `env` as the runtime would hand it over: its vars, each
