@@ -226,6 +226,25 @@ bench-sealing: install build-worker build-proxy-js
 
 bench: bench-sealing
 
+## Where each host's CPU goes (issue 35): the isolate's profile through
+## workerd's inspector, first executions and replays, both hosts, each
+## build keeping its function names; the tables go to bench/RESULTS.md.
+.PHONY: bench-profile
+bench-profile: install build-worker-js build/bench/origin-worker.js build/profile-rs/index.js
+	PROFILE_BUILD=build/profile-js PROFILE_RESULTS=javascript node bench/profile.mjs first
+	PROFILE_BUILD=build/profile-js PROFILE_RESULTS=javascript node bench/profile.mjs replay
+	PROFILE_BUILD=build/profile-rs PROFILE_RESULTS=rust node bench/profile.mjs first
+	PROFILE_BUILD=build/profile-rs PROFILE_RESULTS=rust node bench/profile.mjs replay
+
+bench: bench-profile
+
+# The Rust proxy with its wasm's function names (its own target dir, so the
+# shipped build's stays as it is).
+build/profile-rs/index.js: $(PROXY_SOURCES)
+	CARGO_TARGET_DIR=$(CURDIR)/target/profile-rs CARGO_PROFILE_RELEASE_STRIP=false \
+	  worker-build --release --no-opt workers/proxy --out-dir ../../build/profile-rs
+	@touch $@
+
 ## Where sealing's cipher runs (docs/performance.md): the aes-gcm crate in
 ## wasm against Web Crypto. A decision's measurement, not part of make bench.
 .PHONY: bench-cipher-choice

@@ -9,6 +9,8 @@
 //   node bench/profile.mjs first     # or replay, baseline; PROFILE_REQUESTS=1000
 //   node bench/profile.mjs cold      # a fresh isolate's first request (a new key) alone
 //   PROFILE_SHOW=writeKv,storeCall   # also these functions' inclusive time
+//   PROFILE_RESULTS=<label>          # also write the tables to bench/RESULTS.md,
+//                                    # section profile-<label>-<path> (`make bench-profile`)
 //
 // PROFILE_BUILD picks the worker (the isolate holds its Durable Object
 // class too, so the coordinator's time is in the same profile):
@@ -26,7 +28,9 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
+import { cpus, loadavg } from "node:os";
 import WebSocket from "ws";
+import { writeSection } from "./results.mjs";
 
 const PATH = process.argv[2] ?? "first";
 // A cold profile is one request: the isolate's first, on a new key.
@@ -230,20 +234,51 @@ for (const [nodeId, us] of self) {
   }
 }
 const perReq = (us) => `${(us / N).toFixed(0).padStart(6)} µs/req`;
-console.log(
+// What is printed, kept for bench/RESULTS.md when PROFILE_RESULTS names the run.
+const printed = [];
+const print = (line) => {
+  printed.push(line);
+  console.log(line);
+};
+print(
   `${PATH} (${BUILD}): ${N} requests, ${(total / N / 1000).toFixed(2)} ms of isolate time per request (idle excluded); ${out}`,
 );
-console.log("\nself time by kind:");
+print("\nself time by kind:");
 for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1]))
-  console.log(`${perReq(us)}  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`);
-console.log("\nruntime APIs, top 15:");
-for (const [k, us] of [...apiNames].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${perReq(us)}  ${k}`);
-console.log("\ninclusive, top 40:");
-for (const [n, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${perReq(us)}  ${n}`);
+  print(`${perReq(us)}  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`);
+print("\nruntime APIs, top 15:");
+for (const [k, us] of [...apiNames].sort((a, b) => b[1] - a[1]).slice(0, 15)) print(`${perReq(us)}  ${k}`);
+print("\ninclusive, top 40:");
+for (const [n, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) print(`${perReq(us)}  ${n}`);
 // PROFILE_SHOW=writeKv,storeCall: these functions' inclusive time, wherever they rank
 // (writeKv: what the isolate itself spends on a KV copy).
 for (const n of (process.env.PROFILE_SHOW ?? "").split(",").filter(Boolean)) {
   console.log(`${perReq(inclusive.get(n) ?? 0)}  ${n} (PROFILE_SHOW)`);
+}
+
+if (process.env.PROFILE_RESULTS) {
+  const label = process.env.PROFILE_RESULTS;
+  const name = `profile-${label}-${PATH}`;
+  writeSection(
+    name,
+    `<!-- ${name}:start -->
+### CPU profile: ${label}, ${PATH === "first" ? "first executions" : PATH === "replay" ? "replays" : PATH}
+
+Command: \`make bench-profile\` (\`PROFILE_BUILD=${BUILD} node bench/profile.mjs ${PATH}\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+${cpus().length} cores, load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(
+        " ",
+      )}. The isolate's CPU through workerd's inspector (sampling every ${COLD ? 25 : 100} µs), ${N} requests with 4
+in flight after 200 to warm up; the worker and its Durable Object class share the isolate, so the object's work is
+in it too. "By kind": each sample's own frame — the core (wasm), the host's JavaScript by source file, a runtime API
+charged to the file or wasm that called it, V8's own.
+
+\`\`\`text
+${printed.join("\n").trim()}
+\`\`\`
+<!-- ${name}:end -->`,
+  );
 }
 
 /**

@@ -109,6 +109,15 @@ describe("with a seal key, nothing stored reveals an answer", () => {
     await storeWithCopy(plain, {}, newKey(), item);
   });
 
+  /** The sealed storage, its coordinator failing: only KV can answer. */
+  const objectDown = () =>
+    start({
+      store: "fail",
+      persist: sealed,
+      quiet: true,
+      vars: { IDEMPOTENCY_SEAL_KEYS: KEY_A, IDEMPOTENCY_STORE_TIMEOUT_MS: "300" },
+    });
+
   test("the marker is in the plain storage (the search can fail) and nowhere in the sealed one", () => {
     assert.ok(filesHolding(plain, item).length > 0, "without sealing, the answer is there to read");
     assert.ok(layerFiles(sealed).length > 0);
@@ -116,12 +125,7 @@ describe("with a seal key, nothing stored reveals an answer", () => {
   });
 
   test("the KV copy replays, opened, when the object is down", async () => {
-    const worker = await start({
-      store: "fail",
-      persist: sealed,
-      quiet: true,
-      vars: { IDEMPOTENCY_SEAL_KEYS: KEY_A, IDEMPOTENCY_STORE_TIMEOUT_MS: "300" },
-    });
+    const worker = await objectDown();
     try {
       const replay = await order(worker, { key, item });
       assert.equal(replay.status, 201);
@@ -133,12 +137,7 @@ describe("with a seal key, nothing stored reveals an answer", () => {
   });
 
   test("a copy moved under another record's name does not open there: 503, never run", async () => {
-    const worker = await start({
-      store: "fail",
-      persist: sealed,
-      quiet: true,
-      vars: { IDEMPOTENCY_SEAL_KEYS: KEY_A, IDEMPOTENCY_STORE_TIMEOUT_MS: "300" },
-    });
+    const worker = await objectDown();
     try {
       const other = newKey();
       const kv = await worker.mf.getKVNamespace("IDEMPOTENCY_KV");
