@@ -8,10 +8,9 @@
 //! A key is known by its [`KeyId`], a short digest of it: what records,
 //! logs and the admin paths carry. Nothing here ever prints a key.
 
-use base64ct::{Base64, Encoding};
-
 use crate::core::config::variables::ConfigError;
 use crate::core::request::digest::{PartHasher, hex};
+use crate::core::text::base64;
 
 /// The variable's name.
 pub(crate) const SEAL_KEYS: &str = "IDEMPOTENCY_SEAL_KEYS";
@@ -105,8 +104,8 @@ impl SealKeys {
             if entry.is_empty() {
                 return Err(bad(format!("key {place} is empty; {HOW} (the keys are not shown)")));
             }
-            let bytes = Base64::decode_vec(entry)
-                .map_err(|_| bad(format!("key {place} is not standard base64; {HOW} (the keys are not shown)")))?;
+            let bytes = base64::decode(entry)
+                .ok_or_else(|| bad(format!("key {place} is not standard base64; {HOW} (the keys are not shown)")))?;
             let key: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
                 bad(format!("key {place} is {} bytes, not 32; {HOW} (the keys are not shown)", bytes.len()))
             })?;
@@ -142,6 +141,7 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn b64(bytes: &[u8]) -> String {
+        use base64ct::{Base64, Encoding};
         Base64::encode_string(bytes)
     }
 

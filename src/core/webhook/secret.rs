@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use base64ct::{Base64, Encoding};
+use crate::core::text::base64;
 
 use crate::core::webhook::sender::Sender;
 
@@ -89,8 +89,8 @@ impl WebhookSecret {
         match sender {
             Sender::Standard => {
                 let encoded = entry.strip_prefix(WHSEC).unwrap_or(entry);
-                match Base64::decode_vec(encoded) {
-                    Ok(key) if !key.is_empty() => Ok(Self(key)),
+                match base64::decode(encoded) {
+                    Some(key) if !key.is_empty() => Ok(Self(key)),
                     _ => Err("is not a Standard Webhooks secret (`whsec_` and base64)"),
                 }
             }

@@ -3,7 +3,7 @@
 //! delivery that fails is refused whole, so a forged one can never plant
 //! an answer under a real delivery's id.
 
-use base64ct::{Base64, Encoding};
+use crate::core::text::base64;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -186,7 +186,7 @@ fn stripe_signature(header: &str) -> Result<(u64, Vec<Vec<u8>>), WebhookRefusal>
 /// Base64 (standard, padded) as bytes; `None` for anything else, or
 /// nothing.
 fn from_base64(text: &str) -> Option<Vec<u8>> {
-    Base64::decode_vec(text).ok().filter(|bytes| !bytes.is_empty())
+    base64::decode(text).filter(|bytes| !bytes.is_empty())
 }
 
 /// Hex digits, either case, as bytes; `None` for anything else, or
@@ -203,6 +203,7 @@ fn from_hex(text: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::core::request::digest::hex;
+    use base64ct::{Base64, Encoding};
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
