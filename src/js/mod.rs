@@ -10,8 +10,9 @@
 //! [`StoreCall`](crate::core::StoreCall)s over RPC) and each result back
 //! into the core's values; [`JsCoordinator`] runs the
 //! coordinator's atomic step inside a JavaScript Durable Object;
-//! [`record_name`] names a key's record and [`config_problems`] checks a
-//! configuration offline, for the `oncekey` command;
+//! `record_name` names a key's record and `config_problems` checks a
+//! configuration offline, for the `oncekey` command (which loads the
+//! `oncekey/worker` wasm: both are left out of the proxy's with the queue);
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
 //! build leaves them out); `keyInput` (src/shared/form_key_input.rs, shared with
@@ -29,6 +30,7 @@ mod packed;
 #[cfg(feature = "js-queue")]
 mod queue;
 mod queue_counters;
+#[cfg(feature = "js-queue")]
 mod record_name;
 mod values;
 
@@ -43,4 +45,5 @@ pub use queue::{DeliveryKind, HandlerEnd, JsConsumer, JsDelivery};
 pub use queue_counters::{add_counts, counts_of};
 #[cfg(feature = "js-queue")]
 pub use queue_counters::{binding_names, counters_object};
+#[cfg(feature = "js-queue")]
 pub use record_name::record_name;

@@ -2,9 +2,9 @@
 //! the operator's command `oncekey-record` (SPEC §12), who has a key from a
 //! support ticket and needs the name the admin paths and log lines use.
 
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use super::values::list_pairs;
 use crate::core::{Config, IdempotencyKey, RecordName};
 
 /// The name (64 lower-case hex digits) of the record for `key` (the
@@ -25,4 +25,16 @@ pub fn record_name(host: &str, scope: Option<String>, headers: JsValue, key: &st
     let headers = list_pairs(&headers);
     let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
     Ok(RecordName::new(host, &config.scope, header, &key).to_hex())
+}
+
+/// `[[name, value], ...]` as pairs, names lower-case; anything else is
+/// skipped.
+fn list_pairs(list: &JsValue) -> Vec<(String, String)> {
+    let Some(list) = list.dyn_ref::<js_sys::Array>() else { return Vec::new() };
+    list.iter()
+        .filter_map(|pair| {
+            let pair: js_sys::Array = pair.dyn_into().ok()?;
+            Some((pair.get(0).as_string()?.to_ascii_lowercase(), pair.get(1).as_string()?))
+        })
+        .collect()
 }

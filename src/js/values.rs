@@ -2,7 +2,7 @@
 //! `Reflect.set`, header lists as arrays of pairs. The packed strings are
 //! [`super::packed`]'s.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::core::{DataPoint, Reply, ReplyBody};
 
@@ -31,18 +31,6 @@ impl Object {
     pub(crate) fn done(self) -> JsValue {
         self.0.into()
     }
-}
-
-/// `[[name, value], ...]` as pairs, names lower-case; anything else is
-/// skipped.
-pub(crate) fn list_pairs(list: &JsValue) -> Vec<(String, String)> {
-    let Some(list) = list.dyn_ref::<js_sys::Array>() else { return Vec::new() };
-    list.iter()
-        .filter_map(|pair| {
-            let pair: js_sys::Array = pair.dyn_into().ok()?;
-            Some((pair.get(0).as_string()?.to_ascii_lowercase(), pair.get(1).as_string()?))
-        })
-        .collect()
 }
 
 /// Pairs as `[[name, value], ...]`.
