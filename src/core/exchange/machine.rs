@@ -356,8 +356,12 @@ impl Exchange {
         };
         if let Some(completed) = replay_from_copy(found, keyed.fingerprint, now_ms) {
             self.log.tier = Tier::Kv;
+            let name = keyed.name;
+            // Read first, the object is still to be asked: a sealed copy that
+            // does not open is no answer there (the object decides).
+            let object_next = store_error.is_none().then_some(keyed);
             self.log.error = store_error.map(|e| format!("store: {e}"));
-            return self.replay(keyed.name, &completed);
+            return self.replay(name, &completed, object_next);
         }
         match store_error {
             None => {
@@ -514,7 +518,7 @@ impl Exchange {
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
             Ok(Decision::Unreadable) => self.refuse(Problem::RecordUnreadable),
             Ok(Decision::Replay(completed)) => {
-                let action = self.replay(keyed.name, &completed);
+                let action = self.replay(keyed.name, &completed, None);
                 // SPEC §4: the key is asked for again, so its KV copy is
                 // written now, once (the object marks it), unless it was
                 // written at completion (`IDEMPOTENCY_KV_COPY=always`). Read
@@ -831,13 +835,24 @@ impl Exchange {
         self.after.pop_front().unwrap_or(Action::Done)
     }
 
-    /// A stored answer, replayed — opened first when it is sealed.
-    fn replay(&mut self, name: RecordName, completed: &Completed) -> Action {
+    /// A stored answer, replayed — opened first when it is sealed. A KV
+    /// copy read before the object comes with the request (`object_next`):
+    /// if it does not open, the object is asked instead.
+    fn replay(&mut self, name: RecordName, completed: &Completed, object_next: Option<Keyed>) -> Action {
         self.log.attempt = Some(completed.attempt);
         match &completed.response {
             StoredAnswer::Plain(response) => self.replay_answer(response),
-            StoredAnswer::Sealed(sealed) => self.open(name, sealed),
+            StoredAnswer::Sealed(sealed) => self.open(name, sealed, object_next),
         }
+    }
+
+    /// A KV copy read before the object did not open (`why`): the request
+    /// goes on to the object, as for a miss.
+    pub(super) fn copy_unopened(&mut self, keyed: Keyed, why: String) -> Action {
+        self.log.attempt = None;
+        self.log.error = Some(format!("kv copy: {why}"));
+        self.stage = Stage::Detaching(keyed);
+        Action::Detach
     }
 
     /// An answer (opened, if it was sealed) replayed to this caller.

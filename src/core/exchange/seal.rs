@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use super::action::{Action, CipherCall, CipherOp};
-use super::machine::{Exchange, Stage};
+use super::machine::{Exchange, Keyed, Stage};
 use crate::core::{
     Consistency, Outcome, Problem, RecordName, SEAL_OVERHEAD, SealKey, SealedAnswer, SealedPart, StoredAnswer,
     StoredResponse, opened, plaintext_parts,
@@ -36,6 +36,9 @@ pub(crate) struct Opening {
     key: SealKey,
     /// The parts opened so far.
     opened: Vec<Vec<u8>>,
+    /// A KV copy read before the object: the request, to take to the
+    /// object if the copy does not open.
+    object_next: Option<Keyed>,
 }
 
 impl Exchange {
@@ -78,16 +81,22 @@ impl Exchange {
 
     /// A sealed answer of record `name` to replay: opened with the key
     /// that sealed it, if that key is configured; else the request fails
-    /// closed (SPEC §4).
-    pub(super) fn open(&mut self, name: RecordName, sealed: &SealedAnswer) -> Action {
+    /// closed (SPEC §4) — or, for a KV copy read before the object
+    /// (`object_next`), goes on to the object.
+    pub(super) fn open(&mut self, name: RecordName, sealed: &SealedAnswer, object_next: Option<Keyed>) -> Action {
         let Some(key) = self.config.seal_keys.find(sealed.key_id) else {
-            self.log.error = Some(format!(
+            let why = format!(
                 "the stored answer is sealed by key {}, which IDEMPOTENCY_SEAL_KEYS does not hold",
                 sealed.key_id.to_hex()
-            ));
+            );
+            if let Some(keyed) = object_next {
+                return self.copy_unopened(keyed, why);
+            }
+            self.log.error = Some(why);
             return self.refuse(Problem::RecordSealed);
         };
-        self.stage = Stage::Opening(Opening { name, sealed: sealed.clone(), key: key.clone(), opened: Vec::new() });
+        let (sealed, key) = (sealed.clone(), key.clone());
+        self.stage = Stage::Opening(Opening { name, sealed, key, opened: Vec::new(), object_next });
         self.next_open()
     }
 
@@ -119,20 +128,26 @@ impl Exchange {
 
     /// Every part it needs is open: the replay.
     fn replay_opened(&mut self) -> Action {
-        let Stage::Opening(opening) = std::mem::replace(&mut self.stage, Stage::Answered) else {
-            return Action::Done;
-        };
-        let mut parts = opening.opened.into_iter();
+        let Stage::Opening(opening) = &mut self.stage else { return Action::Done };
+        let mut parts = std::mem::take(&mut opening.opened).into_iter();
         let answer = parts.next().unwrap_or_default();
         match opened(&answer, parts.next().as_deref()) {
-            Ok(response) => self.replay_answer(&response),
+            Ok(response) => {
+                self.stage = Stage::Answered;
+                self.replay_answer(&response)
+            }
             Err(e) => self.unopenable(format!("open: the opened answer does not decode: {e}")),
         }
     }
 
-    /// The answer does not open: fail closed.
+    /// The answer does not open: fail closed — or, a KV copy read before
+    /// the object, ask the object.
     fn unopenable(&mut self, why: String) -> Action {
-        self.stage = Stage::Answered;
+        if let Stage::Opening(Opening { object_next: Some(keyed), .. }) =
+            std::mem::replace(&mut self.stage, Stage::Answered)
+        {
+            return self.copy_unopened(keyed, why);
+        }
         self.log.error = Some(why);
         self.refuse(Problem::RecordSealed)
     }

@@ -224,3 +224,36 @@ fn without_keys_nothing_changes() {
     assert!(matches!(answer_of(&Record::decode(bytes).unwrap()), StoredAnswer::Plain(_)));
     assert!(matches!(bytes[3], 2 | 5), "a record kind of before sealing: {}", bytes[3]);
 }
+
+#[test]
+fn read_first_a_copy_that_does_not_open_is_no_answer_the_object_is_asked() {
+    let vars = [("IDEMPOTENCY_SEAL_KEYS", KEY_A), ("IDEMPOTENCY_KV_REPLAY", "read-first")];
+    let mut world = World::new(&vars);
+    world.run(keyed("k1"), order());
+    world.run(keyed("k2"), order());
+    let (name_k1, name_k2) = {
+        let first = world.run(keyed("k1"), order()).log["record"].as_str().unwrap().to_owned();
+        let names: Vec<RecordName> = world.kv.keys().copied().collect();
+        let k1 = *names.iter().find(|n| n.to_hex() == first).unwrap();
+        world.run(keyed("k2"), order());
+        (k1, *world.kv.keys().find(|n| **n != k1).unwrap())
+    };
+    // k2's copy planted under k1's name (the same request body, so the same fingerprint).
+    let planted = world.kv[&name_k2].clone();
+    world.kv.insert(name_k1, planted);
+    let run = world.run(keyed("k1"), order());
+    assert_eq!(run.steps[..4], ["read-body", "read-copy", "open", "detach"], "{:?}", run.steps);
+    assert_eq!((run.reply.status, header(&run.reply, "idempotent-replayed")), (201, Some("true")));
+    assert_eq!(run.log["tier"].as_str(), Some("do"), "the object answered");
+    assert!(run.log["error"].as_str().unwrap().starts_with("kv copy: open:"), "{}", run.log);
+    // The object's answer put the right copy back (read first, a copy that
+    // is not there is written again).
+    assert!(world.run(keyed("k1"), order()).steps.contains(&"open"));
+    assert_eq!(world.run(keyed("k1"), order()).log["tier"].as_str(), Some("kv"));
+    // Planted again, with the object down: the copy fails closed.
+    world.kv.insert(name_k1, world.kv[&name_k2].clone());
+    world.store_failures = 1;
+    let down = world.run(keyed("k1"), order());
+    assert_eq!((down.reply.status, code(&down.reply)), (503, "record-unreadable".to_owned()), "{:?}", down.steps);
+    assert_eq!(world.calls, [1, 1]);
+}
