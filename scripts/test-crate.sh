@@ -64,17 +64,22 @@ files=$(tar tzf "$crate" | sed "s|^oncekey-$version/||" | grep -v '/$')
 echo "   $crate: $(wc -c <"$crate") bytes compressed, $(echo "$files" | wc -l) files," \
   "$(tar xzOf "$crate" | wc -c) bytes unpacked"
 # Only the library's sources (the Rust, and the HTMLRewriter glue the edge
-# host binds: src/shared/form_keys.js), its README and license texts, and what
+# host binds: src/shared/form_keys.js, and its Web Crypto glue: src/shared/seal.js), its README and license texts, and what
 # cargo adds itself. `include` patterns
 # without a slash match at any depth (gitignore rules): "README.md" alone
 # also takes node_modules/*/README.md and pkg/README.md; anchor them ("/README.md").
 stray=$(echo "$files" |
-  grep -Ev '^(src/.+\.rs|src/shared/form_keys\.js|README\.md|LICENSE-(MIT|APACHE)|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json)$' || true)
+  grep -Ev '^(src/.+\.rs|src/shared/(form_keys|seal)\.js|README\.md|LICENSE-(MIT|APACHE)|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json)$' || true)
 if [ -n "$stray" ]; then
   echo "$stray" | sed -n '1,20s/^/   stray: /p' >&2
   fail "the packaged crate holds $(echo "$stray" | wc -l) files besides the library's sources" \
     "(anchor the [package] include patterns in Cargo.toml: \"/README.md\", not \"README.md\")"
 fi
+# Every JavaScript module the edge host binds (`#[wasm_bindgen(module = ...)]`)
+# ships with the crate: without it a crate user's build fails.
+for module in $(grep -ho 'module = "/src/[^"]*"' src/edge/*.rs | sed 's/module = "\/\(.*\)"/\1/' | sort -u); do
+  echo "$files" | grep -qx "$module" || fail "the packaged crate lacks $module, which src/edge binds (add it to include in Cargo.toml)"
+done
 for license in LICENSE-MIT LICENSE-APACHE; do
   echo "$files" | grep -qx "$license" || fail "the packaged crate lacks $license (the license is MIT OR Apache-2.0)"
 done
