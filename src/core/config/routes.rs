@@ -101,7 +101,7 @@ impl Route {
     /// This route's signing secrets, from the value of its secret binding
     /// (`None`: not bound). A route that is no webhook route has none.
     ///
-    /// ```no_run
+    /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
@@ -134,7 +134,7 @@ impl Config {
     /// the first that matches it. `None`: the variables apply, as they do
     /// with no routes.
     ///
-    /// ```no_run
+    /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[
     ///     {"match": "POST /v1/payments/refunds", "ttlSeconds": 3600},
@@ -172,12 +172,20 @@ impl Config {
             .collect()
     }
 
+    /// The names of the secrets the webhook routes read: names in a
+    /// worker's `env` that are the layer's own, never a typo of one of its
+    /// variables ([`unknown_variable`](crate::core::unknown_variable)), even
+    /// when they start with `IDEMPOTENCY_`.
+    pub fn secret_names(&self) -> impl Iterator<Item = &str> {
+        self.routes.iter().filter_map(|route| route.webhook.as_ref()).map(|webhook| webhook.secret.as_str())
+    }
+
     /// Reads every webhook route's secrets through `secret` (a secret
     /// binding's value by name; `None`: not bound) into the route, as
     /// [`Config::webhook_secrets`] reads them: what a host does once, when
     /// the layer is made, before any delivery is checked.
     ///
-    /// ```no_run
+    /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
     /// let mut config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
