@@ -5,9 +5,9 @@
 // shell history and `ps` keep them.
 //
 // `oncekey check [wrangler.toml]` checks a worker's configuration with the
-// core's own rules (its `[vars]`, its bindings, and the names of its
-// secrets), so a bad value fails in CI instead of answering the first
-// caller `500 misconfigured`.
+// core's own rules (its `[vars]` — routes included —, its bindings, and the
+// names of its secrets: each webhook route's must be one), so a bad value
+// fails in CI instead of answering the first caller `500 misconfigured`.
 //
 // `oncekey record` prints the name of a key's record — the 64 hex digits
 // that every decision's log line carries and the admin paths take — from
@@ -19,13 +19,6 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BindingKind, bindingMethod, configProblems, initSync, recordName } from "oncekey-worker-wasm";
 import { parse as parseToml } from "smol-toml";
-
-/**
- * What a secret whose value this shell does not have stands in as: a value
- * its variable's rules accept (a seal key is 32 bytes of base64), so only
- * its name is checked.
- */
-const STAND_IN = { IDEMPOTENCY_SEAL_KEYS: `${"A".repeat(43)}=` };
 
 const USAGE = `usage: npx --no-install oncekey check [wrangler.toml] [--env NAME] [--secret NAME]... [--proxy | --handler]
        npx --no-install oncekey record --host HOST --key KEY [--scope SCOPE] [--identity-stdin]
@@ -196,6 +189,19 @@ function importsProxy(path, main) {
 }
 
 /**
+ * What a secret whose value this shell does not have stands in as: a value
+ * its variable's rules accept, so only its name is checked — a seal key is
+ * 32 bytes of base64; any other secret gets one every webhook sender's form
+ * accepts (`whsec_` and base64, for Standard Webhooks and Stripe), which is
+ * an admin token too. A function, so that `check`, which runs before this
+ * module's later statements, can use it.
+ */
+function standIn(name) {
+  if (name === "IDEMPOTENCY_SEAL_KEYS") return `${"A".repeat(43)}=`;
+  return "whsec_c2VjcmV0LXNldC13aXRoLXdyYW5nbGVy";
+}
+
+/**
  * The worker's `env` as the runtime would hand it over: its vars, each
  * binding as an object with its kind's method (the one the core looks for,
  * for the kinds it checks), and each secret — its value from this shell's
@@ -213,6 +219,6 @@ function workerEnv(scope, secrets) {
   bind(scope.services, "binding", bindingMethod(BindingKind.Service));
   bind(scope.analytics_engine_datasets, "binding", "writeDataPoint");
   bind(scope.queues?.producers, "binding", "send");
-  for (const name of secrets) env[name] = process.env[name] ?? STAND_IN[name] ?? "secret-set-with-wrangler";
+  for (const name of secrets) env[name] = process.env[name] ?? standIn(name);
   return env;
 }

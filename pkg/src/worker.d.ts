@@ -248,11 +248,97 @@ export interface IdempotencyOptions {
    */
   sealKeys?: string;
   /**
+   * Routes, each with its own policy, key sources, fingerprint selection or
+   * webhook sender; the first that matches a request holds it, and a
+   * request no route matches follows the other options. A route's requests
+   * are covered whatever `methods` and `paths` say. Checked when the layer
+   * is made: a route that can never match (an earlier one takes all its
+   * requests), an unknown member, a policy out of range, or a webhook
+   * route whose secret is not bound in `env` is `misconfigured`, naming
+   * the route. `IDEMPOTENCY_ROUTES` (a JSON array, as a string).
+   * @defaultValue `[]` (none)
+   * @example
+   * ```ts
+   * withIdempotency(handler, {
+   *   routes: [
+   *     { match: "POST /v1/password-resets", ttlSeconds: 3600 },
+   *     { match: "POST /v1/payments/*", key: ["header:idempotency-key", "json:/request_id"],
+   *       fingerprint: { ignore: ["/client_ts"] } },
+   *     { match: "POST /hooks/stripe", webhook: "stripe", secret: "STRIPE_WEBHOOK_SECRET" },
+   *   ],
+   * });
+   * ```
+   */
+  routes?: IdempotencyRoute[] | string;
+  /**
    * The binding names this worker uses, if not the defaults. Read by
    * `oncekey/worker` only, never from `env`.
    * @example `bindings: { coordinator: "LOCKS", kv: "ANSWERS" }`
    */
   bindings?: IdempotencyBindings;
+}
+
+/**
+ * One route of {@link IdempotencyOptions.routes}: the requests it matches
+ * and what they are held to. Each policy it leaves out is the option's (or
+ * variable's), but a webhook route's `releaseOn`, which is
+ * `[408, 425, 429, 500, 502, 503, 504]` unless given: a receiver's 5xx is
+ * retried by its sender.
+ */
+export interface IdempotencyRoute {
+  /**
+   * Methods, a space and a path pattern (`paths`' syntax: a prefix ending in
+   * `*`, or an exact path).
+   * @example `"POST /v1/payments/*"`, `"POST,PATCH /v1/orders/*"`
+   */
+  match: string;
+  /** As {@link IdempotencyOptions.ttlSeconds}, for this route. */
+  ttlSeconds?: number;
+  /** As {@link IdempotencyOptions.leaseSeconds}, for this route. */
+  leaseSeconds?: number;
+  /** As {@link IdempotencyOptions.originTimeoutSeconds}, for this route. */
+  originTimeoutSeconds?: number;
+  /** As {@link IdempotencyOptions.inFlightWaitMs}, for this route. */
+  inFlightWaitMs?: number;
+  /** As {@link IdempotencyOptions.releaseOn}, for this route: a list of statuses. */
+  releaseOn?: number[];
+  /** As {@link IdempotencyOptions.required}, for this route. */
+  required?: boolean;
+  /** As {@link IdempotencyOptions.maxBodyBytes}, for this route. */
+  maxBodyBytes?: number;
+  /** As {@link IdempotencyOptions.maxResponseBytes}, for this route. */
+  maxResponseBytes?: number;
+  /**
+   * Where the key is, tried in order, the first that holds a value
+   * deciding (a malformed one is 400 `invalid-key`): `header:<name>`,
+   * `json:<JSON pointer>` (a string or number member of a JSON body) or
+   * `form:<field>` (a form body's field, left in the body). Not on a
+   * webhook route, whose key is the sender's delivery id.
+   * @defaultValue `["header:idempotency-key"]`
+   * @example `key: ["header:idempotency-key", "json:/request_id"]`
+   */
+  key?: string[];
+  /**
+   * Members of a JSON body left out of the fingerprint, as JSON pointers (a
+   * client timestamp that changes on every retry); the rest of the body
+   * counts by its meaning (member order and white space do not).
+   * @example `fingerprint: { ignore: ["/client_ts"] }`
+   */
+  fingerprint?: { ignore?: string[] };
+  /**
+   * The webhook sender whose deliveries this route takes: each delivery's
+   * signature is verified before anything is stored (401
+   * `webhook-signature` otherwise), and its delivery id is the key. POST
+   * only; needs `secret`.
+   */
+  webhook?: "standard" | "github" | "stripe" | "shopify";
+  /**
+   * With `webhook`: the name of the secret in `env` (`npx wrangler secret
+   * put NAME`) holding the signing secret, several comma separated while
+   * one is rotated, each as the sender gives it (`whsec_…` for Standard
+   * Webhooks and Stripe). Never the secret itself.
+   */
+  secret?: string;
 }
 
 /** The names of the bindings {@link withIdempotency} uses. */

@@ -13,7 +13,7 @@ use worker::{Context, Env, Request, Response, Result};
 use crate::core::{
     BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, Problem, unknown_variable,
 };
-use crate::shared::variable_value::env_variables;
+use crate::shared::variable_value::{env_string, env_variables};
 
 use super::host::drive;
 use super::http;
@@ -43,7 +43,10 @@ pub struct Idempotency {
 }
 
 impl Idempotency {
-    /// A layer with a configuration built in code.
+    /// A layer with a configuration built in code. A webhook route's
+    /// secrets must be read into it first
+    /// ([`Config::bind_webhook_secrets`]): without them its deliveries are
+    /// answered `500 misconfigured`, never checked against nothing.
     pub fn new(config: Config) -> Self {
         Self { config: Rc::new(config), proxying: false }
     }
@@ -59,14 +62,21 @@ impl Idempotency {
     }
 
     /// A layer configured from the worker's variables (SPEC §6), its
-    /// bindings checked (SPEC §11).
+    /// bindings checked (SPEC §11), each webhook route's secrets read from
+    /// the secret the route names (SPEC §13).
     ///
     /// # Errors
     /// [`Problem::Misconfigured`] naming the first variable with a bad
     /// value, an `IDEMPOTENCY_*` variable the layer does not know (a typo),
-    /// or a binding it needs that is missing or of the wrong kind.
+    /// a binding it needs that is missing or of the wrong kind, or a webhook
+    /// route whose secret is not bound or not in its sender's form (naming
+    /// the route and the secret, never its value).
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
-        let config = config_from_env(env)?;
+        let mut config = config_from_env(env)?;
+        let js_env: &worker::wasm_bindgen::JsValue = env.as_ref();
+        config
+            .bind_webhook_secrets(|name| env_string(js_env, name))
+            .map_err(|e| Problem::Misconfigured(e.to_string()))?;
         if let Some(problem) = env_problem(env, &config) {
             return Err(Problem::Misconfigured(problem));
         }
@@ -137,8 +147,9 @@ fn env_problem(env: &Env, config: &Config) -> Option<String> {
     use crate::shared::variable_value::{binding_found, env_names};
     let env: &worker::wasm_bindgen::JsValue = env.as_ref();
     let names = env_names(env);
-    let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
+    let mut known = vec![COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    known.extend(config.secret_names());
+    unknown_variable(names.iter().map(String::as_str), &known).or_else(|| {
         config.binding_problem(
             (COORDINATOR_BINDING, binding_found(env, COORDINATOR_BINDING, BindingKind::DurableObjects)),
             (KV_BINDING, binding_found(env, KV_BINDING, BindingKind::Kv)),

@@ -9,7 +9,7 @@ use crate::core::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING,
     Origin, unknown_variables,
 };
-use crate::shared::variable_value::{binding_found, env_names, env_variables};
+use crate::shared::variable_value::{binding_found, env_names, env_string, env_variables};
 
 /// The kind of a binding, for a stand-in of it (`bindingMethod`).
 #[wasm_bindgen(js_name = BindingKind)]
@@ -39,7 +39,8 @@ pub fn binding_method(kind: JsBindingKind) -> String {
 /// objects with their kind's method, [`binding_method`]) as the layer would
 /// meet them, one message each, naming the variable or binding: the
 /// variables' values (each bad one named, the rest still checked),
-/// variables the layer does not know, the coordinator's and the KV
+/// variables the layer does not know, each webhook route's secret (bound,
+/// in its sender's form), the coordinator's and the KV
 /// namespace's bindings (under their default names) missing or of the
 /// wrong kind, and, for the proxy (`proxy`), an origin. Empty when the
 /// configuration is sound.
@@ -71,9 +72,19 @@ pub fn config_problems(env: JsValue, proxy: bool) -> Vec<String> {
             }
         }
     };
+    // Each webhook route's secret, by the name the route gives: bound, and
+    // (when its value is known) in its sender's form.
+    for route in &config.routes {
+        if let Some(webhook) = &route.webhook
+            && let Err(e) = route.secrets(env_string(&env, &webhook.secret).as_deref())
+        {
+            problems.push(e.to_string());
+        }
+    }
     let names = env_names(&env);
-    let binding_names = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    problems.extend(unknown_variables(names.iter().map(String::as_str), &binding_names));
+    let mut known = vec![COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    known.extend(config.secret_names());
+    problems.extend(unknown_variables(names.iter().map(String::as_str), &known));
     let coordinator = (COORDINATOR_BINDING, binding_found(&env, COORDINATOR_BINDING, BindingKind::DurableObjects));
     let kv = (KV_BINDING, binding_found(&env, KV_BINDING, BindingKind::Kv));
     problems.extend(config.binding_problem(coordinator, kv));

@@ -115,8 +115,9 @@ impl Layer {
     fn env_problem(&self, env: &JsValue) -> Option<String> {
         let names = env_names(env);
         let BindingNames { coordinator, kv, metrics, .. } = &self.bindings;
-        let bindings = [coordinator.as_str(), kv.as_str(), metrics.as_str()];
-        unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
+        let mut known = vec![coordinator.as_str(), kv.as_str(), metrics.as_str()];
+        known.extend(self.config.secret_names());
+        unknown_variable(names.iter().map(String::as_str), &known).or_else(|| {
             self.config.binding_problem(
                 (coordinator, binding_found(env, coordinator, BindingKind::DurableObjects)),
                 (kv, binding_found(env, kv, BindingKind::Kv)),

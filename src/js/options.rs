@@ -5,7 +5,7 @@
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::{COORDINATOR_BINDING, Config, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
-use crate::shared::variable_value::{env_variables, variable_text};
+use crate::shared::variable_value::{env_string, env_variables, text_of};
 
 use super::values::Object;
 
@@ -52,13 +52,21 @@ pub(crate) const CONSUMER_OPTIONS: [(&str, &str); 4] = [
 ];
 
 /// The configuration from `options` (an object, or undefined) and `vars`
-/// (the worker's `env`): an option wins over its variable.
+/// (the worker's `env`): an option wins over its variable. Each webhook
+/// route's secrets are read from `vars` by the name the route gives
+/// (SPEC §13).
 ///
 /// # Errors
 /// An unknown option, an option of the wrong type, or a bad value, named
-/// by option and variable.
+/// by option and variable; a webhook route whose secret is not bound or
+/// not in its sender's form.
 pub(crate) fn config(options: &JsValue, vars: &JsValue) -> Result<Config, String> {
-    config_of(options, vars, &OPTIONS, &GLUE_OPTIONS)
+    let mut config = config_of(options, vars, &OPTIONS, &GLUE_OPTIONS)?;
+    config.bind_webhook_secrets(|name| env_string(vars, name)).map_err(|e| {
+        let given = js_sys::Reflect::get(options, &JsValue::from_str("routes")).is_ok_and(|r| !r.is_undefined());
+        if given { format!("option `routes` ({e})") } else { e.to_string() }
+    })?;
+    Ok(config)
 }
 
 /// [`config`] with the options `table` names and `elsewhere` (options read
@@ -88,7 +96,7 @@ pub(crate) fn config_of(
             if value.is_undefined() {
                 continue;
             }
-            let text = variable_text(&value)
+            let text = text_of(variable, &value)
                 .ok_or_else(|| format!("option `{option}` must be a string, a number, a boolean or a list of them"))?;
             given.push((option, variable, text));
         }

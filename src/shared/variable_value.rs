@@ -8,7 +8,7 @@
 use js_sys::{Array, Number, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::{BindingFound, BindingKind, ConfigError, VARIABLES};
+use crate::core::{BindingFound, BindingKind, ConfigError, ROUTES, VARIABLES};
 #[cfg(any(feature = "edge", feature = "js-queue"))]
 use crate::core::{Config, unknown_variable};
 
@@ -28,6 +28,24 @@ pub(crate) fn variable_text(value: &JsValue) -> Option<String> {
     let list: &Array = value.dyn_ref()?;
     let items: Option<Vec<String>> = list.iter().map(|item| item.as_string().or_else(|| number_text(&item))).collect();
     Some(items?.join(","))
+}
+
+/// `value` as variable `name`'s text: [`variable_text`], but
+/// `IDEMPOTENCY_ROUTES` given as a list of objects — the `routes` option,
+/// or a TOML array of tables in wrangler's `[vars]`, which the runtime
+/// hands over as that value — is its JSON.
+pub(crate) fn text_of(name: &str, value: &JsValue) -> Option<String> {
+    if name == ROUTES && value.is_object() {
+        return js_sys::JSON::stringify(value).ok().map(String::from);
+    }
+    variable_text(value)
+}
+
+/// The string `env` holds under `name` — a secret (`wrangler secret put`),
+/// or a plain-text variable — or `None`: not bound, or not a string. How
+/// each webhook route's secret is read (SPEC §13).
+pub(crate) fn env_string(env: &JsValue, name: &str) -> Option<String> {
+    Reflect::get(env, &JsValue::from_str(name)).ok()?.as_string()
 }
 
 /// A number as JavaScript writes it (`String(n)`), by the runtime: Rust's
@@ -67,7 +85,7 @@ fn env_variable(env: &JsValue, name: &'static str) -> Result<Option<String>, Con
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    variable_text(&value).map(Some).ok_or_else(|| ConfigError {
+    text_of(name, &value).map(Some).ok_or_else(|| ConfigError {
         variable: name,
         reason: "not a value: write it in [vars] as a string (or a number, a boolean or a list of them)".into(),
     })

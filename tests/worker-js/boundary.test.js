@@ -7,6 +7,7 @@
 // coordinator (`CoordinatorCore`). The whole path runs in workerd on both
 // hosts in tests/edge.
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { wasm } from "./wasm.mjs";
@@ -178,6 +179,71 @@ test("the Layer finds its bindings in env itself, under the core's names or the 
   for (const [options, env, reason] of refused) {
     assert.throws(() => new Layer(options, env), reason);
   }
+});
+
+test("routes (SPEC §13): the `routes` option takes an array of objects, IDEMPOTENCY_ROUTES a JSON string; a webhook route's secret is read from env by the name it gives, and the headers it reads cross: a forged delivery is 401 before any store call, a signed one reaches the handler", async () => {
+  const routes = [
+    { match: "POST /hooks/github", webhook: "github", secret: "IDEMPOTENCY_GITHUB_SECRET" },
+    { match: "POST /orders", key: ["json:/request_id"] },
+  ];
+  assert.throws(
+    () => new Layer({ routes }, BOUND),
+    /option `routes` \(IDEMPOTENCY_ROUTES: route 1 \(POST \/hooks\/github\): its secret IDEMPOTENCY_GITHUB_SECRET is not bound/,
+  );
+  const secret = "It's a Secret to Everybody";
+  // The secret's name is the layer's own, never a typo of one of its variables.
+  const env = { ...BOUND, IDEMPOTENCY_GITHUB_SECRET: secret };
+  const body = '{"zen":"Keep it logically awesome."}';
+  const delivery = (signature) =>
+    new Request("https://shop.example/hooks/github", {
+      method: "POST",
+      headers: {
+        "x-github-delivery": "d-1",
+        "x-hub-signature-256": `sha256=${signature}`,
+        "content-type": "application/json",
+      },
+      body,
+    });
+  const signed = createHmac("sha256", secret).update(body).digest("hex");
+  for (const [options, vars] of [
+    [{ routes }, env],
+    [{}, { ...env, IDEMPOTENCY_ROUTES: JSON.stringify(routes) }],
+  ]) {
+    const { layer, coordinator, headersRead } = layerOf(options, vars);
+    for (const name of ["x-hub-signature-256", "x-github-delivery"]) assert.ok(headersRead.includes(name), name);
+    const forged = delivery("00".repeat(32));
+    const refused = start(layer, forged, headersRead, false);
+    const { answered, seen } = await runTo(refused, forged, coordinator, []);
+    assert.deepEqual(answered, [401]);
+    assert.ok(!seen.includes(ActionKind.Store), "no store call");
+    refused.free();
+    const real = delivery(signed);
+    const running = start(layer, real, headersRead, false);
+    assert.equal((await runTo(running, real, coordinator, [ActionKind.CallOrigin])).kind, ActionKind.CallOrigin);
+    assert.match(running.edits, /Idempotency-Key\nd-1/);
+    running.free();
+    layer.free();
+  }
+});
+
+test("configProblems (oncekey check) names each bad route and each webhook route whose secret is not bound, never a secret", () => {
+  const routes = JSON.stringify([
+    { match: "POST /hooks/stripe", webhook: "stripe", secret: "STRIPE_SECRET" },
+    { match: "POST /hooks/github", webhook: "github", secret: "GITHUB_SECRET" },
+  ]);
+  const problems = wasm.configProblems(
+    { ...BOUND, IDEMPOTENCY_ROUTES: routes, STRIPE_SECRET: "sk_live_hunter2" },
+    false,
+  );
+  assert.deepEqual(problems, [
+    "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its secret STRIPE_SECRET: the secret is not a Stripe signing secret (`whsec_…`)",
+    "IDEMPOTENCY_ROUTES: route 2 (POST /hooks/github): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`",
+  ]);
+  const sound = { ...BOUND, IDEMPOTENCY_ROUTES: routes, STRIPE_SECRET: "whsec_x", GITHUB_SECRET: "s" };
+  assert.deepEqual(wasm.configProblems(sound, false), []);
+  const shadowed = JSON.stringify([{ match: "POST /v1/*" }, { match: "POST /v1/x" }]);
+  const [problem] = wasm.configProblems({ ...BOUND, IDEMPOTENCY_ROUTES: shadowed }, false);
+  assert.match(problem, /^IDEMPOTENCY_ROUTES: route 2 \(POST \/v1\/x\) can never match/);
 });
 
 test("the request head crosses packed, its HeadFlags from the wasm: each flag a bit of its own, each part the core's as sent", async () => {

@@ -924,6 +924,9 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
       .replace(/\[\[kv_namespaces\]\]\nbinding = "IDEMPOTENCY_KV"\n/, "")
       .concat('IDEMPOTENCY_CORS_ORIGINS = "*"\nIDEMPOTENCY_CORS_CREDENTIALS = "true"\n'),
     "no-origin.toml": config.replace('ORIGIN_URL = "https://api.example.com"', 'ORIGIN_URL = ""'),
+    "routes.toml": config.concat(
+      `IDEMPOTENCY_ROUTES = '[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_WEBHOOK_SECRET"}, {"match": "POST /v1/*"}, {"match": "POST /v1/x"}]'\n`,
+    ),
   });
   const checkWith = (env, ...args) => {
     try {
@@ -974,6 +977,19 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
   assert.equal(short.code, 1, short.out);
   assert.match(short.out, /IDEMPOTENCY_SEAL_KEYS: key 2 is 5 bytes, not 32/);
   assert.ok(!short.out.includes(good) && !short.out.includes("c2hvcnQ"), "never a key");
+  // Routes (SPEC §13): each bad route named, and a webhook route's secret must be one of the worker's.
+  const routes = check("routes.toml");
+  assert.equal(routes.code, 1, routes.out);
+  assert.match(routes.out, /IDEMPOTENCY_ROUTES: route 3 \(POST \/v1\/x\) can never match/);
+  const secret = ["routes.toml", "--secret", "GITHUB_WEBHOOK_SECRET"];
+  const fixed = config.concat(
+    `IDEMPOTENCY_ROUTES = '[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_WEBHOOK_SECRET"}]'\n`,
+  );
+  writeFileSync(join(dir, "routes.toml"), fixed);
+  const unbound = check("routes.toml");
+  assert.equal(unbound.code, 1, unbound.out);
+  assert.match(unbound.out, /route 1 \(POST \/hooks\/github\): its secret GITHUB_WEBHOOK_SECRET is not bound/);
+  assert.equal(check(...secret).code, 0, "bound by name: sound");
 });
 
 test("docs/deploying.md's proxy from npm: its three files with the packed package, bundled by wrangler, in front of a local API (a 3 MB answer streamed whole, stored without its body)", async () => {

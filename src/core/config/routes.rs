@@ -56,6 +56,11 @@ pub struct Webhook {
     /// (`secret`): never the secret itself, which is read from that
     /// binding ([`Route::secrets`]).
     pub secret: String,
+    /// The signing secrets, once a host has read them from the binding
+    /// ([`Config::bind_webhook_secrets`]); empty until then, and a delivery
+    /// to a route whose secrets were never read is refused as
+    /// misconfigured, never checked against nothing.
+    pub secrets: Vec<WebhookSecret>,
 }
 
 impl fmt::Display for Route {
@@ -96,7 +101,7 @@ impl Route {
     /// This route's signing secrets, from the value of its secret binding
     /// (`None`: not bound). A route that is no webhook route has none.
     ///
-    /// ```no_run
+    /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
@@ -129,7 +134,7 @@ impl Config {
     /// the first that matches it. `None`: the variables apply, as they do
     /// with no routes.
     ///
-    /// ```no_run
+    /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[
     ///     {"match": "POST /v1/payments/refunds", "ttlSeconds": 3600},
@@ -165,6 +170,41 @@ impl Config {
                 None => Ok(Vec::new()),
             })
             .collect()
+    }
+
+    /// The names of the secrets the webhook routes read: names in a
+    /// worker's `env` that are the layer's own, never a typo of one of its
+    /// variables ([`unknown_variable`](crate::core::unknown_variable)), even
+    /// when they start with `IDEMPOTENCY_`.
+    pub fn secret_names(&self) -> impl Iterator<Item = &str> {
+        self.routes.iter().filter_map(|route| route.webhook.as_ref()).map(|webhook| webhook.secret.as_str())
+    }
+
+    /// Reads every webhook route's secrets through `secret` (a secret
+    /// binding's value by name; `None`: not bound) into the route, as
+    /// [`Config::webhook_secrets`] reads them: what a host does once, when
+    /// the layer is made, before any delivery is checked.
+    ///
+    /// ```
+    /// use oncekey::core::Config;
+    /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
+    /// let mut config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
+    /// assert!(config.bind_webhook_secrets(|_| None).is_err(), "not bound");
+    /// config.bind_webhook_secrets(|name| (name == "GITHUB_SECRET").then(|| "new,old".to_owned())).unwrap();
+    /// assert_eq!(config.routes[0].webhook.as_ref().unwrap().secrets.len(), 2);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Config::webhook_secrets`]; the configuration is then left as it
+    /// was.
+    pub fn bind_webhook_secrets(&mut self, secret: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let secrets = self.webhook_secrets(secret)?;
+        for (route, secrets) in self.routes.iter_mut().zip(secrets) {
+            if let Some(webhook) = route.webhook.as_mut() {
+                webhook.secrets = secrets;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -407,7 +447,7 @@ fn read_webhook(sender: Option<&Json>, secret: Option<&Json>) -> Result<Option<W
         Json::String(_) => return Err("`secret` is not a secret's name (visible ASCII, no spaces)".into()),
         other => return Err(format!("`secret` is {}, not a secret's name", other.kind())),
     };
-    Ok(Some(Webhook { sender, secret }))
+    Ok(Some(Webhook { sender, secret, secrets: Vec::new() }))
 }
 
 /// `POST,PATCH /v1/orders/*`: the methods and the path pattern.
@@ -574,7 +614,10 @@ mod tests {
             assert_eq!(config.route(method, path).map(|r| r.index), index, "{method} {path}");
         }
         let hook = config.route("POST", "/hooks/stripe").unwrap();
-        assert_eq!(hook.webhook, Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into() }));
+        assert_eq!(
+            hook.webhook,
+            Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into(), secrets: Vec::new() })
+        );
         assert_eq!(hook.policy.records.release_on, [408, 425, 429, 500, 502, 503, 504], "a receiver's 5xx is retried");
         assert!(hook.key.is_empty(), "the delivery id is the key");
         assert_eq!((hook.key_rule(), hook.headers_read()), (KeyRule::Required, vec!["stripe-signature"]));

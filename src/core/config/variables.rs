@@ -217,20 +217,6 @@ fn typo_problem(name: &str) -> String {
 /// The largest stored response body: a Durable Object value holds 2 MB.
 pub const MAX_RESPONSE_BYTES_LIMIT: usize = 1_572_864;
 
-/// Routes are read and checked, but no exchange applies them yet (issue
-/// "Routes and webhooks"): a worker that sets them is refused rather than
-/// left to believe its routes, and their signature checks, are in force.
-/// The core's own tests read them.
-fn not_yet_applied(routes: Vec<super::routes::Route>) -> Result<Vec<super::routes::Route>, ConfigError> {
-    if routes.is_empty() || cfg!(test) {
-        return Ok(routes);
-    }
-    Err(ConfigError {
-        variable: "IDEMPOTENCY_ROUTES",
-        reason: "routes are checked but not yet applied by this version of oncekey; leave the variable unset".into(),
-    })
-}
-
 impl Default for Config {
     /// The defaults of SPEC §6.
     fn default() -> Self {
@@ -278,7 +264,7 @@ impl Config {
             paths: vars.paths("IDEMPOTENCY_PATHS", "/*", None)?,
             required,
             required_paths: vars.paths("IDEMPOTENCY_REQUIRED_PATHS", "", Some(Vec::new()))?,
-            routes: not_yet_applied(super::routes::read_routes(vars)?)?,
+            routes: super::routes::read_routes(vars)?,
             scope: vars.scope()?,
             max_body_bytes,
             max_response_bytes,

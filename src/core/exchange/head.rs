@@ -64,8 +64,9 @@ impl RequestHead {
     /// source's header, for the fingerprint and the record name,
     /// `content-length`, for how the body is read, `cookie`, for whose
     /// browser an answer's cookies are kept, `authorization` when the admin
-    /// paths are on (SPEC §12), for their token, and `sec-fetch-site` with
-    /// form keys on. A host copies only these.
+    /// paths are on (SPEC §12), for their token, `sec-fetch-site` with
+    /// form keys on, and what the routes read (SPEC §13: their header key
+    /// sources, their senders' signature headers). A host copies only these.
     ///
     /// ```
     /// use oncekey::core::{Config, RequestHead};
@@ -88,6 +89,13 @@ impl RequestHead {
         if config.inject_forms {
             // Whose page posted a form key (SPEC §8).
             names.push("sec-fetch-site");
+        }
+        // Each route's header key sources and its sender's signature headers
+        // (SPEC §13); `Idempotency-Key` is the head's own `key`.
+        for name in config.routes.iter().flat_map(|route| route.headers_read()) {
+            if name != "idempotency-key" && !names.contains(&name) {
+                names.push(name);
+            }
         }
         names
     }

@@ -176,6 +176,10 @@ pub struct DecisionLog {
     pub method: String,
     /// The request's path, never its query (it may hold secrets).
     pub path: String,
+    /// The route of `IDEMPOTENCY_ROUTES` the request followed, as errors
+    /// name it (`route 2 (POST /v1/payments/*)`); `None` when no route
+    /// matched and the variables applied.
+    pub route: Option<String>,
     /// How long this duplicate waited for a running attempt, in ms.
     pub waited_ms: Option<u64>,
     /// How long recording the attempt's outcome took after the caller had
@@ -214,6 +218,7 @@ impl DecisionLog {
             .string_or_null("path", Some(self.path.as_str()).filter(|p| !p.is_empty()))
             .string_or_null("reason", self.reason.as_deref())
             .string_or_null("record", self.record.as_deref())
+            .string_or_null("route", self.route.as_deref())
             .number("status", Some(u64::from(self.status)))
             .string("tier", self.tier.as_str())
             .number("waited_ms", self.waited_ms)

@@ -11,9 +11,9 @@ use super::reply::{Reply, ReplyBody};
 use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::{
-    AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey, KeyRule,
-    Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin, cookie_jar,
-    decode_decision, decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
+    AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey,
+    KeyLookup, KeyRule, Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin,
+    cookie_jar, decode_decision, decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -41,6 +41,9 @@ const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 #[derive(Clone)]
 pub struct Exchange {
     pub(super) config: Rc<Config>,
+    /// The place in [`Config::routes`] of the route the request follows
+    /// (SPEC §13), found once when it starts; `None`: the variables apply.
+    pub(super) route: Option<usize>,
     /// The request's `Origin`, if any: a stored answer's CORS headers are
     /// kept with it and replayed to it only (SPEC §3).
     pub(super) origin: Option<String>,
@@ -75,6 +78,7 @@ pub struct Exchange {
 impl std::fmt::Debug for Exchange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exchange")
+            .field("route", &self.route)
             .field("origin", &self.origin)
             .field("cors", &self.cors)
             .field("cookie_jar", &self.cookie_jar)
@@ -106,8 +110,8 @@ impl Exchange {
             })
             .collect();
         format!(
-            "{:?}|{:?}|{:?}|{after:?}|{}|{:?}|{:?}",
-            self.stage, self.cors, self.cookie_jar, self.waiting, self.reserved, self.log.outcome
+            "{:?}|{:?}|{:?}|{:?}|{after:?}|{}|{:?}|{:?}",
+            self.route, self.stage, self.cors, self.cookie_jar, self.waiting, self.reserved, self.log.outcome
         )
     }
 }
@@ -185,8 +189,11 @@ impl Exchange {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
         let form_keys = config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD");
         let cookie_jar = head.is_from_own_site().then(|| cookie_jar(head.header("cookie")));
+        // SPEC §13: the first route that matches; none, the variables apply.
+        let route = config.routes.iter().position(|route| route.matches(&head.method, &head.path));
         let mut exchange = Self {
             config,
+            route,
             origin: head.origin.clone(),
             cors,
             cookie_jar,
@@ -203,6 +210,7 @@ impl Exchange {
         // The line names the request by method and path, never its query.
         exchange.log.method.clone_from(&head.method);
         exchange.log.path.clone_from(&head.path);
+        exchange.log.route = exchange.route().map(ToString::to_string);
         let action = exchange.first_action(head);
         (exchange, action)
     }
@@ -224,40 +232,45 @@ impl Exchange {
                 Err(problem) => self.refuse(problem),
             };
         }
-        let is_preflight = head.method.eq_ignore_ascii_case("OPTIONS")
-            && head.preflight_method.as_deref().is_some_and(|m| config.key_rule(m, &head.path) != KeyRule::Uncovered);
+        // A route's requests are covered whatever IDEMPOTENCY_METHODS and
+        // IDEMPOTENCY_PATHS say (SPEC §13).
+        let covered = |method: &str| {
+            config.key_rule(method, &head.path) != KeyRule::Uncovered || config.route(method, &head.path).is_some()
+        };
+        let is_preflight =
+            head.method.eq_ignore_ascii_case("OPTIONS") && head.preflight_method.as_deref().is_some_and(covered);
         if let Some(origin) = self.cors.clone().filter(|_| is_preflight) {
             self.log.outcome = Verdict::Preflight;
             return self.respond(Reply::preflight(&config, &origin, head.preflight_headers.as_deref()));
         }
-        let rule = config.key_rule(&head.method, &head.path);
-        // A covered form post with no header may carry its key in a field.
-        let field_may_key = config.inject_forms
-            && rule != KeyRule::Uncovered
-            && head.key.is_none()
-            && is_form(head.header("content-type"));
-        match rule.key(head.key.as_deref()) {
-            Ok(None) | Err(Problem::MissingKey) if field_may_key => self.read_body(None, head),
-            Ok(None) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None, false),
+        // A covered form post with no key in its head may carry it in a field.
+        let field_may_key =
+            config.inject_forms && self.key_rule(&head) != KeyRule::Uncovered && is_form(head.header("content-type"));
+        match self.key_in_head(&head) {
+            // A route's body source comes next, or a webhook delivery's id.
+            Ok(KeyLookup::NeedsBody) => self.read_body(None, head),
+            Ok(KeyLookup::Absent) | Err(Problem::MissingKey) if field_may_key => self.read_body(None, head),
+            Ok(KeyLookup::Absent) => self.forward(Verdict::PassThrough, None, head.has_attempt_header, None, false),
             Err(problem) => self.refuse(problem),
-            Ok(Some(key)) => self.read_body(Some(key), head),
+            Ok(KeyLookup::Found(key)) => self.read_body(Some(key), head),
         }
     }
 
     fn read_body(&mut self, key: Option<IdempotencyKey>, head: RequestHead) -> Action {
         let declared = head.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
-        let whole = declared.is_some_and(|n| n <= self.config.max_body_bytes as u64);
+        let whole = declared.is_some_and(|n| n <= self.max_body_bytes() as u64);
         self.stage = Stage::Body { key, head, body: Vec::new(), read: 0 };
         Action::ReadBody { whole }
     }
 
     /// A chunk of the keyed request's body was read: whether to read on.
-    /// Bytes within `IDEMPOTENCY_MAX_BODY_BYTES` are kept; past it the rest
+    /// Bytes within `IDEMPOTENCY_MAX_BODY_BYTES` (or the route's
+    /// `maxBodyBytes`) are kept; past it the rest
     /// is read and dropped up to four times the limit (at least 1 MiB), so a
     /// client still sending gets its 413 rather than a reset, then reading
     /// stops.
     pub fn body_chunk(&mut self, chunk: &[u8]) -> bool {
-        let limit = self.config.max_body_bytes;
+        let limit = self.max_body_bytes();
         let Stage::Body { body, read, .. } = &mut self.stage else { return false };
         *read = read.saturating_add(chunk.len());
         if *read <= limit {
@@ -270,10 +283,11 @@ impl Exchange {
     /// The body's reading ended: `broken` when the stream failed (a
     /// truncated body is the client's error, not a 500).
     pub fn body_ended(&mut self, broken: bool, now_ms: u64) -> Action {
+        let limit = self.max_body_bytes();
         let Stage::Body { body, read, .. } = &mut self.stage else { return Action::Done };
         let result = if broken {
             BodyRead::Incomplete
-        } else if *read > self.config.max_body_bytes {
+        } else if *read > limit {
             BodyRead::TooLarge
         } else {
             BodyRead::Complete(std::mem::take(body))
@@ -289,8 +303,25 @@ impl Exchange {
         };
         let mut body = match read {
             BodyRead::Complete(body) => body,
-            BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.config.max_body_bytes }),
+            BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.max_body_bytes() }),
             BodyRead::Incomplete => return self.refuse(Problem::BodyIncomplete),
+        };
+        // SPEC §13: a webhook delivery's signature is checked over the whole
+        // body before anything else happens, and its body goes on untouched
+        // (the receiver may check it again).
+        if self.is_delivery() {
+            return match self.delivery_key(&head, &body, now_ms) {
+                Ok(key) => self.keyed(key, &head, body, false, now_ms),
+                Err(problem) => self.refuse(problem),
+            };
+        }
+        // A route's body sources, read before the form field is taken out.
+        let key = match key {
+            Some(key) => Some(key),
+            None => match self.key_in_body(&head, &body) {
+                Ok(key) => key,
+                Err(problem) => return self.refuse(problem),
+            },
         };
         // SPEC §8: the field is the origin's to never see; a header wins over it.
         let field = match self.config.inject_forms {
@@ -303,7 +334,7 @@ impl Exchange {
         // its field taken out and goes on unkeyed: it can neither plant an
         // answer under a key nor read one.
         if key.is_none() && body_edited && !head.is_from_own_site() {
-            if self.config.key_rule(&head.method, &head.path) == KeyRule::Required {
+            if self.key_rule(&head) == KeyRule::Required {
                 return self.refuse(Problem::MissingKey);
             }
             let why = format!("a form post from another site: its {KEY_FIELD} field was removed, not used");
@@ -319,20 +350,34 @@ impl Exchange {
                 return self.refuse(Problem::InvalidKey(format!("the {KEY_FIELD} field is sent more than once")));
             }
             (None, FieldKey::Absent) => {
-                if self.config.key_rule(&head.method, &head.path) == KeyRule::Required {
+                if self.key_rule(&head) == KeyRule::Required {
                     return self.refuse(Problem::MissingKey);
                 }
                 return self.forward(Verdict::PassThrough, None, head.has_attempt_header, Some(body), false);
             }
         };
-        let fingerprint = Fingerprint::of(&head.method, &head.path_and_query(), head.header("content-type"), &body);
-        let name = RecordName::new(&head.host, &self.config.scope, |n| head.header(n), &key);
+        self.keyed(key, &head, body, body_edited, now_ms)
+    }
+
+    /// The request is keyed by `key`, its `body` read (`body_edited`: the key
+    /// field was taken out of it): its fingerprint and record, then the
+    /// store.
+    fn keyed(
+        &mut self,
+        key: IdempotencyKey,
+        head: &RequestHead,
+        body: Vec<u8>,
+        body_edited: bool,
+        now_ms: u64,
+    ) -> Action {
+        let fingerprint = self.fingerprint(head, &body);
+        let name = self.record_name(head, &key);
         self.log.record = Some(name.to_hex());
         let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body, body_edited };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
             self.stage = Stage::ReadFirst(keyed);
-            return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
+            return Action::ReadCopy { name, timeout_ms: self.store_timeout_ms() };
         }
         self.stage = Stage::Detaching(keyed);
         Action::Detach
@@ -384,7 +429,7 @@ impl Exchange {
         self.since = now_ms;
         if self.config.consistency == Consistency::Kv {
             // KV is the store: `begin` decides here, on the copy it holds.
-            let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.config.store_timeout_ms };
+            let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.store_timeout_ms() };
             self.stage = Stage::KvBeginning(keyed);
             return action;
         }
@@ -401,8 +446,9 @@ impl Exchange {
             return Action::Done;
         };
         let fingerprint = keyed.fingerprint;
+        let records = self.records().clone();
         let decision = found.map(|found| {
-            let step = begin(found.and_then(|r| r.live(now_ms)), fingerprint, now_ms, &self.config.records);
+            let step = begin(found.and_then(|r| r.live(now_ms)), fingerprint, now_ms, &records);
             // Only a reservation is held; a replay's mark (its copy asked
             // for) means nothing here, where the copy is the record.
             if let Write::Put(record @ Record::InFlight(_)) = step.write {
@@ -440,14 +486,14 @@ impl Exchange {
             StoreCall::Begin { wait_ms, .. } => *wait_ms,
             _ => 0,
         };
-        Action::Store { name, call, timeout_ms: self.config.store_timeout_ms.saturating_add(wait_ms) }
+        Action::Store { name, call, timeout_ms: self.store_timeout_ms().saturating_add(wait_ms) }
     }
 
     /// `begin` for a keyed request, waiting up to `wait_ms` inside the
     /// object for a running attempt.
     fn begin_call(&self, keyed: &Keyed, wait_ms: u64) -> Action {
         let call = StoreCall::Begin {
-            policy: self.config.records.clone(),
+            policy: self.records().clone(),
             fingerprint: keyed.fingerprint,
             wait_ms,
             reservation: keyed.reservation,
@@ -459,7 +505,7 @@ impl Exchange {
     fn finish_call(&self) -> Action {
         let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
         let call = StoreCall::Finish {
-            policy: self.config.records.clone(),
+            policy: self.records().clone(),
             attempt: finishing.attempt,
             reservation: finishing.reservation,
             outcome: finishing.outcome.clone(),
@@ -488,13 +534,13 @@ impl Exchange {
             // The call may have landed and reserved the key though its reply
             // was lost: give the reservation back once the caller has an
             // answer, so a 503 does not hold the key for a lease.
-            let call = StoreCall::Abandon { policy: self.config.records.clone(), reservation: keyed.reservation };
+            let call = StoreCall::Abandon { policy: self.records().clone(), reservation: keyed.reservation };
             self.after.push_back(self.store(keyed.name, call));
         }
         match decision {
             Err(error) if durable && self.config.kv_replay.falls_back() => {
                 self.since = now_ms;
-                let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.config.store_timeout_ms };
+                let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.store_timeout_ms() };
                 self.stage = Stage::Fallback { keyed, error };
                 action
             }
@@ -502,11 +548,11 @@ impl Exchange {
             // A duplicate of a running attempt waits for it inside the store
             // (SPEC §3), once; the wait's outcome is the answer.
             Ok(Decision::InFlight { outcome_unknown: false, .. })
-                if durable && self.config.in_flight_wait_ms > 0 && !self.waiting =>
+                if durable && self.in_flight_wait_ms() > 0 && !self.waiting =>
             {
                 self.waiting = true;
                 self.since = now_ms;
-                let action = self.begin_call(&keyed, self.config.in_flight_wait_ms);
+                let action = self.begin_call(&keyed, self.in_flight_wait_ms());
                 self.stage = Stage::Beginning(keyed);
                 action
             }
@@ -546,8 +592,8 @@ impl Exchange {
                     attempt,
                     edits,
                     body: std::mem::take(&mut keyed.body),
-                    timeout_ms: self.config.origin_timeout_ms,
-                    answer: super::AnswerRead::new(self.config.max_response_bytes),
+                    timeout_ms: self.origin_timeout_ms(),
+                    answer: super::AnswerRead::new(self.max_response_bytes()),
                 };
                 self.stage = Stage::Calling { keyed, attempt };
                 action
@@ -576,7 +622,7 @@ impl Exchange {
         };
         let (outcome, reply) = match result {
             OriginResult::Answered { status, headers, body } => {
-                let max = self.config.max_response_bytes;
+                let max = self.max_response_bytes();
                 let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, origin, jar);
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
@@ -648,8 +694,8 @@ impl Exchange {
     /// left to finish it (SPEC §3). `None` when no origin call is under way.
     pub fn caller_gone(&mut self, now_ms: u64) -> Option<u64> {
         let Stage::Calling { .. } = &self.stage else { return None };
-        let after = AFTER_DISCONNECT_MS.saturating_sub(crate::core::finish_time_ms(self.config.store_timeout_ms));
-        let origin_left = self.since.saturating_add(self.config.origin_timeout_ms).saturating_sub(now_ms);
+        let after = AFTER_DISCONNECT_MS.saturating_sub(crate::core::finish_time_ms(self.store_timeout_ms()));
+        let origin_left = self.since.saturating_add(self.origin_timeout_ms()).saturating_sub(now_ms);
         Some(after.min(origin_left))
     }
 
@@ -718,8 +764,8 @@ impl Exchange {
         let Stage::Finishing(finishing) = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
-        let step =
-            finish(self.reserved.take(), finishing.attempt, finishing.outcome.clone(), now_ms, &self.config.records);
+        let reserved = self.reserved.take();
+        let step = finish(reserved, finishing.attempt, finishing.outcome.clone(), now_ms, self.records());
         match step.answer {
             // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
             Finished::Stored(completed) => {
@@ -896,7 +942,7 @@ impl Exchange {
         if body_edited {
             edits.push(HeaderEdit::Remove("Content-Length"));
         }
-        Action::Forward { edits, body, timeout_ms: self.config.origin_timeout_ms }
+        Action::Forward { edits, body, timeout_ms: self.origin_timeout_ms() }
     }
 
     /// Answers the caller: the reply with its `Server-Timing` and CORS

@@ -36,6 +36,7 @@ mod log;
 mod machine;
 pub(super) mod origin_failure;
 mod reply;
+mod route;
 mod seal;
 
 pub use action::{Action, BodyRead, CipherCall, CipherOp, HeaderEdit, OriginResult};

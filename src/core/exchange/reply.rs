@@ -101,6 +101,12 @@ impl Reply {
     pub fn preflight(config: &Config, origin: &str, requested_headers: Option<&str>) -> Self {
         let credentials = config.cors_credentials.then(|| ("access-control-allow-credentials", "true".to_owned()));
         let mut methods = config.methods.clone();
+        // A route's methods are covered too, whatever IDEMPOTENCY_METHODS says.
+        for method in config.routes.iter().flat_map(|route| &route.methods) {
+            if !methods.contains(method) {
+                methods.push(method.clone());
+            }
+        }
         methods.extend(["GET", "HEAD", "OPTIONS"].map(String::from));
         let headers = [
             ("access-control-allow-origin", origin.to_owned()),

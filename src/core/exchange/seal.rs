@@ -7,9 +7,11 @@
 //! decided here.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use super::action::{Action, CipherCall, CipherOp};
 use super::machine::{Exchange, Keyed, Stage};
+use super::route::policy_of;
 use crate::core::{
     Consistency, Outcome, Problem, RecordName, SEAL_OVERHEAD, SealKey, SealedAnswer, SealedPart, StoredAnswer,
     StoredResponse, opened, plaintext_parts,
@@ -49,17 +51,19 @@ impl Exchange {
     /// KV-only mode the copy is the record, and holds no cookies: only the
     /// answer part is sealed.
     pub(super) fn next_seal(&mut self) -> Option<Action> {
+        let config = Rc::clone(&self.config);
+        let records = policy_of(&config, self.route).map_or(&config.records, |policy| &policy.records);
         let Stage::Finishing(finishing) = &mut self.stage else { return None };
         if finishing.sealing.is_none() {
             let Outcome::Answered(StoredAnswer::Plain(response)) = &finishing.outcome else { return None };
-            let key = self.config.seal_keys.sealing()?;
-            if self.config.records.releases(response.status) {
+            let key = config.seal_keys.sealing()?;
+            if records.releases(response.status) {
                 let status_only = StoredResponse { status: response.status, headers: Vec::new(), body: None };
                 finishing.outcome = Outcome::Answered(status_only.into());
                 return None;
             }
             let mut parts = plaintext_parts(response);
-            if self.config.consistency == Consistency::Kv {
+            if config.consistency == Consistency::Kv {
                 // KV-only mode: the copy is the record, and never holds cookies.
                 parts.truncate(1);
             }

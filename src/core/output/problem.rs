@@ -74,6 +74,12 @@ pub enum Problem {
     /// 409: a release of an attempt that is running (lease live, outcome
     /// not yet known) without `?force=true`.
     AttemptRunning(RecordState),
+    /// 401: a delivery to a webhook route (SPEC §13) whose signature is
+    /// missing, wrong or stale, or that is signed but has no usable
+    /// delivery id: why, as
+    /// [`WebhookRefusal`](crate::core::WebhookRefusal) says it. Nothing was
+    /// stored and the receiver was not called.
+    WebhookSignature(String),
 }
 
 impl Problem {
@@ -156,6 +162,9 @@ impl Problem {
             Self::RecordSealed => {
                 "The stored answer of this key is sealed at rest, and no key in IDEMPOTENCY_SEAL_KEYS opens it (its key was removed, sealing was turned off, or the stored bytes were moved or damaged), so whether this request already ran cannot be shown; it was not forwarded. Put the key back, or have an operator inspect and release the record at /.well-known/oncekey/records/{record}.".into()
             }
+            Self::WebhookSignature(why) => format!(
+                "The webhook delivery was refused: {why}. Nothing was stored and the receiver was not called; only a delivery signed with this endpoint's secret, within the sender's time tolerance, is accepted."
+            ),
             Self::AttemptRunning(state) => format!(
                 "Attempt {} is running: its lease is live and its outcome not yet known, so its origin call may still be under way. Wait for it to end (or its lease to), or POST again with ?force=true to release it anyway, at the risk that the next attempt runs beside it and the work is done twice.",
                 state.attempt()
@@ -224,6 +233,7 @@ impl Problem {
             Self::RecordUnreadable,
             Self::RecordSealed,
             Self::AttemptRunning(running),
+            Self::WebhookSignature(crate::core::WebhookRefusal::BadSignature.to_string()),
         ];
         // Names every variant, so a new one fails to compile here until it
         // has a sample above.
@@ -246,7 +256,8 @@ impl Problem {
                 | Self::NotInFlight(_)
                 | Self::RecordUnreadable
                 | Self::RecordSealed
-                | Self::AttemptRunning(_) => {}
+                | Self::AttemptRunning(_)
+                | Self::WebhookSignature(_) => {}
             }
         }
         samples
@@ -271,7 +282,8 @@ impl Problem {
             | Self::RecordNotFound(_)
             | Self::MethodNotAllowed { .. }
             | Self::NotInFlight(_)
-            | Self::AttemptRunning(_) => "invalid_request_error",
+            | Self::AttemptRunning(_)
+            | Self::WebhookSignature(_) => "invalid_request_error",
         }
     }
 
@@ -300,6 +312,7 @@ impl Problem {
             Self::NotInFlight(_) => ("not-in-flight", 409, "No attempt in flight to release"),
             Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
             Self::RecordUnreadable | Self::RecordSealed => ("record-unreadable", 503, "Idempotency record unreadable"),
+            Self::WebhookSignature(_) => ("webhook-signature", 401, "Webhook signature missing, wrong or stale"),
         }
     }
 }
@@ -336,6 +349,12 @@ mod tests {
             (Problem::AttemptRunning(RecordState::Unreadable), "attempt-running", 409, None),
             (Problem::RecordUnreadable, "record-unreadable", 503, None),
             (Problem::RecordSealed, "record-unreadable", 503, None),
+            (
+                Problem::WebhookSignature("the stripe-signature header is missing".into()),
+                "webhook-signature",
+                401,
+                None,
+            ),
         ];
         for (problem, code, status, retry_after) in table {
             assert_eq!((problem.code(), problem.status(), problem.retry_after_secs()), (code, status, retry_after));
@@ -376,6 +395,7 @@ mod tests {
             Problem::RecordNotFound(String::new()),
             Problem::MethodNotAllowed { allow: "GET" },
             Problem::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
+            Problem::WebhookSignature(String::new()),
         ];
         let titles: std::collections::HashSet<_> = all.iter().map(Problem::title).collect();
         assert_eq!(titles.len(), all.len());

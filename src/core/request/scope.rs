@@ -121,6 +121,26 @@ impl RecordName {
         Self(hasher.finish())
     }
 
+    /// Names the record of a webhook delivery (SPEC §13): the delivery id
+    /// `key` sent to `host` at `path`. Each endpoint has its own records: a
+    /// sender that delivers one event to two endpoints (Stripe sends the
+    /// same event `id` to every endpoint subscribed to it) has each run
+    /// once, neither answered with the other's result. No caller identity
+    /// counts: the signature, checked before, says who sent it.
+    ///
+    /// ```
+    /// use oncekey::core::{IdempotencyKey, RecordName};
+    /// let event = IdempotencyKey::parse("evt_1").unwrap();
+    /// let billing = RecordName::of_delivery("api.example", "/hooks/billing", &event);
+    /// assert_ne!(billing, RecordName::of_delivery("api.example", "/hooks/analytics", &event));
+    /// assert_ne!(billing, RecordName::new("api.example", &[], |_| None, &event));
+    /// ```
+    pub fn of_delivery(host: &str, path: &str, key: &IdempotencyKey) -> Self {
+        let mut hasher = PartHasher::new("oncekey/record/webhook/1");
+        hasher.part(host.to_ascii_lowercase().as_bytes()).part(path.as_bytes()).part(key.as_str().as_bytes());
+        Self(hasher.finish())
+    }
+
     /// Lower-case hex: the Durable Object's name and the KV key.
     pub fn to_hex(&self) -> String {
         hex(&self.0)

@@ -249,7 +249,9 @@ fn step_name(action: &Action) -> &'static str {
 }
 
 mod forms;
+mod routes;
 mod sealing;
+mod webhooks;
 
 #[test]
 fn each_line_names_method_and_path_never_the_query_and_says_why_a_request_was_refused() {

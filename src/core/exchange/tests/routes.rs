@@ -1,0 +1,203 @@
+//! Routes (SPEC §13, `IDEMPOTENCY_ROUTES`): the first route that matches
+//! a request holds it to its own policy, key sources and fingerprint
+//! selection; a request no route matches follows the variables, as every
+//! other row of these tests does.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use super::*;
+
+/// A world whose `IDEMPOTENCY_ROUTES` is `routes`, over `vars`.
+fn routed(routes: &str, vars: &[(&str, &str)]) -> World {
+    let mut all = vec![("IDEMPOTENCY_ROUTES", routes)];
+    all.extend_from_slice(vars);
+    World::new(&all)
+}
+
+/// A POST of `body` (JSON) to `path`, with no `Idempotency-Key`.
+fn post(path: &str) -> RequestHead {
+    RequestHead { path: path.into(), key: None, ..keyed("") }
+}
+
+fn json(body: &str) -> BodyRead {
+    BodyRead::Complete(body.as_bytes().to_vec())
+}
+
+fn replayed(run: &Run) -> bool {
+    header(&run.reply, "idempotent-replayed") == Some("true")
+}
+
+#[test]
+fn a_json_pointer_key_keys_the_request_and_reaches_the_origin_as_the_header() {
+    let mut world = routed(r#"[{"match": "POST /v1/payments/*", "key": ["json:/request_id"]}]"#, &[]);
+    let body = r#"{"request_id": "r-1", "amount": 500}"#;
+    let first = world.run(post("/v1/payments/pi_1"), json(body));
+    assert_eq!(first.steps, ["read-body", "detach", "begin", "call-origin", "respond", "pause", "finish", "log"]);
+    assert_eq!(
+        first.edits,
+        [HeaderEdit::Set("Idempotency-Key", "r-1".into()), HeaderEdit::Set("Idempotency-Attempt", "1".into())]
+    );
+    assert_eq!(first.origin_body.as_deref(), Some(body.as_bytes()), "the body as sent");
+    assert_eq!(first.log["route"].as_str(), Some("route 1 (POST /v1/payments/*)"), "the line names the route");
+    let again = world.run(post("/v1/payments/pi_1"), json(body));
+    assert!(replayed(&again));
+    assert_eq!(again.log["route"], first.log["route"]);
+    // The same key in the header names the same record: one key, wherever it was found.
+    let by_header = world.run(RequestHead { key: Some(b"r-1".to_vec()), ..post("/v1/payments/pi_1") }, json(body));
+    assert!(replayed(&by_header));
+    assert_eq!(world.calls, [1]);
+    // A request no route matches: no route in its line, its key from the header only.
+    let elsewhere = world.run(post("/api/orders"), json(body));
+    assert_eq!((elsewhere.steps.as_slice(), elsewhere.log["route"].is_null()), (&["forward", "respond"][..], true));
+}
+
+#[test]
+fn key_sources_are_tried_in_order_and_a_malformed_value_is_refused() {
+    let routes = r#"[
+        {"match": "POST /required", "key": ["header:x-request-id", "json:/request_id"], "required": true},
+        {"match": "POST /optional", "key": ["json:/request_id"]}
+    ]"#;
+    let mut world = routed(routes, &[]);
+    let with_header = |path: &str, value: &str| {
+        let mut head = post(path);
+        head.headers.push(("x-request-id".into(), value.into()));
+        head
+    };
+    // The header first: the body is not looked at for a key.
+    let run = world.run(with_header("/required", "h-1"), json(r#"{"request_id": "j-1"}"#));
+    assert_eq!(run.edits[0], HeaderEdit::Set("Idempotency-Key", "h-1".into()));
+    let run = world.run(post("/required"), json(r#"{"request_id": "j-1"}"#));
+    assert_eq!(run.edits[0], HeaderEdit::Set("Idempotency-Key", "j-1".into()));
+    // A value found but malformed is refused, never passed over for the next.
+    let bad = world.run(with_header("/required", "two words"), json(r#"{"request_id": "j-1"}"#));
+    assert_eq!(
+        (bad.reply.status, code(&bad.reply).as_str(), bad.steps.as_slice()),
+        (400, "invalid-key", &["respond", "log"][..])
+    );
+    assert!(bad.log["reason"].as_str().unwrap().contains("header:x-request-id"), "{}", bad.log);
+    let not_text = world.run(post("/required"), json(r#"{"request_id": {"id": 1}}"#));
+    assert_eq!(code(&not_text.reply), "invalid-key");
+    assert!(not_text.log["reason"].as_str().unwrap().contains("json:/request_id: the member is an object"));
+    // None found: required, 400; optional, the request goes on unprotected,
+    // with the body already read.
+    let missing = world.run(post("/required"), json("{}"));
+    assert_eq!((missing.reply.status, code(&missing.reply).as_str()), (400, "missing-key"));
+    assert_eq!(missing.steps, ["read-body", "respond", "log"], "nothing stored");
+    let unkeyed = world.run(post("/optional"), json(r#"{"amount": 1}"#));
+    assert_eq!(unkeyed.steps, ["read-body", "forward", "respond"]);
+    assert_eq!(unkeyed.forwarded_body, Some(Some(br#"{"amount": 1}"#.to_vec())));
+    assert_eq!(world.calls, [1, 1]);
+}
+
+#[test]
+fn an_ignored_member_that_changes_between_retries_replays_and_a_changed_amount_is_422() {
+    let routes = r#"[{"match": "POST /v1/payments", "fingerprint": {"ignore": ["/client_ts", "/meta/sent_at"]}}]"#;
+    let mut world = routed(routes, &[]);
+    let pay = |key: &str| RequestHead { key: Some(key.as_bytes().to_vec()), ..post("/v1/payments") };
+    let first = world.run(pay("k1"), json(r#"{"amount": 500, "client_ts": 1, "meta": {"sent_at": "a"}}"#));
+    assert_eq!(first.reply.status, 201);
+    let retry = world.run(pay("k1"), json(r#"{"meta": {"sent_at": "b"}, "client_ts": 2, "amount": 500}"#));
+    assert!(replayed(&retry), "only ignored members (and member order) changed");
+    let changed = world.run(pay("k1"), json(r#"{"amount": 501, "client_ts": 3, "meta": {"sent_at": "c"}}"#));
+    assert_eq!((changed.reply.status, code(&changed.reply).as_str()), (422, "key-reused"));
+    assert_eq!(world.calls, [1]);
+    // Without the route, every byte counts.
+    let mut plain = World::new(&[]);
+    plain.run(pay("k1"), json(r#"{"amount": 500, "client_ts": 1}"#));
+    let strict = plain.run(pay("k1"), json(r#"{"amount": 500, "client_ts": 2}"#));
+    assert_eq!(code(&strict.reply), "key-reused");
+}
+
+#[test]
+fn a_route_s_ttl_and_release_statuses_replace_the_variables_for_its_requests() {
+    let routes = r#"[{"match": "POST /v1/resets", "ttlSeconds": 60, "leaseSeconds": 30, "releaseOn": [409]}]"#;
+    let mut world = routed(routes, &[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    let (mut exchange, _) =
+        Exchange::start(Rc::clone(&world.config), RequestHead { key: Some(b"k".to_vec()), ..post("/v1/resets") }, 0);
+    exchange.body_read(json("{}"), 1);
+    let Action::Store { call: StoreCall::Begin { policy, wait_ms, .. }, timeout_ms, .. } = exchange.detached(2) else {
+        panic!("begin")
+    };
+    assert_eq!((policy.ttl_ms, policy.lease_ms, policy.release_on.as_slice()), (60_000, 30_000, &[409][..]));
+    assert_eq!((wait_ms, timeout_ms), (0, 5_000));
+    let Action::CallOrigin { timeout_ms, .. } =
+        exchange.begun(Ok(Decision::Execute { attempt: 1, reclaimed: false }), 3)
+    else {
+        panic!("the origin")
+    };
+    assert_eq!(timeout_ms, 15_000, "what a 30 s lease leaves the origin, as for the variable");
+
+    // 409 releases the key on the route only.
+    world.origin = Box::new(|attempt| match attempt {
+        1 => OriginResult::Answered { status: 409, headers: Vec::new(), body: b"busy".to_vec() },
+        _ => created(),
+    });
+    let reset = |key: &str| RequestHead { key: Some(key.as_bytes().to_vec()), ..post("/v1/resets") };
+    let first = world.run(reset("r1"), json("{}"));
+    assert_eq!((first.reply.status, first.log["finish"].as_str()), (409, Some("released")));
+    assert_eq!(world.run(reset("r1"), json("{}")).reply.status, 201, "released: the retry runs");
+    let order_key = |key: &str| RequestHead { key: Some(key.as_bytes().to_vec()), ..keyed("") };
+    world.origin = Box::new(|_| OriginResult::Answered { status: 409, headers: Vec::new(), body: b"busy".to_vec() });
+    let unrouted = world.run(order_key("o1"), order());
+    assert_eq!(unrouted.log["finish"].as_str(), Some("stored"), "a 409 is an answer under the variables");
+
+    // The route's TTL: its record is gone after 60 s, the variables' one is not.
+    world.origin = Box::new(|_| created());
+    world.now += 61_000;
+    assert!(!replayed(&world.run(reset("r1"), json("{}"))), "the route's key is new again");
+    assert!(replayed(&world.run(order_key("o1"), order())), "the other keeps its day");
+    assert_eq!(world.calls, [1, 2, 1, 1], "a record past its TTL is gone, its attempts with it");
+}
+
+#[test]
+fn the_first_route_that_matches_wins_and_a_route_covers_what_the_variables_do_not() {
+    let routes = r#"[
+        {"match": "POST /v1/payments/refunds", "maxBodyBytes": 10},
+        {"match": "POST,PUT /v1/payments/*", "maxBodyBytes": 1000}
+    ]"#;
+    let mut world = routed(routes, &[("IDEMPOTENCY_PATHS", "/api/*")]);
+    let at = |method: &str, path: &str| RequestHead {
+        method: method.into(),
+        key: Some(format!("{method} {path}").replace(' ', "_").into_bytes()),
+        ..post(path)
+    };
+    let body = json(r#"{"amount": 500, "note": "x"}"#);
+    // The route's body limit, counted on the bytes read.
+    let (mut refund, _) = Exchange::start(Rc::clone(&world.config), at("POST", "/v1/payments/refunds"), 0);
+    refund.body_chunk(br#"{"amount": 500, "note": "x"}"#);
+    let Action::Respond(reply) = refund.body_ended(false, 1) else { panic!("refused") };
+    assert_eq!((reply.status, code(&reply).as_str()), (413, "body-too-large"));
+    assert_eq!(refund.log().route.as_deref(), Some("route 1 (POST /v1/payments/refunds)"));
+    let payment = world.run(at("POST", "/v1/payments/pi_1"), body.clone());
+    assert_eq!((payment.reply.status, payment.log["route"].as_str()), (201, Some("route 2 (POST,PUT /v1/payments/*)")));
+    // PUT is no covered method and /v1 no covered path of the variables: the route covers them.
+    let put = world.run(at("PUT", "/v1/payments/pi_2"), body.clone());
+    assert_eq!((put.reply.status, put.steps[2]), (201, "begin"));
+    assert_eq!(world.run(at("PUT", "/api/orders"), body).steps, ["forward", "respond"], "the variables elsewhere");
+}
+
+#[test]
+fn a_preflight_for_a_route_s_method_is_answered() {
+    let mut world = routed(
+        r#"[{"match": "PUT /v1/things/*", "key": ["header:x-request-id"]}]"#,
+        &[("IDEMPOTENCY_CORS_ORIGINS", "https://app.example")],
+    );
+    let preflight = |method: &str, path: &str| RequestHead {
+        method: "OPTIONS".into(),
+        path: path.into(),
+        key: None,
+        origin: Some("https://app.example".into()),
+        preflight_method: Some(method.into()),
+        preflight_headers: Some("x-request-id, content-type".into()),
+        ..RequestHead::default()
+    };
+    let run = world.run(preflight("PUT", "/v1/things/t1"), BodyRead::Incomplete);
+    assert_eq!((run.reply.status, run.steps.as_slice()), (204, &["respond", "log"][..]));
+    assert!(header(&run.reply, "access-control-allow-methods").unwrap().contains("PUT"));
+    assert_eq!(header(&run.reply, "access-control-allow-headers"), Some("x-request-id, content-type"));
+    let elsewhere = world.run(preflight("PUT", "/v1/other"), BodyRead::Incomplete);
+    assert_eq!(elsewhere.steps, ["forward", "respond"], "not covered: the origin's own preflight");
+    // The route's header source is among the headers a host copies.
+    assert!(RequestHead::headers_read(&world.config).contains(&"x-request-id"));
+}

@@ -1,0 +1,250 @@
+// IDEMPOTENCY_ROUTES (SPEC §13, issue 37) in workerd, on the host
+// ONCEKEY_HOST names: the production proxy in front of a Node HTTP origin
+// that counts each run by path and key. The first route that matches a
+// request holds it to its own key sources, fingerprint selection and
+// policy; a request no route matches follows the variables; bad routes
+// answer 500 misconfigured naming the route.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { BASE, newKey, problemOf, recordName, start } from "./harness.mjs";
+import { serve } from "./origin/server.mjs";
+
+const HOST = new URL(BASE).hostname;
+const TOKEN = "operator-secret";
+
+const ROUTES = [
+  { match: "POST /v1/payments/refunds", ttlSeconds: 3600 },
+  {
+    match: "POST,PATCH /v1/payments/*",
+    key: ["header:idempotency-key", "json:/request_id"],
+    fingerprint: { ignore: ["/client_ts"] },
+    ttlSeconds: 7200,
+  },
+  { match: "POST /v1/password-resets", ttlSeconds: 600, releaseOn: [409] },
+];
+
+/**
+ * An origin that counts each request that reaches it by path and
+ * `Idempotency-Key`, and answers 201 — or, for a path given statuses, those
+ * in turn.
+ */
+function counter() {
+  const seen = new Map();
+  const scripts = new Map();
+  const handle = async (request) => {
+    const path = new URL(request.url).pathname;
+    const key = request.headers.get("idempotency-key");
+    const n = (seen.get(`${path} ${key}`) ?? 0) + 1;
+    seen.set(`${path} ${key}`, n);
+    const status = scripts.get(path)?.shift() ?? 201;
+    return Response.json({ key, run: n, body: await request.text() }, { status });
+  };
+  return {
+    handle,
+    runs: (path, key) => seen.get(`${path} ${key}`) ?? 0,
+    script: (path, statuses) => scripts.set(path, statuses),
+  };
+}
+
+/** Seconds from now until an RFC 3339 time. */
+const secondsUntil = (time) => (Date.parse(time) - Date.now()) / 1000;
+
+describe("routes", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = counter();
+    server = await serve(origin.handle);
+    worker = await start({
+      worker: "proxy",
+      metrics: true,
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: JSON.stringify(ROUTES), IDEMPOTENCY_ADMIN_TOKEN: TOKEN },
+    });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  const post = (path, body, headers = {}) =>
+    worker.fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+
+  async function expiresIn(key) {
+    const res = await worker.fetch(`/.well-known/oncekey/records/${recordName(HOST, undefined, key)}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    return secondsUntil((await res.json()).expiresAt);
+  }
+
+  test("a json: pointer key keys a request with no header, and reaches the origin as Idempotency-Key", async () => {
+    const key = `r-${randomUUID()}`;
+    const body = { request_id: key, amount: 500, client_ts: 1 };
+    const first = await post("/v1/payments/pi_1", body);
+    assert.equal(first.status, 201);
+    assert.equal((await first.json()).key, key);
+    const again = await post("/v1/payments/pi_1", body);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    // The same key in the header (the first source) names the same record.
+    const byHeader = await post("/v1/payments/pi_1", body, { "idempotency-key": key });
+    assert.equal(byHeader.headers.get("idempotent-replayed"), "true");
+    assert.equal(origin.runs("/v1/payments/pi_1", key), 1);
+    // A malformed value is refused, naming its source.
+    const bad = await post("/v1/payments/pi_1", { request_id: "two words", amount: 1 });
+    const problem = await problemOf(bad);
+    assert.deepEqual([bad.status, problem.code], [400, "invalid-key"]);
+    assert.match(problem.detail, /json:\/request_id/);
+    // None: the request goes on unprotected, as without a route.
+    const unkeyed = await post("/v1/payments/pi_1", { amount: 1 });
+    assert.equal(unkeyed.status, 201);
+    assert.equal(origin.runs("/v1/payments/pi_1", null), 1);
+  });
+
+  test("an ignored member that changes between retries replays; a changed amount is 422", async () => {
+    const key = newKey();
+    const pay = (body) => post("/v1/payments/pi_2", body, { "idempotency-key": key });
+    assert.equal((await pay({ amount: 500, client_ts: 1700000000 })).status, 201);
+    const retry = await pay({ client_ts: 1700000042, amount: 500 });
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get("idempotent-replayed"), "true", "only the ignored member (and the order) changed");
+    const changed = await pay({ amount: 501, client_ts: 1700000043 });
+    assert.deepEqual([changed.status, (await problemOf(changed)).code], [422, "key-reused"]);
+    assert.equal(origin.runs("/v1/payments/pi_2", key), 1);
+    // Outside the route every byte counts.
+    const other = newKey();
+    const order = (body) => post("/api/orders", body, { "idempotency-key": other });
+    await order({ amount: 500, client_ts: 1 });
+    assert.equal((await order({ amount: 500, client_ts: 2 })).status, 422);
+  });
+
+  test("each route's TTL, the first that matches winning; the variables' TTL elsewhere", async () => {
+    // (path, the TTL it is held to)
+    const rows = [
+      ["/v1/payments/refunds", 3600],
+      ["/v1/payments/pi_3", 7200],
+      ["/v1/password-resets", 600],
+      ["/api/orders", 86400],
+    ];
+    for (const [path, ttl] of rows) {
+      const key = newKey();
+      assert.equal((await post(path, { amount: 1 }, { "idempotency-key": key })).status, 201, path);
+      // Its finish lands after the answer: the replay waits for it.
+      assert.equal(
+        (await post(path, { amount: 1 }, { "idempotency-key": key })).headers.get("idempotent-replayed"),
+        "true",
+      );
+      const left = await expiresIn(key);
+      assert.ok(left > ttl - 30 && left <= ttl, `${path}: expires in ${left} s, not ${ttl}`);
+    }
+    const routeOf = (path) => worker.decisions().find((l) => l.path === path && l.oncekey === "execute")?.route;
+    assert.equal(routeOf("/v1/payments/refunds"), "route 1 (POST /v1/payments/refunds)");
+    assert.equal(routeOf("/v1/payments/pi_3"), "route 2 (POST,PATCH /v1/payments/*)");
+    assert.equal(routeOf("/api/orders"), null, "no route: none in the line");
+  });
+
+  test("a route's release statuses: its 409 releases the key and the retry runs; elsewhere a 409 is stored", async () => {
+    const key = newKey();
+    origin.script("/v1/password-resets", [409]);
+    const reset = () => post("/v1/password-resets", { email: "a@example.com" }, { "idempotency-key": key });
+    assert.equal((await reset()).status, 409);
+    const retry = await reset();
+    assert.deepEqual([retry.status, retry.headers.get("idempotent-replayed")], [201, null]);
+    assert.equal(origin.runs("/v1/password-resets", key), 2);
+    const stored = newKey();
+    origin.script("/api/conflicts", [409]);
+    const conflict = () => post("/api/conflicts", { x: 1 }, { "idempotency-key": stored });
+    assert.equal((await conflict()).status, 409);
+    const replay = await conflict();
+    assert.deepEqual([replay.status, replay.headers.get("idempotent-replayed")], [409, "true"]);
+    assert.equal(origin.runs("/api/conflicts", stored), 1);
+  });
+});
+
+describe("routes given as a [vars] array (a TOML array of tables)", () => {
+  test("the runtime hands them over as a value: read as their JSON", async () => {
+    const origin = counter();
+    const server = await serve(origin.handle);
+    const worker = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: [{ match: "POST /v1/*", key: ["json:/id"] }] },
+    });
+    try {
+      const id = `j-${randomUUID()}`;
+      const send = () =>
+        worker.fetch("/v1/things", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ id }),
+        });
+      assert.equal((await send()).status, 201);
+      assert.equal((await send()).headers.get("idempotent-replayed"), "true");
+      assert.equal(origin.runs("/v1/things", id), 1);
+    } finally {
+      await worker.dispose();
+      await server.close();
+    }
+  });
+});
+
+describe("bad routes", () => {
+  // (what, the variables, what the detail names)
+  const rows = [
+    [
+      "a route that can never match",
+      { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /v1/*" }, { match: "POST /v1/payments", required: true }]) },
+      /IDEMPOTENCY_ROUTES: route 2 \(POST \/v1\/payments\) can never match: route 1 \(POST \/v1\/\*\) comes first/,
+    ],
+    [
+      "a policy out of range",
+      { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /x", leaseSeconds: 901 }]) },
+      /IDEMPOTENCY_ROUTES: route 1 \(POST \/x\): `leaseSeconds`: not a whole number from 1 to 900/,
+    ],
+    [
+      "an unknown sender",
+      { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /hooks", webhook: "svix", secret: "S" }]) },
+      /route 1 \(POST \/hooks\): `webhook` is not a webhook sender/,
+    ],
+    [
+      "a webhook route whose secret is not bound",
+      {
+        IDEMPOTENCY_ROUTES: JSON.stringify([
+          { match: "POST /hooks/github", webhook: "github", secret: "GITHUB_SECRET" },
+        ]),
+      },
+      /IDEMPOTENCY_ROUTES: route 1 \(POST \/hooks\/github\): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`/,
+    ],
+    [
+      "a webhook secret not in its sender's form",
+      {
+        IDEMPOTENCY_ROUTES: JSON.stringify([
+          { match: "POST /hooks/stripe", webhook: "stripe", secret: "STRIPE_SECRET" },
+        ]),
+        STRIPE_SECRET: "sk_live_hunter2",
+      },
+      /route 1 \(POST \/hooks\/stripe\): its secret STRIPE_SECRET: the secret is not a Stripe signing secret/,
+    ],
+    ["not JSON", { IDEMPOTENCY_ROUTES: "[{match: POST /x}]" }, /IDEMPOTENCY_ROUTES: is not a JSON array of routes/],
+  ];
+  for (const [what, vars, named] of rows) {
+    test(`${what}: every request is 500 misconfigured naming the route, never a secret`, async () => {
+      const worker = await start({ worker: "proxy", vars: { ORIGIN_URL: "http://127.0.0.1:9", ...vars } });
+      try {
+        for (const path of ["/hooks/github", "/elsewhere"]) {
+          const res = await worker.fetch(path, { method: "POST", headers: { "idempotency-key": "k1" }, body: "{}" });
+          const problem = await problemOf(res);
+          assert.deepEqual([res.status, problem.code], [500, "misconfigured"], path);
+          assert.match(problem.detail, named);
+          assert.ok(!problem.detail.includes("hunter2"), "never a secret's value");
+        }
+      } finally {
+        await worker.dispose();
+      }
+    });
+  }
+});

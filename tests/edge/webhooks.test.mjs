@@ -1,0 +1,303 @@
+// Webhook routes (SPEC §13, issue 37) in workerd, on the host ONCEKEY_HOST
+// names: the production proxy in front of a receiver (a Node HTTP server
+// behind ORIGIN_URL, which counts what reaches it), with one route per
+// sender. Deliveries are signed here, in Node, as each sender signs them
+// (the signers reproduce the senders' published vectors first): a first
+// delivery runs, a resend replays without the receiver; a bad, a missing
+// and a stale signature each get 401 and plant nothing, so the real
+// delivery with the same id then runs, once; 8 concurrent copies of one
+// delivery run once.
+import assert from "node:assert/strict";
+import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { BASE, problemOf, sleep, start } from "./harness.mjs";
+import { serve } from "./origin/server.mjs";
+
+const HOST = new URL(BASE).hostname;
+const TOKEN = "operator-secret";
+
+/** Each sender's signing secret, as the sender hands it over. */
+const SECRETS = {
+  standard: `whsec_${randomBytes(24).toString("base64")}`,
+  github: `gh-${randomBytes(12).toString("hex")}`,
+  stripe: `whsec_${randomBytes(16).toString("hex")}`,
+  shopify: `shpss_${randomBytes(16).toString("hex")}`,
+};
+
+/** The secret binding each route names. */
+const SECRET_NAMES = {
+  standard: "STANDARD_WEBHOOK_SECRET",
+  github: "GITHUB_WEBHOOK_SECRET",
+  stripe: "STRIPE_WEBHOOK_SECRET",
+  shopify: "SHOPIFY_CLIENT_SECRET",
+};
+
+/** Where each sender delivers. */
+const PATHS = {
+  standard: "/hooks/events",
+  github: "/hooks/github",
+  stripe: "/hooks/stripe/billing",
+  shopify: "/hooks/shopify",
+};
+
+const ROUTES = JSON.stringify([
+  { match: `POST ${PATHS.standard}`, webhook: "standard", secret: SECRET_NAMES.standard },
+  { match: `POST ${PATHS.github}`, webhook: "github", secret: SECRET_NAMES.github },
+  // Every Stripe endpoint under one route; each remembers its deliveries apart.
+  { match: "POST /hooks/stripe/*", webhook: "stripe", secret: SECRET_NAMES.stripe },
+  { match: `POST ${PATHS.shopify}`, webhook: "shopify", secret: SECRET_NAMES.shopify },
+]);
+
+const hmac = (key, ...parts) => {
+  const mac = createHmac("sha256", key);
+  for (const part of parts) mac.update(part);
+  return mac.digest();
+};
+
+/** Unix seconds now. */
+const nowSecs = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Signers, one per sender, as its documentation says it signs: each gives
+ * the headers of a delivery with id `id` and body `body` signed with
+ * `secret` at `at` (unix seconds; only Standard Webhooks and Stripe sign a
+ * time).
+ */
+const SIGN = {
+  standard: ({ id, body, secret, at }) => ({
+    "webhook-id": id,
+    "webhook-timestamp": String(at),
+    "webhook-signature": `v1,${hmac(Buffer.from(secret.replace(/^whsec_/, ""), "base64"), `${id}.${at}.`, body).toString("base64")}`,
+  }),
+  github: ({ id, body, secret }) => ({
+    "x-github-delivery": id,
+    "x-github-event": "push",
+    "x-hub-signature-256": `sha256=${hmac(secret, body).toString("hex")}`,
+  }),
+  stripe: ({ body, secret, at }) => ({
+    "stripe-signature": `t=${at},v1=${hmac(secret, `${at}.`, body).toString("hex")}`,
+  }),
+  shopify: ({ id, body, secret }) => ({
+    "x-shopify-webhook-id": id,
+    "x-shopify-topic": "orders/create",
+    "x-shopify-hmac-sha256": hmac(secret, body).toString("base64"),
+  }),
+};
+
+/** A fresh delivery id in the sender's style, and its body (Stripe's id is in it). */
+function event(sender) {
+  const id = {
+    standard: `msg_${randomUUID().replaceAll("-", "")}`,
+    github: randomUUID(),
+    stripe: `evt_${randomUUID().replaceAll("-", "")}`,
+    shopify: randomUUID(),
+  }[sender];
+  const body = JSON.stringify(
+    sender === "stripe"
+      ? { id, object: "event", type: "payment_intent.succeeded", data: { object: { amount: 500 } } }
+      : { type: "order.created", data: { order: id.slice(0, 8), amount: 500 } },
+  );
+  return { id, body };
+}
+
+/** The record of a delivery (SPEC §13): its host, its path and its id, written apart from the Rust code. */
+function deliveryRecord(path, id) {
+  const hash = createHash("sha256");
+  for (const part of ["oncekey/record/webhook/1", HOST, path, id]) {
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(Buffer.byteLength(part)));
+    hash.update(len);
+    hash.update(part);
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * A receiver that counts each delivery that reaches it, by path and
+ * `Idempotency-Key`, and answers 200 — or, for a delivery given a script,
+ * its statuses in turn, after `delayMs`.
+ */
+function receiver() {
+  const seen = new Map();
+  const scripts = new Map();
+  const handle = async (request) => {
+    const path = new URL(request.url).pathname;
+    const key = request.headers.get("idempotency-key");
+    const runs = seen.get(`${path} ${key}`) ?? [];
+    runs.push({
+      attempt: request.headers.get("idempotency-attempt"),
+      headers: request.headers,
+      body: await request.text(),
+    });
+    seen.set(`${path} ${key}`, runs);
+    const script = scripts.get(key) ?? {};
+    if (script.delayMs) await sleep(script.delayMs);
+    const status = script.statuses?.shift() ?? 200;
+    return Response.json({ received: key, run: runs.length }, { status });
+  };
+  return {
+    handle,
+    runs: (path, key) => seen.get(`${path} ${key}`) ?? [],
+    script: (key, script) => scripts.set(key, script),
+  };
+}
+
+test("the signers sign as the senders do: Standard Webhooks' and GitHub's published vectors", () => {
+  // standard-webhooks/standard-webhooks, libraries/javascript/src/webhook.test.ts ("sign function works").
+  const standard = SIGN.standard({
+    id: "msg_p5jXN8AQM9LWM0D4loKWxJek",
+    body: '{"test": 2432232314}',
+    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    at: 1614265330,
+  });
+  assert.equal(standard["webhook-signature"], "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+  // docs.github.com, "Validating webhook deliveries".
+  const github = SIGN.github({ id: "x", body: "Hello, World!", secret: "It's a Secret to Everybody" });
+  assert.equal(
+    github["x-hub-signature-256"],
+    "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+  );
+});
+
+describe("webhook routes", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = receiver();
+    server = await serve(origin.handle);
+    const secrets = Object.fromEntries(Object.entries(SECRET_NAMES).map(([sender, name]) => [name, SECRETS[sender]]));
+    worker = await start({
+      worker: "proxy",
+      metrics: true,
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: ROUTES, IDEMPOTENCY_ADMIN_TOKEN: TOKEN, ...secrets },
+    });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  /** Delivers `id`'s `body` to `path` as `sender` signs it (`secret`, `at` and `headers` override). */
+  function deliver(
+    sender,
+    { id, body },
+    { path = PATHS[sender], secret = SECRETS[sender], at = nowSecs(), headers } = {},
+  ) {
+    const signed = { "content-type": "application/json", ...SIGN[sender]({ id, body, secret, at }), ...headers };
+    for (const [name, value] of Object.entries(signed)) if (value === undefined) delete signed[name];
+    return worker.fetch(path, { method: "POST", headers: signed, body });
+  }
+
+  async function inspect(path, id) {
+    const res = await worker.fetch(`/.well-known/oncekey/records/${deliveryRecord(path, id)}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    return { status: res.status, state: await res.json() };
+  }
+
+  for (const sender of ["standard", "github", "stripe", "shopify"]) {
+    const path = PATHS[sender];
+    describe(sender, () => {
+      test("a first delivery runs, keyed by its delivery id; a resend replays without the receiver", async () => {
+        const delivery = event(sender);
+        const first = await deliver(sender, delivery);
+        assert.equal(first.status, 200, await first.clone().text());
+        assert.equal(first.headers.get("idempotent-replayed"), null);
+        const [run] = origin.runs(path, delivery.id);
+        assert.equal(run.attempt, "1");
+        assert.equal(run.body, delivery.body, "the body as signed, for the receiver to check too");
+        const signature = Object.keys(SIGN[sender]({ ...delivery, secret: "x", at: 1 })).find((h) =>
+          /sig|hmac/.test(h),
+        );
+        assert.ok(run.headers.get(signature), `the receiver gets ${signature}`);
+        // The sender's retry: signed again (a new timestamp where it signs one).
+        await sleep(sender === "standard" || sender === "stripe" ? 1100 : 0);
+        const resend = await deliver(sender, delivery);
+        assert.equal(resend.status, 200);
+        assert.equal(resend.headers.get("idempotent-replayed"), "true");
+        assert.deepEqual(await resend.json(), { received: delivery.id, run: 1 });
+        assert.equal(origin.runs(path, delivery.id).length, 1, "the receiver ran once");
+      });
+
+      const forgeries = {
+        bad: { secret: sender === "standard" ? `whsec_${randomBytes(24).toString("base64")}` : "not-the-secret" },
+        missing: {
+          headers: Object.fromEntries(
+            Object.keys(SIGN[sender]({ id: "x", body: "", secret: "x", at: 1 }))
+              .filter((h) => /sig|hmac/.test(h))
+              .map((h) => [h, undefined]),
+          ),
+        },
+        // Only senders that sign a time can be stale (5 minutes either way).
+        ...(sender === "standard" || sender === "stripe" ? { stale: { at: nowSecs() - 301 } } : {}),
+      };
+      test(`a ${Object.keys(forgeries).join(", a ")} signature each get 401 and plant nothing; the real delivery then runs once`, async () => {
+        const delivery = event(sender);
+        for (const [what, forged] of Object.entries(forgeries)) {
+          const res = await deliver(sender, delivery, forged);
+          assert.equal(res.status, 401, `${what}: ${res.status}`);
+          const problem = await problemOf(res);
+          assert.equal(problem.code, "webhook-signature", what);
+          assert.equal(res.headers.get("cache-control"), "no-store");
+          assert.equal((await inspect(path, delivery.id)).status, 404, `${what}: no record planted`);
+        }
+        assert.equal(origin.runs(path, delivery.id).length, 0, "the receiver never saw a forgery");
+        const real = await deliver(sender, delivery);
+        assert.equal(real.status, 200);
+        assert.equal(real.headers.get("idempotent-replayed"), null, "not an answer planted by a forgery");
+        assert.equal(origin.runs(path, delivery.id).length, 1);
+        const { status, state } = await inspect(path, delivery.id);
+        assert.deepEqual([status, state.kind, state.status], [200, "completed", 200]);
+      });
+
+      test("8 concurrent copies of one delivery run once", async () => {
+        const delivery = event(sender);
+        origin.script(delivery.id, { delayMs: 400 });
+        const copies = await Promise.all(Array.from({ length: 8 }, () => deliver(sender, delivery)));
+        assert.deepEqual(
+          copies.map((res) => res.status),
+          Array(8).fill(200),
+        );
+        const fresh = copies.filter((res) => res.headers.get("idempotent-replayed") === null);
+        assert.equal(fresh.length, 1, "one ran; the others waited for it and got its answer");
+        assert.equal(origin.runs(path, delivery.id).length, 1, "the receiver ran once");
+      });
+    });
+  }
+
+  test("a refusal is logged with its reason and its route, never the secret", async () => {
+    const delivery = event("github");
+    await deliver("github", delivery, { secret: "not-the-secret" });
+    const line = worker.decisions().find((l) => l.oncekey === "webhook-signature" && l.path === PATHS.github);
+    assert.ok(line, "the refusal's line");
+    assert.equal(line.status, 401);
+    assert.equal(line.route, "route 2 (POST /hooks/github)");
+    assert.match(line.reason, /no signature matches the delivery/);
+    assert.ok(!JSON.stringify(worker.decisions()).includes(SECRETS.github), "no secret in any line");
+    const executed = worker.decisions().find((l) => l.oncekey === "execute" && l.path === PATHS.shopify);
+    assert.equal(executed?.route, "route 4 (POST /hooks/shopify)");
+  });
+
+  test("one Stripe event delivered to two endpoints runs at each once", async () => {
+    const delivery = event("stripe");
+    for (const to of ["/hooks/stripe/billing", "/hooks/stripe/analytics", "/hooks/stripe/billing"]) {
+      assert.equal((await deliver("stripe", delivery, { path: to })).status, 200);
+    }
+    assert.equal(origin.runs("/hooks/stripe/billing", delivery.id).length, 1);
+    assert.equal(origin.runs("/hooks/stripe/analytics", delivery.id).length, 1);
+  });
+
+  test("a receiver's 500 releases the delivery: the sender's retry runs it as the next attempt", async () => {
+    const delivery = event("standard");
+    origin.script(delivery.id, { statuses: [500] });
+    assert.equal((await deliver("standard", delivery)).status, 500);
+    const retry = await deliver("standard", delivery);
+    assert.equal(retry.status, 200);
+    assert.equal(retry.headers.get("idempotent-replayed"), null);
+    assert.deepEqual(
+      origin.runs(PATHS.standard, delivery.id).map((r) => r.attempt),
+      ["1", "2"],
+    );
+  });
+});
