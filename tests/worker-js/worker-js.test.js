@@ -2,7 +2,7 @@
 // package installed in a fresh project, bundled by wrangler, run in workerd.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { dirname, join } from "node:path";
@@ -731,6 +731,42 @@ test("docs/typescript.md's oncekey/worker example: its two files as written, wit
   }
 });
 
+test("docs/webhooks.md's receiver inside a Worker: as written, with the packed package, type-checks, bundles, and handles a Stripe-signed event once (a resend replays, a forged one is 401)", async () => {
+  const config = block("toml", "# wrangler.toml — the same bindings as the proxy's");
+  const dir = docsProject(
+    "my-webhooks",
+    { "src/index.ts": block("ts", "// src/webhooks.ts"), "wrangler.toml": config, "tsconfig.json": STRICT_TSCONFIG },
+    TYPE_CHECK,
+  );
+  const secret = "whsec_docs_receiver_secret";
+  const mf = startBundle(dir, config, { STRIPE_WEBHOOK_SECRET: secret });
+  try {
+    const event = JSON.stringify({ id: `evt_${randomUUID()}`, type: "checkout.session.completed" });
+    // Signed as Stripe signs: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body" keyed by the whole secret>.
+    const deliver = (body, key = secret) => {
+      const t = Math.floor(Date.now() / 1000);
+      const v1 = createHmac("sha256", key).update(`${t}.${body}`).digest("hex");
+      return mf.dispatchFetch(`${BASE}/hooks/stripe`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": `t=${t},v1=${v1}` },
+        body,
+      });
+    };
+    const first = await deliver(event);
+    assert.equal(first.status, 200, await first.clone().text());
+    const handled = await first.json();
+    assert.equal(handled.event, JSON.parse(event).id);
+    const resend = await deliver(event);
+    assert.deepEqual([resend.status, resend.headers.get("idempotent-replayed")], [200, "true"]);
+    assert.deepEqual(await resend.json(), handled);
+    const forged = await deliver(JSON.stringify({ id: `evt_${randomUUID()}`, type: "x" }), "whsec_someone_else");
+    assert.equal(forged.status, 401);
+    assert.equal((await forged.json()).type, "urn:oncekey:problem:webhook-signature");
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test("docs/queues.md's queue consumer: its two files as written, with the packed package, type-check (strict tsc), bundle with wrangler, and run 20 events delivered 3 times each in workerd: each runs once", async () => {
   const config = block("toml", "# wrangler.toml — a queue consumer");
   const dir = docsProject(
@@ -840,6 +876,7 @@ test("every TypeScript block of the documentation is one the tests above compile
     "// src/app.ts",
     "// src/index.ts",
     "// src/queue.ts",
+    "// src/webhooks.ts",
     "// test/app.test.ts",
     "// test/index.test.ts",
     "// vitest.config.ts",
