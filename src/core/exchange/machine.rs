@@ -10,6 +10,7 @@ use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
 use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
+use crate::core::request::key_source::DEFAULT_KEY_SOURCE;
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey,
     KeyLookup, KeyRule, Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin,
@@ -909,6 +910,14 @@ impl Exchange {
 
     /// One of the layer's own errors; its log line says why (SPEC §12).
     pub(super) fn refuse(&mut self, problem: Problem) -> Action {
+        // A route that takes its key from elsewhere says where (SPEC §13).
+        let problem = match (problem, self.route()) {
+            (Problem::MissingKey, Some(route)) if route.key.iter().any(|k| k.to_string() != DEFAULT_KEY_SOURCE) => {
+                let sources: Vec<String> = route.key.iter().map(ToString::to_string).collect();
+                Problem::MissingKeyFrom(sources.join(" or "))
+            }
+            (problem, _) => problem,
+        };
         if self.log.outcome == Verdict::Undecided {
             self.log.outcome = Verdict::Refused(problem.code());
         }

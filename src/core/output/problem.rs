@@ -66,6 +66,9 @@ pub enum Problem {
     /// 503: the key's record does not decode (a newer layout after a
     /// rollback, or damage); nothing was forwarded.
     RecordUnreadable,
+    /// 400: a route's request has no key in any of the places its route
+    /// takes one from (SPEC §13), written as `header:…`, `json:…`, `form:…`.
+    MissingKeyFrom(String),
     /// 503: the key's stored answer is sealed (SPEC §4) and no configured
     /// key opens it (its key was removed from `IDEMPOTENCY_SEAL_KEYS`, or
     /// sealing was turned off, or the bytes were moved or damaged); nothing
@@ -116,6 +119,9 @@ impl Problem {
     pub fn detail(&self) -> String {
         match self {
             Self::MissingKey => "This endpoint requires an Idempotency-Key header on this method.".into(),
+            Self::MissingKeyFrom(sources) => {
+                format!("This endpoint requires an idempotency key on this method, taken from {sources}.")
+            }
             Self::InvalidKey(why) => format!("The Idempotency-Key header is not valid: {why}."),
             Self::KeyInFlight { outcome_unknown: false, .. } => {
                 "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.".into()
@@ -231,6 +237,7 @@ impl Problem {
             Self::NotInFlight(RecordState::Released { last_attempt: 1, expires_at: 0 }),
             Self::NotInFlight(running),
             Self::RecordUnreadable,
+            Self::MissingKeyFrom("header:idempotency-key or json:/request_id".into()),
             Self::RecordSealed,
             Self::AttemptRunning(running),
             Self::WebhookSignature(crate::core::WebhookRefusal::BadSignature.to_string()),
@@ -255,6 +262,7 @@ impl Problem {
                 | Self::MethodNotAllowed { .. }
                 | Self::NotInFlight(_)
                 | Self::RecordUnreadable
+                | Self::MissingKeyFrom(_)
                 | Self::RecordSealed
                 | Self::AttemptRunning(_)
                 | Self::WebhookSignature(_) => {}
@@ -268,7 +276,11 @@ impl Problem {
     /// its store or the origin, `invalid_request_error` for the rest.
     fn error_type(&self) -> &'static str {
         match self {
-            Self::MissingKey | Self::InvalidKey(_) | Self::KeyInFlight { .. } | Self::KeyReused => "idempotency_error",
+            Self::MissingKey
+            | Self::MissingKeyFrom(_)
+            | Self::InvalidKey(_)
+            | Self::KeyInFlight { .. }
+            | Self::KeyReused => "idempotency_error",
             Self::OriginUnreachable
             | Self::NotCarriedOut
             | Self::HandlerFailed
@@ -290,7 +302,7 @@ impl Problem {
     /// Code, status and title: the table of SPEC §5.
     fn row(&self) -> (&'static str, u16, &'static str) {
         match self {
-            Self::MissingKey => ("missing-key", 400, "Idempotency-Key is missing"),
+            Self::MissingKey | Self::MissingKeyFrom(_) => ("missing-key", 400, "Idempotency-Key is missing"),
             Self::InvalidKey(_) => ("invalid-key", 400, "Idempotency-Key is invalid"),
             Self::KeyInFlight { outcome_unknown: false, .. } => {
                 ("key-in-flight", 409, "A request with this key is in flight")
@@ -349,6 +361,7 @@ mod tests {
             (Problem::AttemptRunning(RecordState::Unreadable), "attempt-running", 409, None),
             (Problem::RecordUnreadable, "record-unreadable", 503, None),
             (Problem::RecordSealed, "record-unreadable", 503, None),
+            (Problem::MissingKeyFrom("json:/request_id".into()), "missing-key", 400, None),
             (
                 Problem::WebhookSignature("the stripe-signature header is missing".into()),
                 "webhook-signature",

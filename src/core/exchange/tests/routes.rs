@@ -201,3 +201,22 @@ fn a_preflight_for_a_route_s_method_is_answered() {
     // The route's header source is among the headers a host copies.
     assert!(RequestHead::headers_read(&world.config).contains(&"x-request-id"));
 }
+
+#[test]
+fn a_missing_key_says_where_the_route_takes_it_from() {
+    let routes = r#"[
+        {"match": "POST /v1/payments", "key": ["header:x-request-id", "json:/request_id"], "required": true},
+        {"match": "POST /v1/refunds", "required": true}
+    ]"#;
+    let mut world = routed(routes, &[]);
+    let detail = |run: &Run| {
+        let ReplyBody::Bytes(body) = &run.reply.body else { panic!("a problem has a body") };
+        serde_json::from_slice::<serde_json::Value>(body).unwrap()["detail"].as_str().unwrap().to_owned()
+    };
+    let elsewhere = world.run(post("/v1/payments"), json(r#"{"amount": 1}"#));
+    assert_eq!((elsewhere.reply.status, code(&elsewhere.reply)), (400, "missing-key".to_owned()));
+    assert!(detail(&elsewhere).contains("header:x-request-id or json:/request_id"), "{}", detail(&elsewhere));
+    // A route that takes the key where the variables do says it as they do.
+    let header = world.run(post("/v1/refunds"), json("{}"));
+    assert_eq!(detail(&header), "This endpoint requires an Idempotency-Key header on this method.");
+}
