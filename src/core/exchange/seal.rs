@@ -109,9 +109,13 @@ impl Exchange {
     /// their jar: a request from another site never gets them (SPEC §3).
     fn next_open(&mut self) -> Action {
         let Stage::Opening(opening) = &mut self.stage else { return Action::Done };
-        let (part, data) = match (opening.opened.len(), &opening.sealed.cookies) {
-            (0, _) => (SealedPart::Answer, opening.sealed.answer.clone()),
-            (1, Some(cookies)) if self.cookie_jar.is_some() => (SealedPart::Cookies, cookies.clone()),
+        // Each part's ciphertext is handed to the host once, not copied:
+        // nothing needs it after its open.
+        let (part, data) = match (opening.opened.len(), &mut opening.sealed.cookies) {
+            (0, _) => (SealedPart::Answer, std::mem::take(&mut opening.sealed.answer)),
+            (1, cookies @ Some(_)) if self.cookie_jar.is_some() => {
+                (SealedPart::Cookies, cookies.take().unwrap_or_default())
+            }
             _ => return self.replay_opened(),
         };
         let aad = part.associated_data(&opening.name);
