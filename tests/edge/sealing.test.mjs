@@ -280,3 +280,37 @@ describe("turning sealing on, then off", () => {
     }
   });
 });
+
+describe("concurrent duplicates of a sealed answer", () => {
+  test("8 callers at once on each of 4 keys, 3 rounds: each key runs once, and every answer is the one stored, opened", async () => {
+    const worker = await start({ quiet: true, vars: { IDEMPOTENCY_SEAL_KEYS: KEY_A } });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const item = uniqueItem(`sealed-race-${round}`);
+        const keys = Array.from({ length: 4 }, () => newKey());
+        // The origin holds each first attempt a while, so duplicates wait in
+        // the object for it, and then get its answer: sealed, then opened.
+        const answers = await Promise.all(
+          keys.flatMap((key) =>
+            Array.from({ length: 8 }, async () => {
+              const res = await order(worker, { key, item, query: "?delay_ms=150" });
+              return { key, status: res.status, body: await res.text() };
+            }),
+          ),
+        );
+        for (const key of keys) {
+          const mine = answers.filter((a) => a.key === key);
+          assert.deepEqual(
+            mine.map((a) => a.status),
+            Array(8).fill(201),
+            `round ${round}: every caller of a key gets its answer`,
+          );
+          assert.equal(new Set(mine.map((a) => a.body)).size, 1, "one answer per key, the stored one");
+        }
+        assert.equal((await ordersOf(worker, item)).count, 4, `round ${round}: each key ran once`);
+      }
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
