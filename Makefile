@@ -163,6 +163,18 @@ build/bench/%.js: bench/peers/%.ts $(PEER_SOURCES) package-lock.json
 	  --conditions=workerd,worker,import --external:cloudflare:workers --external:'node:*' --external:'*.wasm' \
 	  --log-level=warning --outfile=$@
 
+# hono-idempotency on a Durable Object (bench/peers/hono-do.ts), the peer
+# issue 35 names: its source comes from a local checkout
+# (bench/peers/hono-idempotency.sh); with none, no bundle, and the bench
+# runs without it.
+build/bench/hono-do.js: bench/peers/hono-do.ts bench/peers/proxy.ts bench/peers/hono-idempotency.sh package-lock.json
+	bash bench/peers/hono-idempotency.sh
+	if [ -d build/bench/hono-idempotency/src ]; then \
+	  esbuild $< --bundle --format=esm --platform=neutral --target=es2022 --main-fields=module,main \
+	    --conditions=workerd,worker,import --external:cloudflare:workers --alias:hono-problem-details=./build/bench/hono-idempotency/not-installed.js \
+	    --alias:hono-idempotency=./build/bench/hono-idempotency/src --log-level=warning --outfile=$@; \
+	else rm -f $@; fi
+
 # The cold-start control holds oncekey/proxy's wasm beside its bundle.
 build/bench/do-only-wasm.js: pkg/dist/proxy.js
 build/bench/oncekey_proxy_bg.wasm: pkg/dist/proxy.js
@@ -175,7 +187,7 @@ build/bench/do-only-rs/index.js: $(DO_ONLY_RS_SOURCES)
 	worker-build --release bench/peers/do-only-rs --out-dir ../../../build/bench/do-only-rs
 	@touch $@
 
-bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js \
+bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/floor.js build/bench/powertools.js build/bench/origin-worker.js build/bench/hono-do.js \
   build/bench/do-only-wasm.js build/bench/oncekey_proxy_bg.wasm build/bench/do-only-deadlines.js build/bench/do-only-rs/index.js
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
@@ -185,6 +197,7 @@ bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 	BENCH_QUIET=1 node bench/edge.mjs
 	BENCH_QUIET=rust node bench/edge.mjs
+	BENCH_QUIET=peer node bench/edge.mjs
 	node bench/wasm-compile.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written

@@ -52,7 +52,7 @@
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { writeSection } from "./results.mjs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -70,11 +70,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 7);
 const COLD_ONLY = process.env.BENCH_COLD_ONLY === "1";
 // (the quiet run reports no one-in-flight figures, so it runs none)
-const SEQ_REQUESTS = process.env.BENCH_QUIET === "1" ? 0 : Number(process.env.BENCH_SEQ_REQUESTS ?? 300);
+const SEQ_REQUESTS = ["1", "rust"].includes(process.env.BENCH_QUIET)
+  ? 0
+  : Number(process.env.BENCH_SEQ_REQUESTS ?? 300);
 const SEQ_ROUNDS = Number(process.env.BENCH_SEQ_ROUNDS ?? 3);
 const SETTLE_MS = 250;
 const WARMUP = 200;
 
+const HONO_DO = join(ROOT, "build", "bench", "hono-do.js");
 const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
@@ -126,6 +129,17 @@ const IMPLS = {
     worker: () => peer("powertools", { flags: ["nodejs_compat"], coordinator: false }),
     files: () => [join(ROOT, "build", "bench", "powertools.js")],
   },
+  // hono-idempotency on a Durable Object (bench/peers/hono-do.ts), the peer
+  // issue 35 names; present only when `make bench-peers` could build it.
+  ...(existsSync(HONO_DO)
+    ? {
+        "hono-do": {
+          host: "hono-do.bench",
+          worker: () => peer("hono-do", { kv: false }),
+          files: () => [HONO_DO],
+        },
+      }
+    : {}),
   // The JavaScript host as a user without KV copies configures it: the same
   // storage work as do-only, so the two compare like for like.
   "oncekey-js-kv-off": { ...kvOff("oncekey-js", JS), control: true, sameScriptAs: "oncekey-js" },
@@ -214,17 +228,42 @@ for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {
     files: () => modulesOf(build),
   };
 }
+// BENCH_BUILDS=name=dir,...: more steady-state controls, each the JavaScript
+// host's settings over another build directory, in every run including the
+// quiet ones: an A/B of a change to the host beside the peers.
+const EXTRA_BUILDS = [];
+for (const pair of process.env.BENCH_BUILDS?.split(",") ?? []) {
+  const [name, dir] = pair.split("=");
+  const build = join(ROOT, dir);
+  IMPLS[name] = {
+    host: `${name}.bench`,
+    worker: () => oncekeyWorker(name, { ...JS, build }, { routes: [`${name}.bench/*`] }),
+    files: () => modulesOf(build),
+    control: true,
+  };
+  EXTRA_BUILDS.push(name);
+}
 /** A cold start's implementation or control, by name. */
 const coldImpl = (name) => IMPLS[name] ?? COLD_CONTROLS[name];
 // BENCH_QUIET=1: the production proxy (default, and KV copies off) and
 // do-only alone in one workerd. Nine workers busy in one process blur the
 // smaller differences (the twin shows how much); three blur them less.
 // BENCH_QUIET=rust: the same for the Rust host, beside do-only in Rust.
-const QUIET = process.env.BENCH_QUIET === "1" || process.env.BENCH_QUIET === "rust";
+// BENCH_QUIET=peer: both hosts beside hono-do and the do-only controls, the
+// side-by-side issue 35 sets its targets in.
+const QUIET_PEER = process.env.BENCH_QUIET === "peer";
+const QUIET = process.env.BENCH_QUIET === "1" || process.env.BENCH_QUIET === "rust" || QUIET_PEER;
 const QUIET_RUST = process.env.BENCH_QUIET === "rust";
-const QUIET_IMPLS = QUIET_RUST
-  ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
-  : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+if (QUIET_PEER && !IMPLS["hono-do"]) {
+  console.log(`BENCH_QUIET=peer: skipped, no ${HONO_DO} (bench/peers/hono-idempotency.sh found no source)`);
+  process.exit(0);
+}
+const QUIET_IMPLS = QUIET_PEER
+  ? ["oncekey-js", "oncekey-js-kv-off", "oncekey-rust", "hono-do", "do-only", "do-only-rs"]
+  : QUIET_RUST
+    ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
+    : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+QUIET_IMPLS.push(...EXTRA_BUILDS);
 // Only the Rust quiet run holds the Rust host without KV copies.
 if (!QUIET_RUST) delete IMPLS["oncekey-rust-kv-off"];
 const ALL_IMPLS_COUNT = Object.keys(IMPLS).length;
@@ -591,8 +630,12 @@ if (COLD_ONLY) {
 
 const { results, oneInFlight, loadStart, loadEnd, seriesCount } = await steady();
 if (QUIET) {
-  const quiet = QUIET_RUST ? quietRustSection() : quietSection();
-  writeSection(QUIET_RUST ? "edge-quiet-rust" : "edge-quiet", quiet);
+  const [name, quiet] = QUIET_PEER
+    ? ["edge-peer", peerSection()]
+    : QUIET_RUST
+      ? ["edge-quiet-rust", quietRustSection()]
+      : ["edge-quiet", quietSection()];
+  writeSection(name, quiet);
   console.log(quiet);
   process.exit(0);
 }
@@ -898,5 +941,57 @@ workers-rs charges for the same work; oncekey-rust-kv-off ÷ do-only-rs is the R
 |---|---:|---|---|---:|---|---:|---|---|---:|---:|---:|
 ${rows.join("\n")}
 <!-- edge-quiet-rust:end -->
+`;
+}
+
+/**
+ * The BENCH_QUIET=peer run's report: each oncekey host's CPU and p50 as
+ * multiples of hono-do's (issue 35's targets), do-only and do-only-rs as
+ * controls.
+ */
+function peerSection() {
+  const hono = results["hono-do"];
+  const honoVersion = readFileSync(join(ROOT, "build", "bench", "hono-idempotency", "COMMIT"), "utf8").trim();
+  const honoPackage = JSON.parse(
+    readFileSync(join(ROOT, "build", "bench", "hono-idempotency", "package.json"), "utf8"),
+  );
+  const row = (impl, label) => {
+    const r = results[impl];
+    const seq = oneInFlight[impl];
+    return `| ${label} | ${ratioText(cpuRatio(r.first, hono.first))} | ${ratioText(cpuRatio(r.replay, hono.replay))} | ${f2(r.first.p50 / hono.first.p50)}× | ${f2(r.replay.p50 / hono.replay.p50)}× | ${f2(seq.first.p50 / oneInFlight["hono-do"].first.p50)}× |`;
+  };
+  const abs = (impl) => {
+    const r = results[impl];
+    return `| ${impl} | ${f2(r.baseline.cpu)} | ${f2(r.first.cpu)} | ${f2(r.replay.cpu)} | ${f2(r.first.p50)} | ${f2(r.replay.p50)} | ${f2(oneInFlight[impl].first.p50)} |`;
+  };
+  return `<!-- edge-peer:start -->
+### Edge, side by side: oncekey beside hono-idempotency on a Durable Object
+
+Command: \`BENCH_QUIET=peer node bench/edge.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+load average ${load(loadStart)} → ${load(loadEnd)}. One workerd holding oncekey-js (the root config's proxy, default settings:
+KV copies on retry), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-rust (default settings), **hono-do**
+(hono-idempotency ${honoPackage.version}, commit ${honoVersion.slice(0, 12)}, on one Durable Object per store key over RPC:
+\`bench/peers/hono-do.ts\`), do-only and do-only-rs (controls) and the origin; ${CONCURRENCY} in flight, ${REQUESTS} requests a series
+in ${ROUNDS} interleaved rounds (${seriesCount} series), then the first execution with one in flight (${SEQ_REQUESTS} requests in ${SEQ_ROUNDS} rounds).
+hono-do makes three object calls per first execution (\`get\`, \`lock\`, then \`complete\` before it answers) and one per
+replay; oncekey makes two (\`begin\`; \`finish\` after the answer) and one.
+
+Multiples of hono-do's figure (target, issue 35: the JavaScript host ≤ 1.0× on every column; the Rust host ≤ 1.3× on CPU):
+
+| oncekey | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight |
+|---|---|---|---:|---:|---:|
+${row("oncekey-js", "JavaScript host (root config)")}
+${row("oncekey-js-kv-off", "JavaScript host, `IDEMPOTENCY_KV_REPLAY=off`")}
+${row("oncekey-rust", "Rust host")}
+${row("do-only", "(control) do-only")}
+${row("do-only-rs", "(control) do-only-rs")}
+${EXTRA_BUILDS.map((name) => row(name, `(control) ${name}`)).join("\n")}
+
+Workerd CPU ms per request and p50 ms:
+
+| worker | pass-through CPU | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight |
+|---|---:|---:|---:|---:|---:|---:|
+${QUIET_IMPLS.map(abs).join("\n")}
+<!-- edge-peer:end -->
 `;
 }
