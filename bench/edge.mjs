@@ -138,6 +138,15 @@ const IMPLS = {
           worker: () => peer("hono-do", { kv: false }),
           files: () => [HONO_DO],
         },
+        // hono-do with the expiry alarm SPEC §4 asks for (set in `lock`):
+        // hono-do doing that part of oncekey's storage work.
+        "hono-do-expiry": {
+          host: "hono-do-expiry.bench",
+          worker: () => peer("hono-do-expiry", { kv: false, script: "hono-do", bindings: { EXPIRY: "1" } }),
+          files: () => [HONO_DO],
+          control: true,
+          sameScriptAs: "hono-do",
+        },
       }
     : {}),
   // The JavaScript host as a user without KV copies configures it: the same
@@ -259,7 +268,7 @@ if (QUIET_PEER && !IMPLS["hono-do"]) {
   process.exit(0);
 }
 const QUIET_IMPLS = QUIET_PEER
-  ? ["oncekey-js", "oncekey-js-kv-off", "oncekey-rust", "hono-do", "do-only", "do-only-rs"]
+  ? ["oncekey-js", "oncekey-js-kv-off", "oncekey-rust", "hono-do", "hono-do-expiry", "do-only", "do-only-rs"]
   : QUIET_RUST
     ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
     : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
@@ -958,7 +967,7 @@ function peerSection() {
   const row = (impl, label) => {
     const r = results[impl];
     const seq = oneInFlight[impl];
-    return `| ${label} | ${ratioText(cpuRatio(r.first, hono.first))} | ${ratioText(cpuRatio(r.replay, hono.replay))} | ${f2(r.first.p50 / hono.first.p50)}× | ${f2(r.replay.p50 / hono.replay.p50)}× | ${f2(seq.first.p50 / oneInFlight["hono-do"].first.p50)}× |`;
+    return `| ${label} | ${ratioText(cpuRatio(r.first, hono.first))} | ${ratioText(cpuRatio(r.replay, hono.replay))} | ${f2(r.first.p50 / hono.first.p50)}× | ${f2(r.replay.p50 / hono.replay.p50)}× | ${f2(seq.first.p50 / oneInFlight["hono-do"].first.p50)}× | ${ratioText(cpuRatio(r.first, results["hono-do-expiry"].first))} |`;
   };
   const abs = (impl) => {
     const r = results[impl];
@@ -974,15 +983,18 @@ KV copies on retry), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-
 \`bench/peers/hono-do.ts\`), do-only and do-only-rs (controls) and the origin; ${CONCURRENCY} in flight, ${REQUESTS} requests a series
 in ${ROUNDS} interleaved rounds (${seriesCount} series), then the first execution with one in flight (${SEQ_REQUESTS} requests in ${SEQ_ROUNDS} rounds).
 hono-do makes three object calls per first execution (\`get\`, \`lock\`, then \`complete\` before it answers) and one per
-replay; oncekey makes two (\`begin\`; \`finish\` after the answer) and one.
+replay; oncekey makes two (\`begin\`; \`finish\` after the answer) and one. hono-do sets no alarm: a record whose key is never
+asked for again stays stored. **hono-do-expiry** (a control) is hono-do whose \`lock\` also sets the expiry alarm SPEC §4
+asks for, as oncekey's and do-only's objects do: the last column sets each against it.
 
 Multiples of hono-do's figure (target, issue 35: the JavaScript host ≤ 1.0× on every column; the Rust host ≤ 1.3× on CPU):
 
-| oncekey | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight |
-|---|---|---|---:|---:|---:|
+| oncekey | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight | first execution CPU ÷ hono-do-expiry's |
+|---|---|---|---:|---:|---:|---|
 ${row("oncekey-js", "JavaScript host (root config)")}
 ${row("oncekey-js-kv-off", "JavaScript host, `IDEMPOTENCY_KV_REPLAY=off`")}
 ${row("oncekey-rust", "Rust host")}
+${row("hono-do-expiry", "(control) hono-do-expiry")}
 ${row("do-only", "(control) do-only")}
 ${row("do-only-rs", "(control) do-only-rs")}
 ${EXTRA_BUILDS.map((name) => row(name, `(control) ${name}`)).join("\n")}

@@ -17,16 +17,33 @@ import { toOrigin, type ProxyEnv } from "./proxy";
 
 interface Env extends ProxyEnv {
   IDEMPOTENCY_DO: DurableObjectNamespace<Coordinator>;
+  /** Set (a control, hono-do-expiry): each lock also sets the expiry alarm SPEC §4 asks for. */
+  EXPIRY?: string;
 }
 
-/** One object per store key: the package's store over the object's storage, its methods over RPC. */
-export class Coordinator extends DurableObject {
-  #store = durableObjectStore({ storage: this.ctx.storage });
+/** The package's default TTL. */
+const TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One object per store key: the package's store over the object's storage,
+ * its methods over RPC. The package deletes an expired record only when
+ * its key is asked for again; with EXPIRY set, a lock also sets an alarm
+ * that deletes the object's records when they expire, as oncekey's and
+ * do-only's objects do — the control that does that part of oncekey's
+ * storage work.
+ */
+export class Coordinator extends DurableObject<Env> {
+  #store = durableObjectStore({ storage: this.ctx.storage, ttl: TTL_MS });
   get(key: string) {
     return this.#store.get(key);
   }
-  lock(key: string, record: IdempotencyRecord) {
-    return this.#store.lock(key, record);
+  async lock(key: string, record: IdempotencyRecord) {
+    const locked = await this.#store.lock(key, record);
+    if (locked && this.env.EXPIRY) this.ctx.storage.setAlarm(Date.now() + TTL_MS);
+    return locked;
+  }
+  async alarm() {
+    await this.ctx.storage.deleteAll();
   }
   complete(key: string, response: StoredResponse) {
     return this.#store.complete(key, response);
