@@ -645,6 +645,7 @@ if (QUIET) {
       ? ["edge-quiet-rust", quietRustSection()]
       : ["edge-quiet", quietSection()];
   writeSection(name, quiet);
+  if (EXTRA_BUILDS.length > 0) console.log(everyWorkerTable());
   console.log(quiet);
   process.exit(0);
 }
@@ -1006,4 +1007,15 @@ Workerd CPU ms per request and p50 ms:
 ${QUIET_IMPLS.map(abs).join("\n")}
 <!-- edge-peer:end -->
 `;
+}
+
+/** Every worker of the run: workerd CPU ms per request and p50 per path (printed with BENCH_BUILDS, for an A/B). */
+function everyWorkerTable() {
+  const rows = Object.keys(results).map((impl) => {
+    const r = results[impl];
+    return `| ${impl} | ${["baseline", "first", "replay"].map((path) => `${f2(r[path].cpu)} | ${f2(r[path].p50)}`).join(" | ")} |`;
+  });
+  return `| worker | pass-through CPU | p50 | first execution CPU | p50 | replay CPU | p50 |
+|---|---:|---:|---:|---:|---:|---:|
+${rows.join("\n")}`;
 }
