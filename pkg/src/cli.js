@@ -17,11 +17,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { BindingKind, bindingMethod, configProblems, initSync, recordName } from "oncekey-worker-wasm";
+import {
+  BindingKind,
+  bindingMethod,
+  configProblems,
+  deliveryRecordName,
+  initSync,
+  recordName,
+} from "oncekey-worker-wasm";
 import { parse as parseToml } from "smol-toml";
 
 const USAGE = `usage: npx --no-install oncekey check [wrangler.toml] [--env NAME] [--secret NAME]... [--proxy | --handler]
        npx --no-install oncekey record --host HOST --key KEY [--scope SCOPE] [--identity-stdin]
+       npx --no-install oncekey record --host HOST --path PATH --delivery ID
 
 check: the worker's configuration, with the core's rules; exits 1 naming each problem.
   wrangler.toml      the config (default: ./wrangler.toml)
@@ -36,6 +44,9 @@ record:
   --key KEY          the Idempotency-Key as the client sent it
   --scope SCOPE      the worker's IDEMPOTENCY_SCOPE, if not header:authorization
   --identity-stdin   read the caller's identity from standard input
+  --path PATH        with --delivery: the webhook route's path as the sender calls it (/hooks/stripe)
+  --delivery ID      a webhook delivery's id (Stripe's event id, GitHub's X-GitHub-Delivery, ...),
+                     instead of --key: its record is named by host, path and id, not by a caller
 The caller's identity, as the worker's IDEMPOTENCY_SCOPE reads it, is the
 headers it names ("Authorization: Bearer ...", "Cookie: session=...", one
 "Name: value" per line), read from standard input with --identity-stdin or
@@ -81,6 +92,8 @@ try {
       key: { type: "string" },
       scope: { type: "string" },
       "identity-stdin": { type: "boolean" },
+      path: { type: "string" },
+      delivery: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   }));
@@ -98,7 +111,12 @@ if (values.help) {
   process.exit(0);
 }
 if (values.host === undefined) fail("--host is required");
-if (values.key === undefined) fail("--key is required");
+if (values.delivery !== undefined) {
+  if (values.key !== undefined) fail("--key and --delivery name different records: give one");
+  if (values.path === undefined) fail("--delivery needs --path, the webhook route's path");
+} else if (values.key === undefined) fail("--key (or --delivery) is required");
+else if (values.path !== undefined)
+  fail("--path goes with --delivery: a keyed request's record is not named by its path");
 
 // The host as the runtime hands it to the layer: lower-case, punycode, no port.
 let host;
@@ -106,6 +124,16 @@ try {
   host = new URL(values.host.includes("://") ? values.host : `https://${values.host}`).hostname;
 } catch {
   fail(`--host ${JSON.stringify(values.host)} is not a host name`);
+}
+
+if (values.delivery !== undefined) {
+  core();
+  try {
+    process.stdout.write(`${deliveryRecordName(host, values.path, values.delivery)}\n`);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  process.exit(0);
 }
 
 const identity = values["identity-stdin"] ? readFileSync(0, "utf8") : (process.env.ONCEKEY_IDENTITY ?? "");

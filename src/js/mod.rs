@@ -46,4 +46,4 @@ pub use queue_counters::{add_counts, counts_of};
 #[cfg(feature = "js-queue")]
 pub use queue_counters::{binding_names, counters_object};
 #[cfg(feature = "js-queue")]
-pub use record_name::record_name;
+pub use record_name::{delivery_record_name, record_name};

@@ -27,6 +27,24 @@ pub fn record_name(host: &str, scope: Option<String>, headers: JsValue, key: &st
     Ok(RecordName::new(host, &config.scope, header, &key).to_hex())
 }
 
+/// The name of the record a webhook route keeps for the delivery `id` (the
+/// sender's delivery or event id, the route's key) sent to `path` on `host`:
+/// a delivery's record is named by its endpoint, not by a caller's
+/// identity, so one event sent to two endpoints is handled once at each.
+/// `path` is the request's path as sent (`/hooks/stripe`, no query).
+///
+/// # Errors
+/// An `Error` for an id oncekey would refuse as a key, or a path that does
+/// not begin with `/`.
+#[wasm_bindgen(js_name = deliveryRecordName)]
+pub fn delivery_record_name(host: &str, path: &str, id: &str) -> Result<String, JsError> {
+    if !path.starts_with('/') {
+        return Err(JsError::new("the path must begin with /"));
+    }
+    let id = IdempotencyKey::from_chars(id).map_err(|e| JsError::new(&format!("not a valid delivery id: {e}")))?;
+    Ok(RecordName::of_delivery(host, path, &id).to_hex())
+}
+
 /// `[[name, value], ...]` as pairs, names lower-case; anything else is
 /// skipped.
 fn list_pairs(list: &JsValue) -> Vec<(String, String)> {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { BASE, newKey, problemOf, recordName, start } from "./harness.mjs";
+import { BASE, newKey, problemOf, recordName, start, until } from "./harness.mjs";
 import { serve } from "./origin/server.mjs";
 
 const HOST = new URL(BASE).hostname;
@@ -104,6 +104,18 @@ describe("routes", () => {
     const unkeyed = await post("/v1/payments/pi_1", { amount: 1 });
     assert.equal(unkeyed.status, 201);
     assert.equal(origin.runs("/v1/payments/pi_1", null), 1);
+    // The data point of each decision names the route as its log line does (docs/operations.md, blob5).
+    const record = recordName(HOST, undefined, key);
+    const points = await until(
+      () => worker.dataPoints().filter((p) => p.blobs[3] === record),
+      (mine) => mine.length >= 3,
+      { what: "the key's three data points" },
+    );
+    assert.deepEqual(points.map((p) => [p.blobs[0], p.blobs[4]]).sort(), [
+      ["execute", "route 2 (POST,PATCH /v1/payments/*)"],
+      ["replay", "route 2 (POST,PATCH /v1/payments/*)"],
+      ["replay", "route 2 (POST,PATCH /v1/payments/*)"],
+    ]);
   });
 
   test("an ignored member that changes between retries replays; a changed amount is 422", async () => {

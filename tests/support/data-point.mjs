@@ -4,7 +4,7 @@
 /** `{blobs, doubles, indexes}` for the log line `line` (parsed JSON). */
 export function dataPointOf(line) {
   return {
-    blobs: [line.oncekey, line.tier, line.finish ?? "", line.record ?? ""],
+    blobs: [line.oncekey, line.tier, line.finish ?? "", line.record ?? "", line.route ?? ""],
     doubles: [
       line.attempt ?? 0,
       line.status,

@@ -386,6 +386,19 @@ test("npx --no-install oncekey record (the packed package's command): the record
   );
   assert.throws(() => run(["--host", "a.example", "--key", "a,b"]), /not a valid Idempotency-Key/);
   assert.throws(() => run(["--key", "k"]), /--host is required/);
+  // A webhook delivery's record: host, path and id, no identity (docs/webhooks.md).
+  const delivery = (path, id) => cli(["--host", "api.example", "--path", path, "--delivery", id]);
+  assert.match(delivery("/hooks/stripe", "evt_1"), /^[0-9a-f]{64}$/);
+  assert.notEqual(delivery("/hooks/stripe", "evt_1"), delivery("/hooks/billing", "evt_1"), "one record per endpoint");
+  assert.notEqual(delivery("/hooks/stripe", "evt_1"), cli(["--host", "api.example", "--key", "evt_1"]));
+  assert.throws(() => run(["--host", "a.example", "--delivery", "evt_1"]), /--delivery needs --path/);
+  assert.throws(() => run(["--host", "a.example", "--path", "/h", "--delivery", "e", "--key", "k"]), /give one/);
+  assert.throws(() => run(["--host", "a.example", "--path", "/h", "--key", "k"]), /--path goes with --delivery/);
+  assert.throws(() => run(["--host", "a.example", "--path", "h", "--delivery", "e"]), /must begin with \//);
+  assert.throws(
+    () => run(["--host", "a.example", "--path", "/h", "--delivery", "two words"]),
+    /not a valid delivery id/,
+  );
 });
 
 test("options are validated by the core: a bad or unknown one answers 500 misconfigured naming it, and logs it", async () => {
@@ -762,6 +775,23 @@ test("docs/webhooks.md's receiver inside a Worker: as written, with the packed p
     const forged = await deliver(JSON.stringify({ id: `evt_${randomUUID()}`, type: "x" }), "whsec_someone_else");
     assert.equal(forged.status, 401);
     assert.equal((await forged.json()).type, "urn:oncekey:problem:webhook-signature");
+    // `oncekey record --delivery` names the record the delivery is kept in:
+    // that object holds it and served both deliveries; the same id at another
+    // path names an object that holds nothing.
+    const named = (path) =>
+      execFileSync(
+        "npx",
+        ["--no-install", "oncekey", "record", "--host", BASE, "--path", path, "--delivery", handled.event],
+        { cwd: APP, encoding: "utf8", stdio: "pipe" },
+      ).trim();
+    const objects = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO");
+    const state = async (name) => (await objects.get(objects.idFromName(name)).fetch("http://coordinator/")).json();
+    const record = named("/hooks/stripe");
+    assert.match(record, /^[0-9a-f]{64}$/);
+    const kept = await state(record);
+    assert.equal(kept.stored, true);
+    assert.ok(kept.calls >= 2, `the first delivery's begin and finish, the resend's begin: ${kept.calls}`);
+    assert.equal((await state(named("/hooks/other"))).stored, false);
   } finally {
     await mf.dispose();
   }

@@ -233,7 +233,7 @@ impl DecisionLog {
     /// let log =
     ///     DecisionLog { outcome: Verdict::Replay, tier: Tier::Durable, attempt: Some(1), status: 201, ..DecisionLog::default() };
     /// let point = log.data_point(&Timing { durable: Some(4), ..Timing::default() });
-    /// assert_eq!(point.blobs, ["replay", "do", "", ""]);
+    /// assert_eq!(point.blobs, ["replay", "do", "", "", ""]);
     /// assert_eq!(point.doubles, [1.0, 201.0, 0.0, 4.0, 0.0, 0.0, 0.0]);
     /// assert_eq!(point.indexes, ["replay"]);
     /// ```
@@ -245,6 +245,7 @@ impl DecisionLog {
                 self.tier.as_str().to_owned(),
                 self.finish.map_or("", FinishResult::as_str).to_owned(),
                 self.record.clone().unwrap_or_default(),
+                self.route.clone().unwrap_or_default(),
             ],
             doubles: vec![
                 f64::from(self.attempt.unwrap_or(0)),

@@ -1116,7 +1116,7 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     );
     let point = world.points.pop().unwrap();
     let record = run.log["record"].as_str().unwrap();
-    assert_eq!(point.blobs, ["execute", "do", "stored", record]);
+    assert_eq!(point.blobs, ["execute", "do", "stored", record, ""]);
     assert_eq!(point.indexes, ["execute"]);
     let number = |field: &str| run.log[field].as_f64().unwrap_or(0.0);
     let logged = [
@@ -1135,7 +1135,7 @@ fn with_metrics_bound_each_decision_writes_one_data_point_after_its_log_line() {
     assert_eq!(world.points.pop().unwrap().blobs[..2], ["replay".to_owned(), "do".to_owned()]);
     let refused = world.run(with_metrics(keyed("bad key")), order());
     assert_eq!(refused.steps, ["respond", "log", "metric"]);
-    assert_eq!(world.points.pop().unwrap().blobs, ["invalid-key", "layer", "", ""]);
+    assert_eq!(world.points.pop().unwrap().blobs, ["invalid-key", "layer", "", "", ""]);
     // The quiet pass-through writes neither; without the binding, no point.
     let get = world.run(with_metrics(RequestHead { method: "GET".into(), ..keyed("k1") }), order());
     assert_eq!(get.steps, ["forward", "respond"]);

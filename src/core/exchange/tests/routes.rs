@@ -220,3 +220,17 @@ fn a_missing_key_says_where_the_route_takes_it_from() {
     let header = world.run(post("/v1/refunds"), json("{}"));
     assert_eq!(detail(&header), "This endpoint requires an Idempotency-Key header on this method.");
 }
+
+#[test]
+fn a_routed_request_s_data_point_names_its_route_as_its_log_line_does() {
+    let mut world = routed(r#"[{"match": "POST /v1/payments/*", "key": ["json:/request_id"]}]"#, &[]);
+    let with_metrics = |head: RequestHead| RequestHead { metrics: true, ..head };
+    let first = world.run(with_metrics(post("/v1/payments/pi_1")), json(r#"{"request_id": "r-1"}"#));
+    let point = world.points.pop().unwrap();
+    assert_eq!(point.blobs[0], "execute");
+    assert_eq!(point.blobs[4], "route 1 (POST /v1/payments/*)");
+    assert_eq!(Some(point.blobs[4].as_str()), first.log["route"].as_str(), "the same words as the log line");
+    // A request no route matches: an empty route.
+    world.run(with_metrics(RequestHead { key: Some(b"k-2".to_vec()), ..post("/api/orders") }), json("{}"));
+    assert_eq!(world.points.pop().unwrap().blobs[4], "");
+}
