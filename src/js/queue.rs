@@ -67,12 +67,14 @@ impl JsConsumer {
     /// An `Error` naming the option (and variable) with a bad value.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue, queue: &str) -> Result<JsConsumer, JsError> {
-        let config = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
+        let (config, secrets) = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
         let bindings = BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
         // The same checks as the Rust consumer's (SPEC §11): a typo'd
-        // variable, the coordinator binding (under its configured name).
+        // variable (a webhook route's secret is none), the coordinator
+        // binding (under its configured name).
         let coordinator = bindings.coordinator.as_str();
-        let known = [coordinator, KV_BINDING, METRICS_BINDING];
+        let mut known = vec![coordinator, KV_BINDING, METRICS_BINDING];
+        known.extend(secrets.iter().map(String::as_str));
         if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, coordinator, &known) {
             return Err(JsError::new(&problem));
         }
@@ -296,9 +298,12 @@ impl JsDelivery {
     }
 }
 
-/// The consumer's configuration from its options over the worker's `env`.
-fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<ConsumerConfig, String> {
+/// The consumer's configuration from its options over the worker's `env`,
+/// and the names of the webhook routes' secrets (the worker's own, never a
+/// typo of one of the layer's variables).
+fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<(ConsumerConfig, Vec<String>), String> {
     let config = config_of(options, vars, &CONSUMER_OPTIONS, &OWN_OPTIONS)?;
+    let secrets = config.secret_names().map(str::to_owned).collect();
     let get = |name: &str| {
         let object = options.dyn_ref::<js_sys::Object>()?;
         let value = js_sys::Reflect::get(object, &JsValue::from_str(name)).ok()?;
@@ -324,7 +329,7 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<Con
     if let Some(n) = setting("concurrency", ConsumerSetting::CONCURRENCY)? {
         consumer.concurrency = n as usize;
     }
-    Ok(consumer)
+    Ok((consumer, secrets))
 }
 
 /// The `key` option: `"message-id"`, `{ contentHash: { ignore: [fields] } }`

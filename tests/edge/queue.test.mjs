@@ -294,6 +294,29 @@ describe("a consumer's configuration, checked alike by both hosts", () => {
   });
 });
 
+describe("a consumer in a worker whose webhook route names an IDEMPOTENCY_ secret", () => {
+  test("the secret is the worker's own, not a typo'd variable: the event runs once and is acknowledged", async () => {
+    const routes = [{ match: "POST /hooks/github", webhook: "github", secret: "IDEMPOTENCY_GITHUB_SECRET" }];
+    const worker = await start({
+      vars: {
+        DEMO_LOYALTY_GUARD: "false",
+        IDEMPOTENCY_ROUTES: JSON.stringify(routes),
+        IDEMPOTENCY_GITHUB_SECRET: "It's a Secret to Everybody",
+      },
+      metrics: true,
+    });
+    try {
+      const id = randomUUID();
+      const c = customer("routed");
+      const result = await worker.deliver([{ id, body: orderPlaced(c, 400) }]);
+      assert.ok(result.acked.has(id) || result.ackAll, `acknowledged: ${JSON.stringify(result)}`);
+      assert.equal((await loyalty(worker, c)).points, 4);
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
 describe("a content hash of bodies JSON cannot stand for (DEMO_EVENT_KEY=content-hash)", () => {
   test("a Map, a Set and a BigInt body are retried alone, never hashed alike and acked as one event", async () => {
     const worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false" }, metrics: true });

@@ -181,6 +181,26 @@ test("the Layer finds its bindings in env itself, under the core's names or the 
   }
 });
 
+test("a queue consumer in a worker whose webhook route names an IDEMPOTENCY_ secret: the secret is the worker's own, not a typo'd variable; a typo still is", () => {
+  const routes = JSON.stringify([
+    { match: "POST /hooks/github", webhook: "github", secret: "IDEMPOTENCY_GITHUB_SECRET" },
+  ]);
+  const env = { IDEMPOTENCY_DO: BOUND.IDEMPOTENCY_DO, IDEMPOTENCY_ROUTES: routes, IDEMPOTENCY_GITHUB_SECRET: "s3cret" };
+  const consumer = new wasm.Consumer({}, env, "orders");
+  assert.equal(consumer.bindings.coordinator, "IDEMPOTENCY_DO");
+  consumer.free();
+  assert.throws(
+    () => new wasm.Consumer({}, { ...env, IDEMPOTENCY_GITHUB_SECRETS: "s3cret" }, "orders"),
+    /IDEMPOTENCY_GITHUB_SECRETS: not a variable of the layer/,
+  );
+  // Without the route, the same name is a typo.
+  const { IDEMPOTENCY_ROUTES: _, ...unrouted } = env;
+  assert.throws(
+    () => new wasm.Consumer({}, unrouted, "orders"),
+    /IDEMPOTENCY_GITHUB_SECRET: not a variable of the layer/,
+  );
+});
+
 test("routes (SPEC §13): the `routes` option takes an array of objects, IDEMPOTENCY_ROUTES a JSON string; a webhook route's secret is read from env by the name it gives, and the headers it reads cross: a forged delivery is 401 before any store call, a signed one reaches the handler", async () => {
   const routes = [
     { match: "POST /hooks/github", webhook: "github", secret: "IDEMPOTENCY_GITHUB_SECRET" },
