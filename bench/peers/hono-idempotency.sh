@@ -10,6 +10,7 @@ set -euo pipefail
 out=build/bench/hono-idempotency
 src=${HONO_IDEMPOTENCY_SRC:-/work/.mirror/paveg+hono-idempotency/repo}
 if [ ! -e "$src" ]; then
+  rm -rf "$out"
   echo "hono-idempotency: no source at $src (set HONO_IDEMPOTENCY_SRC to a checkout); the bench runs without hono-do" >&2
   exit 0
 fi
