@@ -10,9 +10,7 @@ use std::rc::Rc;
 
 use worker::{Context, Env, Request, Response, Result};
 
-use crate::core::{
-    BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, Problem, unknown_variable,
-};
+use crate::core::{BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, Problem};
 use crate::shared::variable_value::{env_string, env_variables};
 
 use super::host::drive;
@@ -147,9 +145,8 @@ fn env_problem(env: &Env, config: &Config) -> Option<String> {
     use crate::shared::variable_value::{binding_found, env_names};
     let env: &worker::wasm_bindgen::JsValue = env.as_ref();
     let names = env_names(env);
-    let mut known = vec![COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    known.extend(config.secret_names());
-    unknown_variable(names.iter().map(String::as_str), &known).or_else(|| {
+    let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    config.unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
         config.binding_problem(
             (COORDINATOR_BINDING, binding_found(env, COORDINATOR_BINDING, BindingKind::DurableObjects)),
             (KV_BINDING, binding_found(env, KV_BINDING, BindingKind::Kv)),

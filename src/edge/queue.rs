@@ -101,11 +101,10 @@ impl Consumer {
         // Through the layer's reader: one copy of the variable parser. The
         // bindings checked are the consumer's own: no KV (SPEC §11).
         let config = super::layer::config_from_env(env)?;
-        // A webhook route's secret is the worker's own, never a typo of one
-        // of the layer's variables, in a worker that also consumes a queue.
-        let mut known = vec![COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-        known.extend(config.secret_names());
-        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(env, COORDINATOR_BINDING, &known) {
+        let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+        if let Some(problem) =
+            crate::shared::variable_value::consumer_env_problem(env, &config, COORDINATOR_BINDING, &bindings)
+        {
             return Err(Problem::Misconfigured(problem));
         }
         Ok(Self { config: ConsumerConfig::from_layer(name, &config), key_fn: None })

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING,
-    Origin, unknown_variables,
+    Origin,
 };
 use crate::shared::variable_value::{binding_found, env_names, env_string, env_variables};
 
@@ -82,9 +82,8 @@ pub fn config_problems(env: JsValue, proxy: bool) -> Vec<String> {
         }
     }
     let names = env_names(&env);
-    let mut known = vec![COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
-    known.extend(config.secret_names());
-    problems.extend(unknown_variables(names.iter().map(String::as_str), &known));
+    let bindings = [COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING];
+    problems.extend(config.unknown_variables(names.iter().map(String::as_str), &bindings));
     let coordinator = (COORDINATOR_BINDING, binding_found(&env, COORDINATOR_BINDING, BindingKind::DurableObjects));
     let kv = (KV_BINDING, binding_found(&env, KV_BINDING, BindingKind::Kv));
     problems.extend(config.binding_problem(coordinator, kv));

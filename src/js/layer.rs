@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::exchange::JsExchange;
 use super::options::BindingNames;
 use super::packed::unpack_head;
-use crate::core::{BindingKind, Config, Exchange, Origin, RequestHead, unknown_variable};
+use crate::core::{BindingKind, Config, Exchange, Origin, RequestHead};
 use crate::shared::variable_value::{binding_found, env_names};
 
 /// The kind of the proxy's origin, as `proxyOrigin` gives it
@@ -115,9 +115,8 @@ impl Layer {
     fn env_problem(&self, env: &JsValue) -> Option<String> {
         let names = env_names(env);
         let BindingNames { coordinator, kv, metrics, .. } = &self.bindings;
-        let mut known = vec![coordinator.as_str(), kv.as_str(), metrics.as_str()];
-        known.extend(self.config.secret_names());
-        unknown_variable(names.iter().map(String::as_str), &known).or_else(|| {
+        let bindings = [coordinator.as_str(), kv.as_str(), metrics.as_str()];
+        self.config.unknown_variable(names.iter().map(String::as_str), &bindings).or_else(|| {
             self.config.binding_problem(
                 (coordinator, binding_found(env, coordinator, BindingKind::DurableObjects)),
                 (kv, binding_found(env, kv, BindingKind::Kv)),

@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 use super::options::{BindingNames, CONSUMER_OPTIONS, config_of};
 use super::values::{Object, point_object};
 use crate::core::{
-    ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy, HandlerRun,
-    KV_BINDING, METRICS_BINDING, Message, batch_lanes,
+    Config, ConsumerConfig, ConsumerSetting, ConsumerStats, DeliveryAction, DeliveryExchange, EventKeyStrategy,
+    HandlerRun, KV_BINDING, METRICS_BINDING, Message, batch_lanes,
 };
 
 /// Options of `withQueueIdempotency` that are not variables.
@@ -67,15 +67,14 @@ impl JsConsumer {
     /// An `Error` naming the option (and variable) with a bad value.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, vars: JsValue, queue: &str) -> Result<JsConsumer, JsError> {
-        let (config, secrets) = consumer_config(&options, &vars, queue).map_err(|e| JsError::new(&e))?;
+        let layer = config_of(&options, &vars, &CONSUMER_OPTIONS, &OWN_OPTIONS).map_err(|e| JsError::new(&e))?;
+        let config = consumer_config(&options, &layer, queue).map_err(|e| JsError::new(&e))?;
         let bindings = BindingNames::of(&options).map_err(|e| JsError::new(&e))?;
         // The same checks as the Rust consumer's (SPEC §11): a typo'd
-        // variable (a webhook route's secret is none), the coordinator
-        // binding (under its configured name).
+        // variable, the coordinator binding (under its configured name).
         let coordinator = bindings.coordinator.as_str();
-        let mut known = vec![coordinator, KV_BINDING, METRICS_BINDING];
-        known.extend(secrets.iter().map(String::as_str));
-        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, coordinator, &known) {
+        let known = [coordinator, KV_BINDING, METRICS_BINDING];
+        if let Some(problem) = crate::shared::variable_value::consumer_env_problem(&vars, &layer, coordinator, &known) {
             return Err(JsError::new(&problem));
         }
         Ok(Self { config, bindings, counts: ConsumerStats::default() })
@@ -298,12 +297,9 @@ impl JsDelivery {
     }
 }
 
-/// The consumer's configuration from its options over the worker's `env`,
-/// and the names of the webhook routes' secrets (the worker's own, never a
-/// typo of one of the layer's variables).
-fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<(ConsumerConfig, Vec<String>), String> {
-    let config = config_of(options, vars, &CONSUMER_OPTIONS, &OWN_OPTIONS)?;
-    let secrets = config.secret_names().map(str::to_owned).collect();
+/// The consumer's configuration from its options over `config`, the
+/// layer's (its options over the worker's `env`).
+fn consumer_config(options: &JsValue, config: &Config, queue: &str) -> Result<ConsumerConfig, String> {
     let get = |name: &str| {
         let object = options.dyn_ref::<js_sys::Object>()?;
         let value = js_sys::Reflect::get(object, &JsValue::from_str(name)).ok()?;
@@ -313,7 +309,7 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<(Co
         None => queue.to_owned(),
         Some(name) => name.as_string().filter(|n| !n.is_empty()).ok_or("option `name` must be a non-empty string")?,
     };
-    let mut consumer = ConsumerConfig::from_layer(&name, &config);
+    let mut consumer = ConsumerConfig::from_layer(&name, config);
     consumer.strategy = match get("key") {
         None => EventKeyStrategy::MessageId,
         Some(key) => strategy(&key)?,
@@ -329,7 +325,7 @@ fn consumer_config(options: &JsValue, vars: &JsValue, queue: &str) -> Result<(Co
     if let Some(n) = setting("concurrency", ConsumerSetting::CONCURRENCY)? {
         consumer.concurrency = n as usize;
     }
-    Ok((consumer, secrets))
+    Ok(consumer)
 }
 
 /// The `key` option: `"message-id"`, `{ contentHash: { ignore: [fields] } }`

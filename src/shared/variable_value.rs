@@ -8,9 +8,9 @@
 use js_sys::{Array, Number, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::{BindingFound, BindingKind, ConfigError, ROUTES, VARIABLES};
 #[cfg(any(feature = "edge", feature = "js-queue"))]
-use crate::core::{Config, unknown_variable};
+use crate::core::Config;
+use crate::core::{BindingFound, BindingKind, ConfigError, ROUTES, VARIABLES};
 
 /// `value` as a variable would be written: a string as it is, a number in
 /// decimal (as JavaScript writes it), a boolean as `true`/`false`, a list
@@ -112,13 +112,19 @@ pub(crate) fn env_names(env: &JsValue) -> Vec<String> {
 }
 
 /// What is wrong with `env` for a queue consumer (SPEC §11), checked alike
-/// by both hosts: an `IDEMPOTENCY_*` variable the layer does not know (a
-/// typo, `bindings` aside), or no coordinator namespace bound as
-/// `coordinator`. A consumer needs no KV binding.
+/// by both hosts: an `IDEMPOTENCY_*` variable the layer, configured as
+/// `config`, does not know (a typo: `bindings` and its webhook routes'
+/// secrets aside), or no coordinator namespace bound as `coordinator`. A
+/// consumer needs no KV binding.
 #[cfg(any(feature = "edge", feature = "js-queue"))]
-pub(crate) fn consumer_env_problem(env: &JsValue, coordinator: &str, bindings: &[&str]) -> Option<String> {
+pub(crate) fn consumer_env_problem(
+    env: &JsValue,
+    config: &Config,
+    coordinator: &str,
+    bindings: &[&str],
+) -> Option<String> {
     let names = env_names(env);
-    unknown_variable(names.iter().map(String::as_str), bindings).or_else(|| {
+    config.unknown_variable(names.iter().map(String::as_str), bindings).or_else(|| {
         Config::consumer_binding_problem((coordinator, binding_found(env, coordinator, BindingKind::DurableObjects)))
     })
 }

@@ -174,8 +174,8 @@ impl Config {
 
     /// The names of the secrets the webhook routes read: names in a
     /// worker's `env` that are the layer's own, never a typo of one of its
-    /// variables ([`unknown_variable`](crate::core::unknown_variable)), even
-    /// when they start with `IDEMPOTENCY_`.
+    /// variables ([`Config::unknown_variable`]), even when they start with
+    /// `IDEMPOTENCY_`.
     pub fn secret_names(&self) -> impl Iterator<Item = &str> {
         self.routes.iter().filter_map(|route| route.webhook.as_ref()).map(|webhook| webhook.secret.as_str())
     }

@@ -186,6 +186,36 @@ pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>, bindings: 
     names.into_iter().find(|name| is_typo(name, bindings)).map(typo_problem)
 }
 
+impl Config {
+    /// [`unknown_variable`] for a worker with this configuration: besides
+    /// the layer's `bindings`, the secrets its webhook routes read
+    /// ([`Config::secret_names`]) are the worker's own, never a typo, even
+    /// when they start with `IDEMPOTENCY_`. Every host checks a worker's
+    /// `env` through this, the queue consumer's too.
+    ///
+    /// ```
+    /// use oncekey::core::Config;
+    /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "IDEMPOTENCY_GITHUB"}]"#;
+    /// let config = Config::from_vars(|n| (n == "IDEMPOTENCY_ROUTES").then(|| routes.to_string())).unwrap();
+    /// assert_eq!(config.unknown_variable(["IDEMPOTENCY_GITHUB", "IDEMPOTENCY_DO"], &["IDEMPOTENCY_DO"]), None);
+    /// assert!(Config::default().unknown_variable(["IDEMPOTENCY_GITHUB"], &[]).is_some());
+    /// ```
+    pub fn unknown_variable<'a>(&self, names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Option<String> {
+        unknown_variable(names, &self.own_names(bindings))
+    }
+
+    /// [`unknown_variables`] for a worker with this configuration, as
+    /// [`Config::unknown_variable`] reads its names.
+    pub fn unknown_variables<'a>(&self, names: impl IntoIterator<Item = &'a str>, bindings: &[&str]) -> Vec<String> {
+        unknown_variables(names, &self.own_names(bindings))
+    }
+
+    /// `bindings` and the webhook routes' secret names.
+    fn own_names<'s>(&'s self, bindings: &[&'s str]) -> Vec<&'s str> {
+        bindings.iter().copied().chain(self.secret_names()).collect()
+    }
+}
+
 /// Every one of `names` that [`unknown_variable`] would name, in order, each
 /// with its reason (for `oncekey check`, which lists every problem).
 ///
