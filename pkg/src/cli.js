@@ -126,31 +126,36 @@ try {
   fail(`--host ${JSON.stringify(values.host)} is not a host name`);
 }
 
-if (values.delivery !== undefined) {
+if (values.delivery !== undefined) printName(() => deliveryRecordName(host, values.path, values.delivery));
+else printName(() => recordName(host, values.scope, identityHeaders(), values.key));
+
+/**
+ * The caller's identity as `[[name, value], ...]`: from standard input
+ * with --identity-stdin, else ONCEKEY_IDENTITY; none, the anonymous scope.
+ */
+function identityHeaders() {
+  const identity = values["identity-stdin"] ? readFileSync(0, "utf8") : (process.env.ONCEKEY_IDENTITY ?? "");
+  const headers = [];
+  for (const [i, line] of identity.split(/\r?\n/).entries()) {
+    if (line.trim() === "") continue;
+    const colon = line.indexOf(":");
+    // Never echo the line: it holds a secret.
+    if (colon < 1) fail(`identity line ${i + 1} is not "Name: value"`);
+    headers.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
+  }
+  return headers;
+}
+
+/** Prints the record name `name()` computes with the core's wasm; its error is the command's. */
+function printName(name) {
   core();
+  let printed;
   try {
-    process.stdout.write(`${deliveryRecordName(host, values.path, values.delivery)}\n`);
+    printed = name();
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
-  process.exit(0);
-}
-
-const identity = values["identity-stdin"] ? readFileSync(0, "utf8") : (process.env.ONCEKEY_IDENTITY ?? "");
-const headers = [];
-for (const [i, line] of identity.split(/\r?\n/).entries()) {
-  if (line.trim() === "") continue;
-  const colon = line.indexOf(":");
-  // Never echo the line: it holds a secret.
-  if (colon < 1) fail(`identity line ${i + 1} is not "Name: value"`);
-  headers.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
-}
-
-core();
-try {
-  process.stdout.write(`${recordName(host, values.scope, headers, values.key)}\n`);
-} catch (error) {
-  fail(error instanceof Error ? error.message : String(error));
+  process.stdout.write(`${printed}\n`);
 }
 
 /** The core's wasm, loaded once. */
