@@ -108,18 +108,14 @@ build-proxy: install build/proxy/index.js
 build-demo: install build/demo/index.js
 build-worker: build-proxy build-demo
 
-# worker-build takes the crate's path; --out-dir is relative to it. Its
-# index.js becomes workers-rs.mjs, under workers/rust-entry.mjs as the entry:
-# the coordinator class as a DurableObject subclass, reached over RPC.
-RUST_ENTRY = mv $(1)/index.js $(1)/workers-rs.mjs && cp workers/rust-entry.mjs $(1)/index.js
-
-build/proxy/index.js: $(PROXY_SOURCES) workers/rust-entry.mjs
+# worker-build takes the crate's path; --out-dir is relative to it.
+build/proxy/index.js: $(PROXY_SOURCES)
 	worker-build --release workers/proxy --out-dir ../../build/proxy
-	$(call RUST_ENTRY,build/proxy)
+	@touch $@
 
-build/demo/index.js: $(DEMO_SOURCES) workers/rust-entry.mjs
+build/demo/index.js: $(DEMO_SOURCES)
 	worker-build --release workers/demo --out-dir ../../build/demo
-	$(call RUST_ENTRY,build/demo)
+	@touch $@
 
 dev: install build-demo
 	wrangler dev --config workers/demo/wrangler.toml --ip 127.0.0.1 --port $(PORT) \
@@ -257,10 +253,10 @@ bench: bench-profile
 
 # The Rust proxy with its wasm's function names (its own target dir, so the
 # shipped build's stays as it is).
-build/profile-rs/index.js: $(PROXY_SOURCES) workers/rust-entry.mjs
+build/profile-rs/index.js: $(PROXY_SOURCES)
 	CARGO_TARGET_DIR=$(CURDIR)/target/profile-rs CARGO_PROFILE_RELEASE_STRIP=false \
 	  worker-build --release --no-opt workers/proxy --out-dir ../../build/profile-rs
-	$(call RUST_ENTRY,build/profile-rs)
+	@touch $@
 
 ## Where sealing's cipher runs (docs/performance.md): the aes-gcm crate in
 ## wasm against Web Crypto. A decision's measurement, not part of make bench.

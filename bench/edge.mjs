@@ -106,7 +106,7 @@ const IMPLS = {
   "oncekey-rust": {
     host: "oncekey-rust.bench",
     worker: () => oncekeyWorker("oncekey-rust", RUST, { routes: ["oncekey-rust.bench/*"] }),
-    files: () => modulesOf(RUST.build),
+    files: () => [join(RUST.build, "index.js"), join(RUST.build, "index_bg.wasm")],
   },
   "oncekey-js": {
     host: "oncekey-js.bench",
@@ -757,7 +757,7 @@ comparison). Each request's CPU is taken twice: when its answer is in, and ${SET
 runs after the answer (oncekey's \`finish\`, KV copy and log line; do-only and the floor finish before answering).
 Median (min–max). Latency is wall time at the client over loopback; CPU is workerd's, all threads, from
 \`/proc/<pid>/task/*/schedstat\`. Script: what workerd loads for the worker (oncekey-js: \`build/proxy-js\`'s
-\`index.js\` and wasm; oncekey-rust: \`build/proxy\`'s \`index.js\` (workers/rust-entry.mjs), \`workers-rs.mjs\` and \`index_bg.wasm\`; peers: their esbuild bundle).
+\`index.js\` and wasm; oncekey-rust: \`build/proxy\`'s \`index.js\` + \`index_bg.wasm\`; peers: their esbuild bundle).
 
 ${coldTable(cold)}
 

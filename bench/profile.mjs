@@ -188,9 +188,7 @@ const moduleAt = (line) => {
   for (const [at, mod] of markers) if (at <= line) found = mod;
   return found;
 };
-// (a Rust build's glue is workers-rs.mjs, under workers/rust-entry.mjs)
-const isScript = (f) =>
-  PEER ? f.url.endsWith(BUILD.split("/").pop()) : f.url.endsWith("index.js") || f.url.endsWith("workers-rs.mjs");
+const isScript = (f) => f.url.endsWith(PEER ? BUILD.split("/").pop() : "index.js");
 const isWasm = (f) => f.url.startsWith("wasm://") || /^(\$|wasm-function)/.test(f.functionName);
 /** What a sample's own frame was: wasm, the worker's JavaScript (by module), a runtime API (by caller), or V8's own. */
 function kindOf(nodeId) {

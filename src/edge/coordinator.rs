@@ -21,11 +21,6 @@
 //! `worker::Request` (reading its URL, headers and `cf` across the
 //! boundary) and every answer into a `worker::Response`, while a store call
 //! needs only its body and answers bytes (bench/RESULTS.md has the A/B).
-//!
-//! A store call comes as RPC (`call(bytes)`) when the worker's entry
-//! re-exports the class as a `DurableObject` subclass
-//! (`workers/rust-entry.mjs`; workers-rs' glue cannot), and otherwise as a
-//! `POST` to `fetch`: the same step either way ([`Self::serve`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -80,9 +75,8 @@ impl IdempotencyCoordinator {
     }
 
     /// One call: a store call (`POST`, the encoded
-    /// [`StoreCall`](crate::core::StoreCall) in, the encoded reply out) from a
-    /// layer whose RPC calls this class refused, a consumer's counters, or
-    /// the `GET` above.
+    /// [`StoreCall`](crate::core::StoreCall) in, the encoded reply out), a
+    /// consumer's counters, or the `GET` above.
     pub async fn fetch(&self, req: web_sys::Request) -> Result<web_sys::Response, JsValue> {
         // A queue consumer's counters live in an object of this namespace.
         if req.url().ends_with(super::queue_counters::COUNTERS_PATH) {
@@ -92,50 +86,18 @@ impl IdempotencyCoordinator {
         if req.method() == "GET" {
             return self.describe().await;
         }
-        let body = js_sys::Uint8Array::new(&JsFuture::from(req.array_buffer()?).await?);
-        match self.serve(&body.to_vec()).await? {
-            Some(reply) => web_sys::Response::new_with_opt_buffer_source(Some(&reply)),
-            None => {
-                let init = web_sys::ResponseInit::new();
-                init.set_status(400);
-                web_sys::Response::new_with_opt_str_and_init(Some("not a store call"), &init)
-            }
-        }
-    }
-
-    /// One store call over RPC (`stub.call(bytes)`, the layer's transport
-    /// when the class is exported as a `DurableObject` subclass): the
-    /// encoded [`StoreCall`](crate::core::StoreCall) in, the encoded reply
-    /// out, as `fetch` answers a `POST`.
-    pub async fn call(&self, call: js_sys::Uint8Array) -> Result<js_sys::Uint8Array, JsValue> {
-        self.serve(&call.to_vec()).await?.ok_or_else(|| js_sys::Error::new("not a store call").into())
-    }
-
-    /// The expiry alarm: deletes an expired record, or re-arms for a
-    /// record that now lives longer (the core decides which).
-    pub async fn alarm(&self) -> Result<JsValue, JsValue> {
-        self.loaded().await?;
-        let effects = self.core.borrow_mut().alarm(now_ms());
-        if let Some(written) = self.perform(effects).await {
-            JsFuture::from(written).await?;
-        }
-        Ok(JsValue::UNDEFINED)
-    }
-}
-
-impl IdempotencyCoordinator {
-    /// Serves one store call: its reply once its write is stored; `None`
-    /// when the bytes are not a store call.
-    async fn serve(&self, body: &[u8]) -> Result<Option<js_sys::Uint8Array>, JsValue> {
         self.calls.set(self.calls.get() + 1);
+        let body = js_sys::Uint8Array::new(&JsFuture::from(req.array_buffer()?).await?).to_vec();
         self.loaded().await?;
         let id = self.next_id.replace(self.next_id.get() + 1);
         let (answer, mut answered) = oneshot::channel();
         self.pending.borrow_mut().insert(id, answer);
-        let step = self.core.borrow_mut().call(id, body, now_ms());
+        let step = self.core.borrow_mut().call(id, &body, now_ms());
         let Ok(effects) = step else {
             self.pending.borrow_mut().remove(&id);
-            return Ok(None);
+            let init = web_sys::ResponseInit::new();
+            init.set_status(400);
+            return web_sys::Response::new_with_opt_str_and_init(Some("not a store call"), &init);
         };
         self.perform(effects).await;
         // Parked: sleep until the core's deadline for this call, unless a
@@ -157,9 +119,23 @@ impl IdempotencyCoordinator {
         if let Some(written) = delivery.written {
             JsFuture::from(written).await.inspect_err(|_| self.core.borrow_mut().forget())?;
         }
-        Ok(Some(js_sys::Uint8Array::from(delivery.bytes.as_slice())))
+        let reply = js_sys::Uint8Array::from(delivery.bytes.as_slice());
+        web_sys::Response::new_with_opt_buffer_source(Some(&reply))
     }
 
+    /// The expiry alarm: deletes an expired record, or re-arms for a
+    /// record that now lives longer (the core decides which).
+    pub async fn alarm(&self) -> Result<JsValue, JsValue> {
+        self.loaded().await?;
+        let effects = self.core.borrow_mut().alarm(now_ms());
+        if let Some(written) = self.perform(effects).await {
+            JsFuture::from(written).await?;
+        }
+        Ok(JsValue::UNDEFINED)
+    }
+}
+
+impl IdempotencyCoordinator {
     /// Reads the record into the core, the first time only.
     async fn loaded(&self) -> Result<(), JsValue> {
         if !self.core.borrow().needs_load() {

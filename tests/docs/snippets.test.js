@@ -4,7 +4,6 @@
 // appear, byte for byte, on the page it leads to — a README snippet edited
 // alone would be one no test runs.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { blocksOf, page, pages } from "../support/docs.mjs";
 
@@ -29,13 +28,4 @@ test("every docs/ page leads somewhere: it is linked from the README", () => {
     .filter((path) => path.startsWith("docs/"))
     .filter((path) => !readme.includes(`](${path})`) && !readme.includes(`](${path}#`));
   assert.deepEqual(unlinked, [], "docs/ pages the README's first screen cannot reach");
-});
-
-test("docs/rust.md's entry module is workers/rust-entry.mjs, the one the Rust host's tests start from", () => {
-  // The file's code after its header comment, importing worker-build's
-  // output from where a user's project has it.
-  const file = readFileSync(new URL("../../workers/rust-entry.mjs", import.meta.url), "utf8");
-  const code = file.slice(file.indexOf("import ")).replaceAll("./workers-rs.mjs", "../build/index.js");
-  assert.ok(code.includes("extends DurableObject"), "the entry re-exports the class as a DurableObject subclass");
-  assert.ok(blocksOf(page("docs/rust.md"), "js").includes(code), "docs/rust.md shows workers/rust-entry.mjs as it is");
 });

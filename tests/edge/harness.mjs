@@ -207,9 +207,7 @@ export default function () {
  * production proxy: only the coordinator and KV; give it an origin through
  * `vars.ORIGIN_URL`, `serviceBindings` or `outboundService`); under
  * ONCEKEY_HOST=js, their JavaScript-host builds;
- * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says;
- * `entry` is the module of the build the worker starts from (`index.js`;
- * `workers-rs.mjs` is a Rust build without workers/rust-entry.mjs).
+ * `host` ("rust" or "js") picks one whatever ONCEKEY_HOST says.
  * `vars` override that worker's wrangler.toml [vars]; `store`
  * is "real", "fail", "hang", "slow", "hold-finish", "fail-first-finish", "late-first-finish", "lose-first-begin", "lose-attempt-1-finish",
  * "reset-first-finish", "reset-after-first-begin" or "flaky" (the
@@ -234,7 +232,6 @@ export async function start({
   serviceBindings,
   metrics = false,
   host = HOST,
-  entry = "index.js",
   storeDelayMs,
 } = {}) {
   const name = host === "js" ? (ON_JS_HOST[worker] ?? worker) : worker;
@@ -254,7 +251,7 @@ export async function start({
       name: "oncekey",
       modules: true,
       modulesRoot: build,
-      scriptPath: join(build, entry),
+      scriptPath: join(build, "index.js"),
       modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
       compatibilityDate: COMPATIBILITY_DATE,
       compatibilityFlags: COMPATIBILITY_FLAGS,
@@ -294,21 +291,15 @@ export async function start({
   if (metrics) workers.push({ name: "metrics-double", modules: true, script: METRICS_DOUBLE });
   workers.push(...extraWorkers);
   const stdout = [];
-  const stderr = [];
-  /** Gathers a stream's lines into `into`. */
-  const linesOf = (stream, into) => {
-    let partial = "";
-    stream.setEncoding("utf8");
-    stream.on("data", (text) => {
+  let partial = "";
+  const collect = (out, err) => {
+    out.setEncoding("utf8");
+    out.on("data", (text) => {
       const parts = (partial + text).split("\n");
       partial = parts.pop();
-      into.push(...parts);
+      stdout.push(...parts);
     });
-  };
-  const collect = (out, err) => {
-    linesOf(out, stdout);
-    linesOf(err, stderr);
-    err.on("data", (text) => process.stderr.write(text));
+    err.pipe(process.stderr);
   };
   const mf = new Miniflare({
     workers,
@@ -389,8 +380,6 @@ export async function start({
     },
     /** The runtime's stdout lines so far (with `metrics`). */
     lines: () => [...stdout],
-    /** The runtime's stderr lines so far (with `metrics`): console.warn's and console.error's. */
-    errorLines: () => [...stderr],
     /** Every data point written to IDEMPOTENCY_METRICS so far (with `metrics`). */
     dataPoints: () =>
       stdout
