@@ -16,6 +16,7 @@ use crate::core::config::policy::{POLICY_OPTIONS, Policy};
 use crate::core::config::variables::{Config, ConfigError, METHODS_RULE, Vars, method_list};
 use crate::core::request::key_source::{DEFAULT_KEY_SOURCE, KeySource};
 use crate::core::request::paths::{KeyRule, PathPattern};
+use crate::core::text::cut::replace_all;
 use crate::core::text::json_pointer::JsonPointer;
 use crate::core::text::json_read::Json;
 use crate::core::webhook::secret::WebhookSecret;
@@ -471,7 +472,7 @@ fn read_match(written: &str) -> Result<(Vec<String>, PathPattern), String> {
 fn policy_reason(error: &ConfigError, given: &[(&str, &str, String)]) -> String {
     let mut reason = error.reason.clone();
     for (option, variable, _) in given {
-        reason = reason.replace(variable, option);
+        reason = replace_all(&reason, variable, option);
     }
     let option = POLICY_OPTIONS.iter().find(|(_, variable)| *variable == error.variable).map(|(option, _)| *option);
     match option {

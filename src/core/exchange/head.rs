@@ -1,6 +1,7 @@
 //! What a host reads off a request before the exchange starts.
 
 use crate::core::Config;
+use crate::core::text::cut::cut;
 
 /// The parts of a request the exchange decides on. The host fills it from
 /// the runtime's request; nothing else of the request crosses over.
@@ -110,11 +111,11 @@ impl RequestHead {
     /// assert_eq!(RequestHead::url_origin("http://127.0.0.1:8787/"), "http://127.0.0.1:8787");
     /// ```
     pub fn url_origin(url: &str) -> String {
-        let scheme_end = url.find("://").map_or(0, |i| i + 3);
-        let rest = &url[scheme_end..];
-        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-        let host_port = &authority[authority.rfind('@').map_or(0, |at| at + 1)..];
-        format!("{}{host_port}", &url[..scheme_end])
+        let scheme_end = url.find(':').filter(|&i| cut(url, i + 1..).starts_with("//")).map_or(0, |i| i + 3);
+        let rest = cut(url, scheme_end..);
+        let authority = cut(rest, ..rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+        let host_port = cut(authority, authority.rfind('@').map_or(0, |at| at + 1)..);
+        format!("{}{host_port}", cut(url, ..scheme_end))
     }
 
     /// Whether the request comes from the page's own site, or from no
@@ -150,15 +151,16 @@ impl RequestHead {
         // Where the first of `stops` is in `s`, else its end. Every stop is
         // ASCII, so each cut falls between characters.
         let end = |s: &str, stops: &[u8]| s.bytes().position(|b| stops.contains(&b)).unwrap_or(s.len());
-        let scheme_end = url.find(':').filter(|&i| url[i + 1..].starts_with("//")).map_or(0, |i| i + 3);
-        let rest = &url[scheme_end..];
-        let (authority, target) = rest.split_at(end(rest, b"/?#"));
-        let target = &target[..end(target, b"#")];
+        let scheme_end = url.find(':').filter(|&i| cut(url, i + 1..).starts_with("//")).map_or(0, |i| i + 3);
+        let rest = cut(url, scheme_end..);
+        let authority_end = end(rest, b"/?#");
+        let (authority, target) = (cut(rest, ..authority_end), cut(rest, authority_end..));
+        let target = cut(target, ..end(target, b"#"));
         let path_end = end(target, b"?");
-        let (path, query) = (&target[..path_end], target.get(path_end + 1..));
-        let host = &authority[authority.bytes().rposition(|b| b == b'@').map_or(0, |at| at + 1)..];
+        let (path, query) = (cut(target, ..path_end), target.get(path_end + 1..));
+        let host = cut(authority, authority.bytes().rposition(|b| b == b'@').map_or(0, |at| at + 1)..);
         let host_end = if host.starts_with('[') { end(host, b"]") + 1 } else { end(host, b":") };
-        (&host[..host_end.min(host.len())], if path.is_empty() { "/" } else { path }, query)
+        (cut(host, ..host_end.min(host.len())), if path.is_empty() { "/" } else { path }, query)
     }
 
     /// A header copied into [`RequestHead::headers`].

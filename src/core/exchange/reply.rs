@@ -158,7 +158,7 @@ fn merge_exposed(headers: &[(String, String)]) -> String {
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .collect();
-    for ours in EXPOSED.split(", ") {
+    for ours in EXPOSED.split(',').map(str::trim) {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(ours)) {
             names.push(ours);
         }

@@ -44,7 +44,8 @@ pub fn preflight_allow_headers(requested: Option<&str>) -> String {
 /// assert!(!is_serialized_origin("https://a.example, https://b.example"));
 /// ```
 pub fn is_serialized_origin(origin: &str) -> bool {
-    let Some((scheme, host)) = origin.split_once("://") else { return false };
+    let Some((scheme, host)) = origin.split_once(':') else { return false };
+    let Some(host) = host.strip_prefix("//") else { return false };
     let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     let host_ok = !host.is_empty()

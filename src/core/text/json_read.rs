@@ -6,6 +6,7 @@
 //! serde_json does (property tests check both uses) and is lenient with
 //! some invalid JSON, such as a trailing comma.
 
+use crate::core::text::cut::cut;
 use crate::core::text::json_pointer::JsonPointer;
 
 /// How deep arrays and objects may nest in [`canonical`], as serde_json's
@@ -289,7 +290,7 @@ impl<'a> Reader<'a> {
         while self.bytes().get(self.at).is_some_and(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)) {
             self.at += 1;
         }
-        let word = &self.text[start..self.at];
+        let word = cut(self.text, start..self.at);
         let number = word.starts_with(|c: char| c == '-' || c.is_ascii_digit())
             && word.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
         (number || matches!(word, "true" | "false" | "null")).then_some(word)

@@ -4,6 +4,7 @@
 //! strict base64 that keys and signatures are written in.
 
 pub(super) mod base64;
+pub(super) mod cut;
 pub(super) mod json_line;
 pub(super) mod json_pointer;
 pub(super) mod json_read;
