@@ -238,15 +238,17 @@ for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {
   };
 }
 // BENCH_BUILDS=name=dir,...: more steady-state controls, each the JavaScript
-// host's settings over another build directory, in every run including the
-// quiet ones: an A/B of a change to the host beside the peers.
+// host's settings over another build directory (`name=rust:dir`: the Rust
+// host's, over a worker-build output), in every run including the quiet
+// ones: an A/B of a change to a host beside the peers.
 const EXTRA_BUILDS = [];
 for (const pair of process.env.BENCH_BUILDS?.split(",") ?? []) {
-  const [name, dir] = pair.split("=");
-  const build = join(ROOT, dir);
+  const [name, spec] = pair.split("=");
+  const rust = spec.startsWith("rust:");
+  const build = join(ROOT, rust ? spec.slice("rust:".length) : spec);
   IMPLS[name] = {
     host: `${name}.bench`,
-    worker: () => oncekeyWorker(name, { ...JS, build }, { routes: [`${name}.bench/*`] }),
+    worker: () => oncekeyWorker(name, { ...(rust ? RUST : JS), build }, { routes: [`${name}.bench/*`] }),
     files: () => modulesOf(build),
     control: true,
   };
