@@ -22,12 +22,13 @@ const ROUTES = [
     ttlSeconds: 7200,
   },
   { match: "POST /v1/password-resets", ttlSeconds: 600, releaseOn: [409] },
+  { match: "POST /v1/payouts", ttlSeconds: 604800 },
 ];
 
 /**
  * An origin that counts each request that reaches it by path and
  * `Idempotency-Key`, and answers 201 — or, for a path given statuses, those
- * in turn.
+ * in turn (`"drop"`: the connection breaks, no answer).
  */
 function counter() {
   const seen = new Map();
@@ -38,6 +39,7 @@ function counter() {
     const n = (seen.get(`${path} ${key}`) ?? 0) + 1;
     seen.set(`${path} ${key}`, n);
     const status = scripts.get(path)?.shift() ?? 201;
+    if (status === "drop") throw new Error("the connection breaks");
     return Response.json({ key, run: n, body: await request.text() }, { status });
   };
   return {
@@ -158,6 +160,36 @@ describe("routes", () => {
     assert.equal(routeOf("/v1/payments/refunds"), "route 1 (POST /v1/payments/refunds)");
     assert.equal(routeOf("/v1/payments/pi_3"), "route 2 (POST,PATCH /v1/payments/*)");
     assert.equal(routeOf("/api/orders"), null, "no route: none in the line");
+  });
+
+  test("an operator's release on a route with a week's TTL: the tombstone lasts the week, and the retry is attempt 2", async () => {
+    const key = newKey();
+    origin.script("/v1/payouts", ["drop"]);
+    const payout = () => post("/v1/payouts", { amount: 9 }, { "idempotency-key": key });
+    assert.equal((await payout()).status, 502, "no answer: the outcome is unknown");
+    const record = recordName(HOST, undefined, key);
+    const released = await worker.fetch(`/.well-known/oncekey/records/${record}/release`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const state = await released.json();
+    assert.deepEqual([released.status, state.kind, state.attempt], [200, "released", 1]);
+    // The release cannot tell the record's route: it keeps the attempt number
+    // as long as any route keeps a record, not the variables' 24 h.
+    const left = secondsUntil(state.expiresAt);
+    assert.ok(left > 604800 - 30 && left <= 604800, `the tombstone expires in ${left} s, not a week`);
+    const retry = await payout();
+    assert.equal(retry.status, 201);
+    assert.equal(origin.runs("/v1/payouts", key), 2);
+    const executed = await until(
+      () => worker.decisions().filter((l) => l.record === record && l.oncekey === "execute"),
+      (lines) => lines.length === 2,
+      { what: "the two attempts' log lines" },
+    );
+    assert.deepEqual(
+      executed.map((l) => l.attempt),
+      [1, 2],
+    );
   });
 
   test("a route's release statuses: its 409 releases the key and the retry runs; elsewhere a 409 is stored", async () => {

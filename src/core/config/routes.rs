@@ -14,6 +14,7 @@ use std::fmt;
 
 use crate::core::config::policy::{POLICY_OPTIONS, Policy};
 use crate::core::config::variables::{Config, ConfigError, METHODS_RULE, Vars, method_list};
+use crate::core::record::policy::RecordPolicy;
 use crate::core::request::key_source::{DEFAULT_KEY_SOURCE, KeySource};
 use crate::core::request::paths::{KeyRule, PathPattern};
 use crate::core::text::cut::replace_all;
@@ -149,6 +150,25 @@ impl Config {
     /// ```
     pub fn route(&self, method: &str, path: &str) -> Option<&Route> {
         self.routes.iter().find(|route| route.matches(method, path))
+    }
+
+    /// The policy an admin release's tombstone is written with (SPEC §12):
+    /// the variables', with the longest TTL they or any route set. The
+    /// release names a record, not the request that made it, so it cannot
+    /// tell the route; a tombstone that went before its record's own TTL
+    /// would let a later retry run as attempt 1 again, the number the
+    /// released attempt had.
+    ///
+    /// ```
+    /// use oncekey::core::Config;
+    /// let routes = r#"[{"match": "POST /v1/payouts", "ttlSeconds": 604800}]"#;
+    /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
+    /// assert_eq!(config.release_policy().ttl_ms, 604_800_000);
+    /// assert_eq!(Config::default().release_policy().ttl_ms, 86_400_000);
+    /// ```
+    pub fn release_policy(&self) -> RecordPolicy {
+        let longest = self.routes.iter().map(|route| route.policy.records.ttl_ms).max().unwrap_or(0);
+        RecordPolicy { ttl_ms: longest.max(self.records.ttl_ms), ..self.records.clone() }
     }
 
     /// Every webhook route's secrets, read through `secret` (a secret

@@ -61,7 +61,7 @@ impl Exchange {
             AdminRequest::Inspect(name) => self.store(name, StoreCall::Inspect),
             AdminRequest::Release { name, force } => {
                 let open_keys = self.config.seal_keys.ids();
-                self.store(name, StoreCall::Release { policy: self.config.records.clone(), force, open_keys })
+                self.store(name, StoreCall::Release { policy: self.config.release_policy(), force, open_keys })
             }
         }
     }

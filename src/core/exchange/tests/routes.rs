@@ -234,3 +234,21 @@ fn a_routed_request_s_data_point_names_its_route_as_its_log_line_does() {
     world.run(with_metrics(RequestHead { key: Some(b"k-2".to_vec()), ..post("/api/orders") }), json("{}"));
     assert_eq!(world.points.pop().unwrap().blobs[4], "");
 }
+
+#[test]
+fn an_admin_release_s_tombstone_outlasts_a_route_s_longer_ttl_so_attempt_numbers_keep_rising() {
+    let routes = r#"[{"match": "POST /v1/payouts", "ttlSeconds": 604800}]"#;
+    let mut world = routed(routes, &[TOKEN]);
+    world.origin = Box::new(|attempt| if attempt == 1 { OriginResult::NoAnswer("reset".into()) } else { created() });
+    let payout = || RequestHead { key: Some(b"p1".to_vec()), ..post("/v1/payouts") };
+    let first = world.run(payout(), json("{}"));
+    assert_eq!(first.log["finish"].as_str(), Some("lease-kept"));
+    let record = first.log["record"].as_str().unwrap().to_owned();
+    let release = format!("/.well-known/oncekey/records/{record}/release");
+    let released = world.run(admin("POST", &release, Some("Bearer s3cret")), BodyRead::Incomplete);
+    assert_eq!(released.reply.status, 200);
+    // Past the variables' day, within the route's week: the tombstone is still there.
+    world.now += 2 * 86_400_000;
+    let retry = world.run(payout(), json("{}"));
+    assert_eq!((retry.reply.status, world.calls.as_slice()), (201, &[1, 2][..]), "the retry runs as attempt 2, not 1");
+}
