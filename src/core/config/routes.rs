@@ -15,7 +15,7 @@ use std::fmt;
 use crate::core::config::policy::{POLICY_OPTIONS, Policy};
 use crate::core::config::variables::{Config, ConfigError, METHODS_RULE, Vars, method_list};
 use crate::core::record::policy::RecordPolicy;
-use crate::core::request::key_source::{DEFAULT_KEY_SOURCE, KeySource};
+use crate::core::request::key_source::KeySource;
 use crate::core::request::paths::{KeyRule, PathPattern};
 use crate::core::text::cut::replace_all;
 use crate::core::text::json_pointer::JsonPointer;
@@ -401,7 +401,7 @@ fn read_policy<'j>(
 /// `key`: the key sources, or the default.
 fn read_key(key: Option<&Json>) -> Result<Vec<KeySource>, String> {
     match key {
-        None => Ok(vec![DEFAULT_KEY_SOURCE.parse().expect("the default is a key source")]),
+        None => Ok(vec![KeySource::default_source()]),
         Some(Json::Array(sources)) if sources.is_empty() => {
             Err("`key` lists no key source (leave it out for the Idempotency-Key header)".into())
         }

@@ -10,7 +10,7 @@ use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 use super::reply::{Reply, ReplyBody};
 use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
-use crate::core::request::key_source::DEFAULT_KEY_SOURCE;
+use crate::core::request::key_source::KeySource;
 use crate::core::{
     AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey,
     KeyLookup, KeyRule, Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin,
@@ -912,7 +912,7 @@ impl Exchange {
     pub(super) fn refuse(&mut self, problem: Problem) -> Action {
         // A route that takes its key from elsewhere says where (SPEC §13).
         let problem = match (problem, self.route()) {
-            (Problem::MissingKey, Some(route)) if route.key.iter().any(|k| k.to_string() != DEFAULT_KEY_SOURCE) => {
+            (Problem::MissingKey, Some(route)) if !route.key.iter().all(KeySource::is_default) => {
                 let sources: Vec<String> = route.key.iter().map(ToString::to_string).collect();
                 Problem::MissingKeyFrom(sources.join(" or "))
             }

@@ -42,6 +42,26 @@ pub enum KeySource {
 /// The key source of a route with none given: the `Idempotency-Key` header.
 pub const DEFAULT_KEY_SOURCE: &str = "header:idempotency-key";
 
+impl KeySource {
+    /// [`DEFAULT_KEY_SOURCE`]: the `Idempotency-Key` header.
+    pub fn default_source() -> Self {
+        Self::Header("idempotency-key".to_owned())
+    }
+
+    /// Whether this is [`DEFAULT_KEY_SOURCE`], the header every request
+    /// without a route is keyed by.
+    ///
+    /// ```
+    /// use oncekey::core::KeySource;
+    /// assert!("header:Idempotency-Key".parse::<KeySource>().unwrap().is_default());
+    /// assert!(!"header:x-request-id".parse::<KeySource>().unwrap().is_default());
+    /// assert!(!"json:/idempotency-key".parse::<KeySource>().unwrap().is_default());
+    /// ```
+    pub fn is_default(&self) -> bool {
+        matches!(self, Self::Header(name) if name == "idempotency-key")
+    }
+}
+
 /// Why a key source is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum KeySourceError {

@@ -206,7 +206,8 @@ fn a_preflight_for_a_route_s_method_is_answered() {
 fn a_missing_key_says_where_the_route_takes_it_from() {
     let routes = r#"[
         {"match": "POST /v1/payments", "key": ["header:x-request-id", "json:/request_id"], "required": true},
-        {"match": "POST /v1/refunds", "required": true}
+        {"match": "POST /v1/refunds", "required": true},
+        {"match": "POST /v1/disputes", "key": ["header:Idempotency-Key"], "required": true}
     ]"#;
     let mut world = routed(routes, &[]);
     let detail = |run: &Run| {
@@ -219,6 +220,8 @@ fn a_missing_key_says_where_the_route_takes_it_from() {
     // A route that takes the key where the variables do says it as they do.
     let header = world.run(post("/v1/refunds"), json("{}"));
     assert_eq!(detail(&header), "This endpoint requires an Idempotency-Key header on this method.");
+    let named = world.run(post("/v1/disputes"), json("{}"));
+    assert_eq!(detail(&named), detail(&header), "the default, named in any case, is the default");
 }
 
 #[test]
