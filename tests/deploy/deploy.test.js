@@ -159,6 +159,20 @@ test("the root config is the production proxy on the JavaScript host: only the c
   rmSync(run.outdir, { recursive: true, force: true });
 });
 
+test("the npm package's wasm modules hold no str slicing panic: the formatting and Unicode tables it pulls in stay out of every entry", () => {
+  const dist = join(ROOT, "pkg", "dist");
+  const modules = ["oncekey_worker_bg.wasm", "oncekey_proxy_bg.wasm", "oncekey_bg.wasm"];
+  for (const name of modules) {
+    const wasm = readFileSync(join(dist, name));
+    assert.ok(wasm.length > 10_000, `${name} is a built module`);
+    assert.equal(
+      wasm.includes(Buffer.from("is not a char boundary")),
+      false,
+      `${name} holds str slicing's panic (src/core/text/cut.rs says how to cut without it)`,
+    );
+  }
+});
+
 test("the Rust host's config (workers/proxy/wrangler.toml) deploys the same proxy: same bindings and [vars], no demo", () => {
   const config = join(ROOT, "workers/proxy/wrangler.toml");
   const text = readFileSync(config, "utf8");
