@@ -198,6 +198,7 @@ bench-edge: install build-worker build-proxy-js bench-peers
 	BENCH_QUIET=1 node bench/edge.mjs
 	BENCH_QUIET=rust node bench/edge.mjs
 	BENCH_QUIET=peer node bench/edge.mjs
+	BENCH_QUIET=peer-js node bench/edge.mjs
 	node bench/wasm-compile.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written

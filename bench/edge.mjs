@@ -261,19 +261,26 @@ const coldImpl = (name) => IMPLS[name] ?? COLD_CONTROLS[name];
 // smaller differences (the twin shows how much); three blur them less.
 // BENCH_QUIET=rust: the same for the Rust host, beside do-only in Rust.
 // BENCH_QUIET=peer: both hosts beside hono-do and the do-only controls, the
-// side-by-side issue 35 sets its targets in.
-const QUIET_PEER = process.env.BENCH_QUIET === "peer";
+// side-by-side issue 35 sets its targets in. BENCH_QUIET=peer-js: the
+// JavaScript host beside hono-do and hono-do-expiry alone, three workers,
+// for the least noise on the JavaScript host's targets.
+const PEER_JS = process.env.BENCH_QUIET === "peer-js";
+const QUIET_PEER = process.env.BENCH_QUIET === "peer" || PEER_JS;
 const QUIET = process.env.BENCH_QUIET === "1" || process.env.BENCH_QUIET === "rust" || QUIET_PEER;
 const QUIET_RUST = process.env.BENCH_QUIET === "rust";
 if (QUIET_PEER && !IMPLS["hono-do"]) {
-  console.log(`BENCH_QUIET=peer: skipped, no ${HONO_DO} (bench/peers/hono-idempotency.sh found no source)`);
+  console.log(
+    `BENCH_QUIET=${process.env.BENCH_QUIET}: skipped, no ${HONO_DO} (bench/peers/hono-idempotency.sh found no source)`,
+  );
   process.exit(0);
 }
-const QUIET_IMPLS = QUIET_PEER
-  ? ["oncekey-js", "oncekey-js-kv-off", "oncekey-rust", "hono-do", "hono-do-expiry", "do-only", "do-only-rs"]
-  : QUIET_RUST
-    ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
-    : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
+const QUIET_IMPLS = PEER_JS
+  ? ["oncekey-js", "hono-do", "hono-do-expiry"]
+  : QUIET_PEER
+    ? ["oncekey-js", "oncekey-js-kv-off", "oncekey-rust", "hono-do", "hono-do-expiry", "do-only", "do-only-rs"]
+    : QUIET_RUST
+      ? ["oncekey-rust", "oncekey-rust-kv-off", "do-only-rs", "do-only", "floor", "floor-kv"]
+      : ["oncekey-js", "oncekey-js-kv-off", "do-only", "floor", "floor-kv"];
 QUIET_IMPLS.push(...EXTRA_BUILDS);
 // Only the Rust quiet run holds the Rust host without KV copies.
 if (!QUIET_RUST) delete IMPLS["oncekey-rust-kv-off"];
@@ -642,7 +649,7 @@ if (COLD_ONLY) {
 const { results, oneInFlight, loadStart, loadEnd, seriesCount } = await steady();
 if (QUIET) {
   const [name, quiet] = QUIET_PEER
-    ? ["edge-peer", peerSection()]
+    ? [PEER_JS ? "edge-peer-js" : "edge-peer", peerSection()]
     : QUIET_RUST
       ? ["edge-quiet-rust", quietRustSection()]
       : ["edge-quiet", quietSection()];
@@ -969,6 +976,7 @@ function peerSection() {
   );
   const row = (impl, label) => {
     const r = results[impl];
+    if (r === undefined) return undefined;
     const seq = oneInFlight[impl];
     return `| ${label} | ${ratioText(cpuRatio(r.first, hono.first))} | ${ratioText(cpuRatio(r.replay, hono.replay))} | ${f2(r.first.p50 / hono.first.p50)}× | ${f2(r.replay.p50 / hono.replay.p50)}× | ${f2(seq.first.p50 / oneInFlight["hono-do"].first.p50)}× | ${ratioText(cpuRatio(r.first, results["hono-do-expiry"].first))} |`;
   };
@@ -976,14 +984,28 @@ function peerSection() {
     const r = results[impl];
     return `| ${impl} | ${f2(r.baseline.cpu)} | ${f2(r.first.cpu)} | ${f2(r.replay.cpu)} | ${f2(r.first.p50)} | ${f2(r.replay.p50)} | ${f2(oneInFlight[impl].first.p50)} |`;
   };
-  return `<!-- edge-peer:start -->
-### Edge, side by side: oncekey beside hono-idempotency on a Durable Object
+  const marker = PEER_JS ? "edge-peer-js" : "edge-peer";
+  const held = PEER_JS
+    ? "oncekey-js (the root config's proxy, default settings: KV copies on retry), **hono-do**"
+    : `oncekey-js (the root config's proxy, default settings:
+KV copies on retry), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-rust (default settings), **hono-do**`;
+  const controls = PEER_JS ? "hono-do-expiry (a control)" : "do-only and do-only-rs (controls)";
+  const rows = [
+    row("oncekey-js", "JavaScript host (root config)"),
+    row("oncekey-js-kv-off", "JavaScript host, `IDEMPOTENCY_KV_REPLAY=off`"),
+    row("oncekey-rust", "Rust host"),
+    row("hono-do-expiry", "(control) hono-do-expiry"),
+    row("do-only", "(control) do-only"),
+    row("do-only-rs", "(control) do-only-rs"),
+    ...EXTRA_BUILDS.map((name) => row(name, `(control) ${name}`)),
+  ].filter((line) => line !== undefined);
+  return `<!-- ${marker}:start -->
+### Edge, side by side: ${PEER_JS ? "the JavaScript host beside hono-idempotency alone" : "oncekey beside hono-idempotency on a Durable Object"}
 
-Command: \`BENCH_QUIET=peer node bench/edge.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
-load average ${load(loadStart)} → ${load(loadEnd)}. One workerd holding oncekey-js (the root config's proxy, default settings:
-KV copies on retry), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-rust (default settings), **hono-do**
+Command: \`BENCH_QUIET=${process.env.BENCH_QUIET} node bench/edge.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+load average ${load(loadStart)} → ${load(loadEnd)}. One workerd holding ${held}
 (hono-idempotency ${honoPackage.version}, commit ${honoVersion.slice(0, 12)}, on one Durable Object per store key over RPC:
-\`bench/peers/hono-do.ts\`), do-only and do-only-rs (controls) and the origin; ${CONCURRENCY} in flight, ${REQUESTS} requests a series
+\`bench/peers/hono-do.ts\`), ${controls} and the origin; ${CONCURRENCY} in flight, ${REQUESTS} requests a series
 in ${ROUNDS} interleaved rounds (${seriesCount} series), then the first execution with one in flight (${SEQ_REQUESTS} requests in ${SEQ_ROUNDS} rounds).
 hono-do makes three object calls per first execution (\`get\`, \`lock\`, then \`complete\` before it answers) and one per
 replay; oncekey makes two (\`begin\`; \`finish\` after the answer) and one. hono-do sets no alarm: a record whose key is never
@@ -994,20 +1016,14 @@ Multiples of hono-do's figure (target, issue 35: the JavaScript host ≤ 1.0× o
 
 | oncekey | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight | first execution CPU ÷ hono-do-expiry's |
 |---|---|---|---:|---:|---:|---|
-${row("oncekey-js", "JavaScript host (root config)")}
-${row("oncekey-js-kv-off", "JavaScript host, `IDEMPOTENCY_KV_REPLAY=off`")}
-${row("oncekey-rust", "Rust host")}
-${row("hono-do-expiry", "(control) hono-do-expiry")}
-${row("do-only", "(control) do-only")}
-${row("do-only-rs", "(control) do-only-rs")}
-${EXTRA_BUILDS.map((name) => row(name, `(control) ${name}`)).join("\n")}
+${rows.join("\n")}
 
 Workerd CPU ms per request and p50 ms:
 
 | worker | pass-through CPU | first execution CPU | replay CPU | first execution p50 | replay p50 | first execution p50, one in flight |
 |---|---:|---:|---:|---:|---:|---:|
 ${QUIET_IMPLS.map(abs).join("\n")}
-<!-- edge-peer:end -->
+<!-- ${marker}:end -->
 `;
 }
 
