@@ -44,6 +44,12 @@ pub const DEFAULT_KEY_SOURCE: &str = "header:idempotency-key";
 
 impl KeySource {
     /// [`DEFAULT_KEY_SOURCE`]: the `Idempotency-Key` header.
+    ///
+    /// ```
+    /// use oncekey::core::{DEFAULT_KEY_SOURCE, KeySource};
+    /// assert_eq!(KeySource::default_source().to_string(), DEFAULT_KEY_SOURCE);
+    /// assert_eq!(DEFAULT_KEY_SOURCE.parse::<KeySource>().unwrap(), KeySource::default_source());
+    /// ```
     pub fn default_source() -> Self {
         Self::Header("idempotency-key".to_owned())
     }
