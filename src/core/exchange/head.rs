@@ -111,11 +111,21 @@ impl RequestHead {
     /// assert_eq!(RequestHead::url_origin("http://127.0.0.1:8787/"), "http://127.0.0.1:8787");
     /// ```
     pub fn url_origin(url: &str) -> String {
+        let (scheme, host_port, _) = Self::url_cut(url);
+        format!("{scheme}{host_port}")
+    }
+
+    /// A URL as the runtime serialises it, in three: `scheme://` (empty
+    /// when there is none), the authority without user info
+    /// (`host[:port]`), and the rest (path, query, fragment). Every cut is
+    /// next to an ASCII byte, so between characters.
+    fn url_cut(url: &str) -> (&str, &str, &str) {
         let scheme_end = url.find(':').filter(|&i| cut(url, i + 1..).starts_with("//")).map_or(0, |i| i + 3);
         let rest = cut(url, scheme_end..);
-        let authority = cut(rest, ..rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let authority = cut(rest, ..authority_end);
         let host_port = cut(authority, authority.rfind('@').map_or(0, |at| at + 1)..);
-        format!("{}{host_port}", cut(url, ..scheme_end))
+        (cut(url, ..scheme_end), host_port, cut(rest, authority_end..))
     }
 
     /// Whether the request comes from the page's own site, or from no
@@ -151,14 +161,10 @@ impl RequestHead {
         // Where the first of `stops` is in `s`, else its end. Every stop is
         // ASCII, so each cut falls between characters.
         let end = |s: &str, stops: &[u8]| s.bytes().position(|b| stops.contains(&b)).unwrap_or(s.len());
-        let scheme_end = url.find(':').filter(|&i| cut(url, i + 1..).starts_with("//")).map_or(0, |i| i + 3);
-        let rest = cut(url, scheme_end..);
-        let authority_end = end(rest, b"/?#");
-        let (authority, target) = (cut(rest, ..authority_end), cut(rest, authority_end..));
+        let (_, host, target) = Self::url_cut(url);
         let target = cut(target, ..end(target, b"#"));
         let path_end = end(target, b"?");
         let (path, query) = (cut(target, ..path_end), target.get(path_end + 1..));
-        let host = cut(authority, authority.bytes().rposition(|b| b == b'@').map_or(0, |at| at + 1)..);
         let host_end = if host.starts_with('[') { end(host, b"]") + 1 } else { end(host, b":") };
         (cut(host, ..host_end.min(host.len())), if path.is_empty() { "/" } else { path }, query)
     }
