@@ -47,8 +47,8 @@
 // BENCH_COLD_ONLY=1 runs only the cold start and prints its table, for an
 // A/B: BENCH_COLD_IMPLS=a,b limits it to those implementations, and
 // BENCH_COLD_KEYLESS=1 sends its requests with no key (each layer's
-// pass-through), and BENCH_COLD_BUILDS=name=dir,... adds builds of the
-// JavaScript host to compare (see COLD_CONTROLS).
+// pass-through), and BENCH_COLD_BUILDS=name=dir,... adds builds of either
+// host to compare (see buildOf).
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -225,33 +225,36 @@ const COLD_CONTROLS = {
     ],
   },
 };
-// BENCH_COLD_BUILDS=name=dir,...: more cold-start controls, each the
-// JavaScript host's settings over another build directory (an index.js and
-// its wasm, as build/proxy-js holds them): an A/B of a change to the host.
-for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {
-  const [name, dir] = pair.split("=");
-  const build = join(ROOT, dir);
-  COLD_CONTROLS[name] = {
-    worker: () => oncekeyWorker(name, { ...JS, build }, { routes: [`${name}.bench/*`] }),
-    host: `${name}.bench`,
-    files: () => modulesOf(build),
-  };
-}
-// BENCH_BUILDS=name=dir,...: more steady-state controls, each the JavaScript
-// host's settings over another build directory (`name=rust:dir`: the Rust
-// host's, over a worker-build output), in every run including the quiet
-// ones: an A/B of a change to a host beside the peers.
-const EXTRA_BUILDS = [];
-for (const pair of process.env.BENCH_BUILDS?.split(",") ?? []) {
+/**
+ * A build of one of the hosts named on the command line (`name=dir`: the
+ * JavaScript host's settings over another build directory, an index.js and
+ * its wasm as build/proxy-js holds them; `name=rust:dir`: the Rust host's,
+ * over a worker-build output), as an implementation: an A/B of a change.
+ */
+const buildOf = (pair) => {
   const [name, spec] = pair.split("=");
   const rust = spec.startsWith("rust:");
   const build = join(ROOT, rust ? spec.slice("rust:".length) : spec);
-  IMPLS[name] = {
-    host: `${name}.bench`,
-    worker: () => oncekeyWorker(name, { ...(rust ? RUST : JS), build }, { routes: [`${name}.bench/*`] }),
-    files: () => modulesOf(build),
-    control: true,
-  };
+  return [
+    name,
+    {
+      host: `${name}.bench`,
+      worker: () => oncekeyWorker(name, { ...(rust ? RUST : JS), build }, { routes: [`${name}.bench/*`] }),
+      files: () => modulesOf(build),
+    },
+  ];
+};
+// BENCH_COLD_BUILDS=name=dir,...: more cold-start controls.
+for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {
+  const [name, impl] = buildOf(pair);
+  COLD_CONTROLS[name] = impl;
+}
+// BENCH_BUILDS=name=dir,...: more steady-state controls, in every run
+// including the quiet ones, beside the peers.
+const EXTRA_BUILDS = [];
+for (const pair of process.env.BENCH_BUILDS?.split(",") ?? []) {
+  const [name, impl] = buildOf(pair);
+  IMPLS[name] = { ...impl, control: true };
   EXTRA_BUILDS.push(name);
 }
 /** A cold start's implementation or control, by name. */
