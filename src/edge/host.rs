@@ -23,7 +23,7 @@ use super::durable_store::{DurableStore, StoreError};
 use super::form_keys;
 use super::http::{self, now_ms};
 use super::kv_replay::KvReplay;
-use super::origin::{OriginError, with_timeout};
+use super::origin::{OriginError, carry_cf, with_timeout};
 
 /// The origin handler [`Idempotency::handle`](crate::edge::Idempotency::handle) takes, named once for the
 /// code that passes it along: called at most once, with the request to
@@ -44,6 +44,17 @@ where
     }
 }
 
+/// Whose handler the origin call is, and what its request carries.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Handling {
+    /// Whether the origin is the proxy's own call
+    /// ([`Idempotency::proxying`](crate::edge::Idempotency::proxying)).
+    pub proxying: bool,
+    /// Whether the handler's request carries the client's `cf`
+    /// ([`Idempotency::proxying_to`](crate::edge::Idempotency::proxying_to)).
+    pub keeps_cf: bool,
+}
+
 /// Runs the exchange for the request with `head` to its end: the caller's
 /// answer as soon as there is one. From its `Detach` on, the rest runs
 /// under `waitUntil`, so a caller that goes away does not leave the key in
@@ -55,11 +66,11 @@ pub(super) async fn drive<O: OriginCall>(
     env: &Env,
     ctx: &Context,
     origin: O,
-    proxying: bool,
+    handling: Handling,
 ) -> Result<Response> {
     let (mut exchange, mut action) = Exchange::start(Rc::clone(&config), head, now_ms());
     let mut host =
-        Host { config, env: env.clone(), req, origin: Some(origin), kept: None, store: None, proxying, escaped: None };
+        Host { config, env: env.clone(), req, origin: Some(origin), kept: None, store: None, handling, escaped: None };
     let mut answer = None;
     loop {
         action = match action {
@@ -119,8 +130,8 @@ struct Host<O> {
     kept: Option<Response>,
     /// The store, once the exchange asks for it.
     store: Option<std::result::Result<DurableStore, String>>,
-    /// Whether the origin is the proxy's own call ([`Idempotency::proxying`](crate::edge::Idempotency::proxying)).
-    proxying: bool,
+    /// Whose handler the origin is, and whether its request carries `cf`.
+    handling: Handling,
     /// The user handler's error on a pass-through, for the runtime.
     escaped: Option<worker::Error>,
 }
@@ -224,6 +235,9 @@ impl<O: OriginCall> Host<O> {
         let init = worker::web_sys::RequestInit::new();
         init.set_method(&self.req.inner().method());
         init.set_headers(&headers.0);
+        if self.handling.keeps_cf {
+            carry_cf(self.req.inner(), &init);
+        }
         match body {
             Some(body) if !body.is_empty() => init.set_body(&worker::js_sys::Uint8Array::from(body.as_slice())),
             Some(_) => {}
@@ -301,7 +315,7 @@ impl<O: OriginCall> Host<O> {
         };
         // The user's handler on a request the layer does not cover: as if
         // oncekey were not there — no time limit, its error for the runtime.
-        let response = if self.proxying {
+        let response = if self.handling.proxying {
             with_timeout(origin.call(req), timeout_ms).await.map_err(|e| e.to_string())?
         } else {
             match origin.call(req).await {

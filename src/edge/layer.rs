@@ -13,9 +13,9 @@ use worker::{Context, Env, Request, Response, Result};
 use crate::core::{BindingKind, COORDINATOR_BINDING, Config, ConfigError, KV_BINDING, METRICS_BINDING, Problem};
 use crate::shared::variable_value::{env_string, env_variables};
 
-use super::host::drive;
+use super::host::{Handling, drive};
 use super::http;
-use super::origin::OriginError;
+use super::origin::{OriginError, ProxyOrigin};
 
 /// The idempotency layer, configured once.
 ///
@@ -35,9 +35,9 @@ use super::origin::OriginError;
 #[derive(Clone, Debug)]
 pub struct Idempotency {
     config: Rc<Config>,
-    /// Whether `origin` is the proxy's own call to its origin
-    /// ([`Idempotency::proxying`]) rather than the user's handler.
-    proxying: bool,
+    /// Whose handler `origin` is, and whether its request carries the
+    /// client's `cf`.
+    handling: Handling,
 }
 
 impl Idempotency {
@@ -46,7 +46,7 @@ impl Idempotency {
     /// ([`Config::bind_webhook_secrets`]): without them its deliveries are
     /// answered `500 misconfigured`, never checked against nothing.
     pub fn new(config: Config) -> Self {
-        Self { config: Rc::new(config), proxying: false }
+        Self { config: Rc::new(config), handling: Handling { proxying: false, keeps_cf: true } }
     }
 
     /// The layer in front of the proxy's own origin call: a request it does
@@ -55,7 +55,17 @@ impl Idempotency {
     /// own handler), such a request runs the handler exactly as without
     /// oncekey: its error reaches the runtime (SPEC §11).
     pub fn proxying(mut self) -> Self {
-        self.proxying = true;
+        self.handling.proxying = true;
+        self
+    }
+
+    /// [`proxying`](Idempotency::proxying) in front of `origin`: its
+    /// request carries the client's `cf` only when `origin` is a Worker,
+    /// which may read it. A URL has no use for it (the edge reads a
+    /// subrequest's `cf` as settings), and copying it costs a JSON round
+    /// trip per request.
+    pub fn proxying_to(mut self, origin: &ProxyOrigin) -> Self {
+        self.handling = Handling { proxying: true, keeps_cf: origin.reads_cf() };
         self
     }
 
@@ -122,7 +132,7 @@ impl Idempotency {
     {
         let metrics = env.analytics_engine(METRICS_BINDING).is_ok();
         let head = http::request_head(&req, &self.config, metrics)?;
-        drive(Rc::clone(&self.config), head, req, env, ctx, origin, self.proxying).await
+        drive(Rc::clone(&self.config), head, req, env, ctx, origin, self.handling).await
     }
 }
 

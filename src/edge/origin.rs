@@ -55,6 +55,12 @@ impl ProxyOrigin {
         Ok(Self { origin, service })
     }
 
+    /// Whether this origin reads the client's `cf`: a Worker may; a URL
+    /// has no use for it.
+    pub(super) fn reads_cf(&self) -> bool {
+        self.service.is_some()
+    }
+
     /// Which kind of origin this is.
     pub fn origin(&self) -> &Origin {
         &self.origin
@@ -84,6 +90,9 @@ impl ProxyOrigin {
             init.set_body(&body);
         }
         init.set_redirect(web_sys::RequestRedirect::Manual);
+        if self.reads_cf() {
+            carry_cf(req.inner(), &init);
+        }
         let outgoing = web_sys::Request::new_with_str_and_init(&target, &init)
             .map(Request::from)
             .map_err(|e| not_sent(e.into()))?;
@@ -92,5 +101,18 @@ impl ProxyOrigin {
             None => Fetch::Request(outgoing).send().await,
         };
         answer.map_err(|e| OriginError::NoAnswer(e.to_string()))
+    }
+}
+
+/// Sets `init`'s `cf` to `from`'s, when it has one: the request made from
+/// `init` carries the client's `cf` on to a handler or Worker that may read
+/// it (the runtime copies it, as JSON, once).
+pub(super) fn carry_cf(from: &web_sys::Request, init: &web_sys::RequestInit) {
+    let key = worker::wasm_bindgen::JsValue::from_str("cf");
+    if let Ok(cf) = worker::js_sys::Reflect::get(from, &key)
+        && cf.is_object()
+    {
+        // Setting a property on a plain object cannot fail.
+        let _ = worker::js_sys::Reflect::set(init, &key, &cf);
     }
 }

@@ -110,6 +110,17 @@ for (const [mode, setUp] of Object.entries(MODES)) {
       }
     });
 
+    if (mode === "service")
+      test("a Worker origin sees the client's `cf`, keyed or not, as without oncekey", async () => {
+        for (const headers of [{}, { "idempotency-key": newKey() }]) {
+          const res = await worker.fetch("/where", { method: "PUT", headers, body: "{}" });
+          assert.equal(res.status, 200);
+          const body = await res.json();
+          assert.equal(body.origin, "service");
+          assert.equal(body.colo, "DFW", `the origin saw no client cf (${JSON.stringify(headers)})`);
+        }
+      });
+
     test("a bare `?` reaches the origin as sent: an empty query is not dropped", async () => {
       const res = await worker.fetch("/search?");
       assert.equal(res.status, 200);

@@ -73,6 +73,7 @@ test("a retry replays the stored answer (Idempotent-Replayed), and the handler r
   assert.equal(first.status, 201);
   const body = await first.json();
   assert.equal(body.attempt, "1", "the handler saw Idempotency-Attempt: 1");
+  assert.equal(body.colo, "DFW", "the handler saw the client's cf");
   assert.equal(first.headers.get("idempotent-replayed"), null);
   assert.match(first.headers.get("server-timing"), /\bdo;dur=\d+.*origin;dur=\d+/);
   const again = await app.fetch(...order(it, key));

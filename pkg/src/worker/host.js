@@ -42,8 +42,8 @@ const {
  * `ctx.waitUntil`, so a caller that goes away does not leave the key in
  * flight.
  */
-export function drive(exchange, { handler, bindings, request, env, ctx, userHandler = false }) {
-  const host = new Host(handler, bindings, request, env, ctx, userHandler);
+export function drive(exchange, { handler, bindings, request, env, ctx, userHandler = false, keepCf = true }) {
+  const host = new Host(handler, bindings, request, env, ctx, userHandler, keepCf);
   let answered, failed;
   const answer = new Promise((resolve, reject) => {
     answered = resolve;
@@ -101,7 +101,7 @@ export function drive(exchange, { handler, bindings, request, env, ctx, userHand
 
 /** What performs one exchange's I/O actions. */
 class Host {
-  constructor(handler, bindings, request, env, ctx, userHandler) {
+  constructor(handler, bindings, request, env, ctx, userHandler, keepCf) {
     this.handler = handler;
     /**
      * Whether the handler is the user's (withIdempotency) rather than the
@@ -110,6 +110,8 @@ class Host {
      * reaching the runtime), and a covered one's throw is logged with its stack.
      */
     this.userHandler = userHandler;
+    /** Whether the handler's request carries the client's `cf` (origin.js, `outgoing`). */
+    this.keepCf = keepCf;
     this.bindings = bindings;
     this.request = request;
     this.env = env;
@@ -187,7 +189,10 @@ class Host {
     let response;
     try {
       // Unchanged, the client's request goes as it is, body unread.
-      const request = edits === undefined && body === undefined ? this.request : outgoing(this.request, edits, body);
+      const request =
+        edits === undefined && body === undefined
+          ? this.request
+          : outgoing(this.request, edits, body, undefined, this.keepCf);
       // The user's handler on a request the layer does not cover: as if
       // oncekey were not there — what it throws reaches the runtime, or
       // the framework's error handler, untouched (SPEC §11).
@@ -215,7 +220,7 @@ class Host {
     const cut = new AbortController();
     let request;
     try {
-      request = outgoing(this.request, exchange.edits, exchange.body, cut.signal);
+      request = outgoing(this.request, exchange.edits, exchange.body, cut.signal, this.keepCf);
     } catch (error) {
       return exchange.originFailed(OriginFailure.NotSent, messageOf(error), Date.now());
     }

@@ -24,7 +24,13 @@ export function proxy(options = {}) {
   let origin;
   let service;
   const toOrigin = (request, env) => forward(origin, layer, request, env[service]);
-  return protect(toOrigin, { ...options, [OWN_ORIGIN]: true }, (made, env, bindings) => {
+  // Only a Worker origin reads the client's `cf` (origin.js, `outgoing`).
+  const own = {
+    get readsCf() {
+      return origin === OriginKind.Service;
+    },
+  };
+  return protect(toOrigin, { ...options, [OWN_ORIGIN]: own }, (made, env, bindings) => {
     origin = made.proxyOrigin(env);
     layer = made;
     service = bindings.origin;
@@ -35,11 +41,14 @@ export function proxy(options = {}) {
  * Sends `request` on to the proxy's origin, at the URL the core gives.
  * Redirects are handed back: the runtime gives every incoming request the
  * `manual` redirect mode, and the requests the host makes from it keep it.
+ * A URL origin's request is made from the parts, not copied from
+ * `request`: a copy would copy its `cf` too, which a URL has no use for.
  */
 function forward(origin, layer, request, service) {
   if (origin === OriginKind.Service) return service.fetch(request);
   if (origin === OriginKind.Url) {
-    return fetch(new Request(layer.originTarget(request.url), request));
+    const { method, headers, body, redirect, signal } = request;
+    return fetch(layer.originTarget(request.url), { method, headers, body, redirect, signal });
   }
   return fetch(request);
 }
@@ -70,7 +79,8 @@ export function withIdempotency(handler, options = {}) {
  * what it throws makes the worker misconfigured like a bad option does.
  */
 function protect(handler, options, prepare) {
-  const { [OWN_ORIGIN]: proxying = false, ...layerOptions } = options ?? {};
+  const { [OWN_ORIGIN]: own, ...layerOptions } = options ?? {};
+  const proxying = own !== undefined;
   /**
    * The layer (or why there is none) made from `env`, with what it was
    * made from: the core checks `env` for it (its variables, its bindings'
@@ -106,7 +116,8 @@ function protect(handler, options, prepare) {
     if (made.misconfigured !== undefined) return misconfiguredResponse(made.misconfigured);
     const { bindings } = made;
     const exchange = start(made.layer, request, made.headersRead, env?.[bindings.metrics] !== undefined);
-    return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying });
+    const keepCf = own?.readsCf ?? true;
+    return drive(exchange, { handler, bindings, request, env, ctx, userHandler: !proxying, keepCf });
   };
 }
 
@@ -125,5 +136,8 @@ function sameSettings(a, b) {
   );
 }
 
-/** Marks the proxy's own origin call, whose failures are the layer's to answer (502). */
+/**
+ * Marks the proxy's own origin call, whose failures are the layer's to
+ * answer (502); its value says whether that origin reads the client's `cf`.
+ */
 const OWN_ORIGIN = Symbol("oncekey.proxy");

@@ -32,7 +32,9 @@ export function createOrigin(name) {
         attempt: request.headers.get("idempotency-attempt"),
       });
     }
-    return json(200, { method: request.method, path: url.pathname + url.search, url: request.url });
+    // `colo`: from the client's `cf`, when the request carried it (a Worker origin's does).
+    const colo = request.cf?.colo ?? null;
+    return json(200, { method: request.method, path: url.pathname + url.search, url: request.url, colo });
   };
 }
 

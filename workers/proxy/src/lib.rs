@@ -15,7 +15,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let configured = Idempotency::for_isolate(&env)
         .and_then(|layer| ProxyOrigin::from_env(&env, layer.config()).map(|origin| (layer, origin)));
     match configured {
-        Ok((layer, origin)) => layer.proxying().handle(req, &env, &ctx, move |req| origin.forward(req)).await,
+        Ok((layer, origin)) => layer.proxying_to(&origin).handle(req, &env, &ctx, move |req| origin.forward(req)).await,
         Err(problem) => misconfigured_response(&problem),
     }
 }

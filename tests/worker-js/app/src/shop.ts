@@ -28,7 +28,9 @@ export async function shop(request: Request): Promise<Response> {
   if (fault === "unavailable")
     return Response.json({ error: "try later" }, { status: 503, headers: { "retry-after": "1" } });
   const { item } = (await request.json()) as { item: string };
-  const order = { orderId: crypto.randomUUID(), attempt: request.headers.get("idempotency-attempt") };
+  // `colo`: from the client's `cf`, as the runtime gives it to the handler.
+  const colo = (request.cf?.colo as string | undefined) ?? null;
+  const order = { orderId: crypto.randomUUID(), attempt: request.headers.get("idempotency-attempt"), colo };
   orders.set(item, [...(orders.get(item) ?? []), order]);
   if (fault === "throw") throw new Error("the connection to the database dropped after the insert");
   return Response.json({ item, ...order }, { status: 201, headers: { "x-shop": "yes" } });
