@@ -192,7 +192,9 @@ bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/flo
 
 ## bench-edge: both oncekey hosts (build/proxy, build/proxy-js) against the
 ## peers in one workerd, then cold start per worker (bench/edge.mjs), then
-## what V8 compiles of each host's wasm for a first request (bench/wasm-compile.mjs).
+## what V8 compiles of each host's wasm for a first request (bench/wasm-compile.mjs),
+## and where workerd's CPU goes by kind of work, native frames included
+## (bench/native-profile.mjs: Linux perf; skipped without it).
 bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 	BENCH_QUIET=1 node bench/edge.mjs
@@ -200,6 +202,7 @@ bench-edge: install build-worker build-proxy-js bench-peers
 	BENCH_QUIET=peer node bench/edge.mjs
 	BENCH_QUIET=peer-js node bench/edge.mjs
 	node bench/wasm-compile.mjs
+	node bench/native-profile.mjs
 
 ## Native microbenchmarks of the core (criterion, benches/core.rs), written
 ## into bench/RESULTS.md by bench/core.mjs.

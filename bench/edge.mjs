@@ -61,7 +61,7 @@ import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
-import { DO_ONLY_RS, doOnlyRsWorker, median, oncekeyWorker, originWorker, peer } from "./workers.mjs";
+import { DO_ONLY_RS, doOnlyRsWorker, median, oncekeyWorker, originWorker, peer, shuffled } from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -476,24 +476,6 @@ function summary(parts) {
   const user = { cpu: parts.reduce((s, p) => s + p.userMs, 0) / all.length };
   user.roundCpu = parts.map((p) => p.userMs / p.results.length);
   return { rps: all.length / seconds, p50: pct(50), p99: pct(99), cpu: cpuPerRequest, roundCpu, user, statuses, all };
-}
-
-/**
- * `list` in a fresh order per round (seeded, so a rerun repeats it): no
- * series always follows the same one, and none always runs first or last.
- */
-function shuffled(list, round) {
-  let seed = 0x9e3779b9 ^ (round + 1);
-  const random = () => {
-    seed = Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) ^ Math.imul(seed ^ (seed >>> 12), 0x297a2d39);
-    return ((seed ^ (seed >>> 15)) >>> 0) / 2 ** 32;
-  };
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 /**

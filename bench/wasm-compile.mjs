@@ -9,48 +9,19 @@
 // --no-flush-liftoff-code shows whether V8's flush of Liftoff code is why.
 //
 // Miniflare has no option for V8 flags, so this runs a copy of its package
-// in build/miniflare-v8-flags/ whose workerd config takes them from
-// MINIFLARE_V8_FLAGS (one line added); its dependencies resolve from the
-// repository's node_modules as the original's do.
+// that takes them (bench/miniflare-v8-flags.mjs).
 //
 //   node bench/wasm-compile.mjs      # writes the edge-wasm-compile section of bench/RESULTS.md
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { WORKERS } from "../tests/edge/harness.mjs";
+import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
 import { doOnlyRsWorker, median, oncekeyWorker, originWorker } from "./workers.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = Number(process.env.BENCH_COMPILE_RUNS ?? 3);
 const QUIET_MS = 300;
 
 const { Miniflare } = await import(miniflareWithV8Flags());
-
-/** The copy of Miniflare whose workerd config carries MINIFLARE_V8_FLAGS, made when missing or stale. */
-function miniflareWithV8Flags() {
-  const from = join(ROOT, "node_modules", "miniflare");
-  const to = join(ROOT, "build", "miniflare-v8-flags");
-  const version = JSON.parse(readFileSync(join(from, "package.json"), "utf8")).version;
-  const entry = join(to, "dist", "src", "index.js");
-  const stamp = join(to, ".version");
-  if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== version) {
-    rmSync(to, { recursive: true, force: true });
-    cpSync(from, to, { recursive: true, dereference: true });
-    const source = readFileSync(entry, "utf8");
-    const config = "      extensions,\n      structuredLogging: this.#structuredWorkerdLogs\n";
-    if (!source.includes(config))
-      throw new Error(`miniflare ${version}: its workerd config is not where this expects it`);
-    const flags = '      v8Flags: process.env.MINIFLARE_V8_FLAGS?.split(" ").filter(Boolean) ?? [],\n';
-    writeFileSync(
-      entry,
-      source.replace(config, `      extensions,\n${flags}      structuredLogging: this.#structuredWorkerdLogs\n`),
-    );
-    writeFileSync(stamp, version);
-  }
-  return entry;
-}
 
 /** A worker reached on proxy.bench (from `WORKERS`), and the bench's origin worker. */
 const workers = (worker) => [

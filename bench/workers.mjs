@@ -1,6 +1,7 @@
-// The workers the edge benchmarks run (bench/edge.mjs, bench/wasm-compile.mjs):
-// an oncekey host's build configured as the harness configures the
-// production proxy, and the origin they all call.
+// The workers the edge benchmarks run (bench/edge.mjs, bench/wasm-compile.mjs,
+// bench/native-profile.mjs): an oncekey host's build configured as the
+// harness configures the production proxy, and the origin they all call;
+// and the helpers they share.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { COMPATIBILITY_DATE, defaultVars } from "../tests/edge/harness.mjs";
@@ -70,3 +71,21 @@ export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+
+/**
+ * `list` in a fresh order per round (seeded, so a rerun repeats it): no
+ * series always follows the same one, and none always runs first or last.
+ */
+export function shuffled(list, round) {
+  let seed = 0x9e3779b9 ^ (round + 1);
+  const random = () => {
+    seed = Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) ^ Math.imul(seed ^ (seed >>> 12), 0x297a2d39);
+    return ((seed ^ (seed >>> 15)) >>> 0) / 2 ** 32;
+  };
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
