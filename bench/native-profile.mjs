@@ -14,8 +14,9 @@
 //
 //   node bench/native-profile.mjs      # writes the edge-native-profile section of bench/RESULTS.md
 //
-// PROFILE_N (requests per series, 1500), PROFILE_ROUNDS (2),
-// PROFILE_HZ (samples a second, 4000). Needs `perf` (Debian's linux-perf)
+// PROFILE_N (requests per series, 750), PROFILE_ROUNDS (4),
+// PROFILE_HZ (samples a second, 4000), PROFILE_V8_FLAGS (more V8 flags, for
+// a diagnosis), PROFILE_IMPLS (the workers, comma-separated; all by default). Needs `perf` (Debian's linux-perf)
 // and the right to record a process (root, or perf_event_paranoid ≤ 1);
 // without them it says so and writes nothing.
 import { execFileSync, spawn } from "node:child_process";
@@ -32,6 +33,8 @@ import { DO_ONLY_RS, doOnlyRsWorker, oncekeyWorker, originWorker, peer, shuffled
 const N = Number(process.env.PROFILE_N ?? 750);
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 4);
 const HZ = Number(process.env.PROFILE_HZ ?? 4000);
+/** More V8 flags for workerd, for a diagnosis (PROFILE_V8_FLAGS, space-separated). */
+const EXTRA_FLAGS = process.env.PROFILE_V8_FLAGS?.split(" ").filter(Boolean) ?? [];
 const IN_FLIGHT = 4;
 const SETTLE_MS = 300;
 const HONO_DO = join(import.meta.dirname, "..", "build", "bench", "hono-do.js");
@@ -70,7 +73,9 @@ const IMPLS = {
   "do-only": () => peer("do-only", { kv: false }),
   ...(existsSync(DO_ONLY_RS) ? { "do-only-rs": () => doOnlyRsWorker("do-only-rs") } : {}),
 };
-const NAMES = Object.keys(IMPLS);
+// oncekey-js always, as every table is read against it.
+const CHOSEN = process.env.PROFILE_IMPLS?.split(",").filter((name) => name in IMPLS) ?? Object.keys(IMPLS);
+const NAMES = ["oncekey-js", ...CHOSEN.filter((name) => name !== "oncekey-js")];
 const PATHS = ["first", "replay", "baseline"];
 const PATH_NAMES = { first: "first execution", replay: "replay", baseline: "pass-through" };
 
@@ -124,7 +129,7 @@ function samplesOf(file) {
 async function main() {
   const loadStart = loadavg();
   const { Miniflare } = await import(miniflareWithV8Flags());
-  process.env.MINIFLARE_V8_FLAGS = "--perf-basic-prof";
+  process.env.MINIFLARE_V8_FLAGS = ["--perf-basic-prof", ...EXTRA_FLAGS].join(" ");
   const mf = new Miniflare({
     workers: [...NAMES.map((name) => IMPLS[name]()), originWorker],
     // Drained and dropped (a log line per decision): an unread pipe would stall workerd.
@@ -229,7 +234,10 @@ async function main() {
 function render(table, loadStart, loadEnd) {
   const f0 = (x) => (x === undefined ? "" : x.toFixed(0));
   const load = (l) => l.map((x) => x.toFixed(1)).join(" ");
-  const peer = NAMES.includes("hono-do-expiry") ? "hono-do-expiry" : "do-only";
+  // The peer each table is read against: the closest design held.
+  const peer =
+    ["hono-do-expiry", "hono-do", "do-only", ...NAMES].find((name) => NAMES.includes(name) && name !== "oncekey-js") ??
+    "oncekey-js";
   const sections = PATHS.map((path) => {
     const rows = table[path];
     const all = [...new Set(NAMES.flatMap((impl) => [...rows[impl].buckets.keys()]))];
@@ -267,7 +275,7 @@ ${top.join("\n")}
   return `<!-- edge-native-profile:start -->
 ### Edge, native profile: where workerd's CPU goes, by kind of work
 
-Command: \`node bench/native-profile.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+Command: \`${EXTRA_FLAGS.length > 0 ? `PROFILE_V8_FLAGS="${EXTRA_FLAGS.join(" ")}" ` : ""}node bench/native-profile.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
 load average ${load(loadStart)} → ${load(loadEnd)}. One workerd (V8's \`--perf-basic-prof\`) holding ${NAMES.join(", ")} and the
 origin; for each worker and path a series of ${N} requests, ${IN_FLIGHT} in flight, the series interleaved in ${ROUNDS}
 rounds, while \`perf record -e cpu-clock -F ${HZ} -p <workerd>\` samples every thread of the process, user and
