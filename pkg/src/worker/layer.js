@@ -38,19 +38,18 @@ export function proxy(options = {}) {
 }
 
 /**
- * Sends `request` on to the proxy's origin, at the URL the core gives.
- * Redirects are handed back: the runtime gives every incoming request the
- * `manual` redirect mode, and the requests the host makes from it keep it.
- * A URL origin's request is made from the parts, not copied from
- * `request`: a copy would copy its `cf` too, which a URL has no use for.
+ * Sends `request` on to the proxy's origin: the bound Worker, or the URL
+ * the core gives (`ORIGIN_URL`'s, or the request's own). Redirects are
+ * handed back: the runtime gives every incoming request the `manual`
+ * redirect mode, and the requests the host makes from it keep it. A URL's
+ * request is made from the parts, not copied from `request`: a copy would
+ * copy its `cf` too, which a URL has no use for.
  */
 function forward(origin, layer, request, service) {
   if (origin === OriginKind.Service) return service.fetch(request);
-  if (origin === OriginKind.Url) {
-    const { method, headers, body, redirect, signal } = request;
-    return fetch(layer.originTarget(request.url), { method, headers, body, redirect, signal });
-  }
-  return fetch(request);
+  const url = origin === OriginKind.Url ? layer.originTarget(request.url) : request.url;
+  const { method, headers, body, redirect, signal } = request;
+  return fetch(url, { method, headers, body, redirect, signal });
 }
 
 /** 500 `misconfigured`, with the core's log line. */
