@@ -55,10 +55,10 @@ impl ProxyOrigin {
         Ok(Self { origin, service })
     }
 
-    /// Whether this origin reads the client's `cf`: a Worker may; a URL
-    /// has no use for it.
+    /// Whether this origin's request carries the client's `cf`
+    /// ([`Origin::reads_client_cf`]).
     pub(super) fn reads_cf(&self) -> bool {
-        self.service.is_some()
+        self.origin.reads_client_cf()
     }
 
     /// Which kind of origin this is.

@@ -82,6 +82,14 @@ impl Layer {
         Ok(kind)
     }
 
+    /// Whether the chosen origin's request carries the client's `cf` (the
+    /// core's rule, `Origin::reads_client_cf`); `false` before one is
+    /// chosen.
+    #[wasm_bindgen(getter, js_name = originReadsCf)]
+    pub fn origin_reads_cf(&self) -> bool {
+        self.origin.as_ref().is_some_and(Origin::reads_client_cf)
+    }
+
     /// The URL a proxied request sent to `url` goes to when the chosen
     /// origin is `ORIGIN_URL` (SPEC §10: the request's path and query
     /// appended to it); `undefined` for the other kinds, which keep the

@@ -24,14 +24,12 @@ export function proxy(options = {}) {
   let origin;
   let service;
   const toOrigin = (request, env) => forward(origin, layer, request, env[service]);
-  // Only a Worker origin reads the client's `cf` (origin.js, `outgoing`).
-  const own = {
-    get readsCf() {
-      return origin === OriginKind.Service;
-    },
-  };
+  // Whether the origin's request carries the client's `cf` (origin.js,
+  // `outgoing`): the core's rule, read once the origin is chosen.
+  const own = { readsCf: true };
   return protect(toOrigin, { ...options, [OWN_ORIGIN]: own }, (made, env, bindings) => {
     origin = made.proxyOrigin(env);
+    own.readsCf = made.originReadsCf;
     layer = made;
     service = bindings.origin;
   });
@@ -47,9 +45,8 @@ export function proxy(options = {}) {
  */
 function forward(origin, layer, request, service) {
   if (origin === OriginKind.Service) return service.fetch(request);
-  const url = origin === OriginKind.Url ? layer.originTarget(request.url) : request.url;
   const { method, headers, body, redirect, signal } = request;
-  return fetch(url, { method, headers, body, redirect, signal });
+  return fetch(layer.originTarget(request.url) ?? request.url, { method, headers, body, redirect, signal });
 }
 
 /** 500 `misconfigured`, with the core's log line. */

@@ -58,6 +58,22 @@ impl Origin {
         }
     }
 
+    /// Whether the origin's request carries the client's `cf` (country,
+    /// colo, bot score, mTLS verdict): a Worker may decide on it, so it gets
+    /// it as it would without oncekey; a URL never sees it (the edge reads a
+    /// subrequest's `cf` as its own settings), and copying it costs the
+    /// runtime a JSON round trip per copy.
+    ///
+    /// ```
+    /// use oncekey::core::Origin;
+    /// assert!(Origin::Service.reads_client_cf());
+    /// assert!(!Origin::Url("https://api.example.com".into()).reads_client_cf());
+    /// assert!(!Origin::SameUrl.reads_client_cf());
+    /// ```
+    pub fn reads_client_cf(&self) -> bool {
+        matches!(self, Self::Service)
+    }
+
     /// The URL a request sent to `request_url` (as the runtime serialises
     /// it) goes to, when the origin is a URL: the request's path and query
     /// after it; `None` for the other kinds, which keep the request's own URL.
