@@ -61,7 +61,18 @@ import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
-import { DO_ONLY_RS, doOnlyRsWorker, median, oncekeyWorker, originWorker, peer, shuffled } from "./workers.mjs";
+import {
+  DO_ONLY_RS,
+  doOnlyRsWorker,
+  HONO_DO,
+  honoDoWorker,
+  median,
+  oncekeyWorker,
+  originWorker,
+  peer,
+  postTo,
+  shuffled,
+} from "./workers.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -77,7 +88,6 @@ const SEQ_ROUNDS = Number(process.env.BENCH_SEQ_ROUNDS ?? 3);
 const SETTLE_MS = 250;
 const WARMUP = 200;
 
-const HONO_DO = join(ROOT, "build", "bench", "hono-do.js");
 const RUST = WORKERS.proxy;
 const JS = WORKERS["proxy-js"];
 /** A build directory's JavaScript and wasm modules (not its source map or README). */
@@ -135,14 +145,14 @@ const IMPLS = {
     ? {
         "hono-do": {
           host: "hono-do.bench",
-          worker: () => peer("hono-do", { kv: false }),
+          worker: () => honoDoWorker("hono-do"),
           files: () => [HONO_DO],
         },
         // hono-do with the expiry alarm SPEC §4 asks for (set in `lock`):
         // hono-do doing that part of oncekey's storage work.
         "hono-do-expiry": {
           host: "hono-do-expiry.bench",
-          worker: () => peer("hono-do-expiry", { kv: false, script: "hono-do", bindings: { EXPIRY: "1" } }),
+          worker: () => honoDoWorker("hono-do-expiry", { expiry: true }),
           files: () => [HONO_DO],
           control: true,
           sameScriptAs: "hono-do",
@@ -298,32 +308,6 @@ const f2 = (x) => x.toFixed(2);
 const load = (l) => l.map((x) => x.toFixed(1)).join(" ");
 const check = (ok) => (ok ? "met" : "**missed**");
 const PATH_NAMES = { baseline: "pass-through", first: "first execution", replay: "replay" };
-
-/** One POST /api/orders to `host` on `url` (Miniflare routes on MF-Original-URL). */
-async function postTo(url, host, item, key) {
-  const body = JSON.stringify({ item, quantity: 1, amountCents: 1200 });
-  const headers = { "content-type": "application/json", "mf-original-url": `http://${host}/api/orders` };
-  if (key) headers["idempotency-key"] = key;
-  const started = process.hrtime.bigint();
-  let res, text;
-  try {
-    res = await fetch(new URL("/api/orders", url), { method: "POST", headers, body });
-    text = await res.text();
-  } catch (e) {
-    // Counted, and the run fails at the end naming the series.
-    console.error(`${host}: ${e.message} (${e.cause?.code ?? e.cause?.message ?? "no cause"})`);
-    return {
-      status: `network error ${e.cause?.code ?? ""}`.trim(),
-      ms: Number(process.hrtime.bigint() - started) / 1e6,
-    };
-  }
-  return {
-    status: res.status,
-    ms: Number(process.hrtime.bigint() - started) / 1e6,
-    replayed: res.headers.get("idempotent-replayed"),
-    text,
-  };
-}
 
 // ---- Steady state: every implementation in one workerd ----------------------
 

@@ -28,7 +28,17 @@ import { WORKERS } from "../tests/edge/harness.mjs";
 import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
-import { DO_ONLY_RS, doOnlyRsWorker, oncekeyWorker, originWorker, peer, shuffled } from "./workers.mjs";
+import {
+  DO_ONLY_RS,
+  doOnlyRsWorker,
+  HONO_DO,
+  honoDoWorker,
+  oncekeyWorker,
+  originWorker,
+  peer,
+  postTo,
+  shuffled,
+} from "./workers.mjs";
 
 const N = Number(process.env.PROFILE_N ?? 750);
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 4);
@@ -37,7 +47,6 @@ const HZ = Number(process.env.PROFILE_HZ ?? 4000);
 const EXTRA_FLAGS = process.env.PROFILE_V8_FLAGS?.split(" ").filter(Boolean) ?? [];
 const IN_FLIGHT = 4;
 const SETTLE_MS = 300;
-const HONO_DO = join(import.meta.dirname, "..", "build", "bench", "hono-do.js");
 
 /** Why perf cannot record here, or undefined when it can. */
 function perfMissing() {
@@ -66,8 +75,8 @@ const IMPLS = {
   "oncekey-rust": () => oncekeyWorker("oncekey-rust", WORKERS.proxy, { routes: ["oncekey-rust.bench/*"] }),
   ...(existsSync(HONO_DO)
     ? {
-        "hono-do": () => peer("hono-do", { kv: false }),
-        "hono-do-expiry": () => peer("hono-do-expiry", { kv: false, script: "hono-do", bindings: { EXPIRY: "1" } }),
+        "hono-do": () => honoDoWorker("hono-do"),
+        "hono-do-expiry": () => honoDoWorker("hono-do-expiry", { expiry: true }),
       }
     : {}),
   "do-only": () => peer("do-only", { kv: false }),
@@ -143,12 +152,8 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), "oncekey-native-profile-"));
   try {
     const post = async (impl, item, key) => {
-      const body = JSON.stringify({ item, quantity: 1, amountCents: 1200 });
-      const headers = { "content-type": "application/json", "mf-original-url": `http://${impl}.bench/api/orders` };
-      if (key) headers["idempotency-key"] = key;
-      const res = await fetch(new URL("/api/orders", url), { method: "POST", headers, body });
-      const text = await res.text();
-      if (res.status !== 201) throw new Error(`${impl}: ${res.status} ${text.slice(0, 200)}`);
+      const { status, text } = await postTo(url, `${impl}.bench`, item, key);
+      if (status !== 201) throw new Error(`${impl}: ${status} ${text?.slice(0, 200) ?? ""}`);
     };
     const replayKeys = {};
     const request = {
@@ -222,8 +227,9 @@ async function main() {
         measuredUs: (s.cpuMs * 1000) / requests,
       };
     }
-    writeSection("edge-native-profile", render(table, loadStart, loadavg()));
-    console.log(render(table, loadStart, loadavg()));
+    const section = render(table, loadStart, loadavg());
+    writeSection("edge-native-profile", section);
+    console.log(section);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(`/tmp/perf-${pid}.map`, { force: true });

@@ -55,6 +55,16 @@ export const peer = (name, { flags = [], coordinator = true, kv = true, script =
   durableObjects: coordinator ? { IDEMPOTENCY_DO: { className: "Coordinator", useSQLite: true } } : {},
 });
 
+/** Where `make bench-peers` builds hono-idempotency on a Durable Object (bench/peers/hono-do.ts), when it finds its source. */
+export const HONO_DO = join(ROOT, "build", "bench", "hono-do.js");
+
+/**
+ * hono-do as a worker; `expiry`: its `lock` also sets the expiry alarm SPEC
+ * §4 asks for (the control hono-do-expiry).
+ */
+export const honoDoWorker = (name, { expiry = false } = {}) =>
+  peer(name, { kv: false, script: "hono-do", bindings: expiry ? { EXPIRY: "1" } : {} });
+
 /** Where `make bench-peers` builds do-only in Rust (bench/peers/do-only-rs) with worker-build. */
 export const DO_ONLY_RS = join(ROOT, "build", "bench", "do-only-rs");
 
@@ -88,4 +98,30 @@ export function shuffled(list, round) {
     [out[i], out[j]] = [out[j], out[i]];
   }
   return out;
+}
+
+/** One POST /api/orders to `host` on `url` (Miniflare routes on MF-Original-URL). */
+export async function postTo(url, host, item, key) {
+  const body = JSON.stringify({ item, quantity: 1, amountCents: 1200 });
+  const headers = { "content-type": "application/json", "mf-original-url": `http://${host}/api/orders` };
+  if (key) headers["idempotency-key"] = key;
+  const started = process.hrtime.bigint();
+  let res, text;
+  try {
+    res = await fetch(new URL("/api/orders", url), { method: "POST", headers, body });
+    text = await res.text();
+  } catch (e) {
+    // Counted, and the run fails at the end naming the series.
+    console.error(`${host}: ${e.message} (${e.cause?.code ?? e.cause?.message ?? "no cause"})`);
+    return {
+      status: `network error ${e.cause?.code ?? ""}`.trim(),
+      ms: Number(process.hrtime.bigint() - started) / 1e6,
+    };
+  }
+  return {
+    status: res.status,
+    ms: Number(process.hrtime.bigint() - started) / 1e6,
+    replayed: res.headers.get("idempotent-replayed"),
+    text,
+  };
 }
