@@ -49,6 +49,11 @@
 // BENCH_COLD_KEYLESS=1 sends its requests with no key (each layer's
 // pass-through), and BENCH_COLD_BUILDS=name=dir,... adds builds of either
 // host to compare (see buildOf).
+// The objects' SQLite files go under the temporary directory: `TMPDIR` on a
+// tmpfs (`mount -t tmpfs tmpfs /mnt/mf`, then `TMPDIR=/mnt/mf`) takes the
+// disk's syncs, and most of their noise, out of every first execution; each
+// section says where they were. (Here, with five workers' objects on a
+// tmpfs, a series once failed with SQLITE_NOMEM: run fewer workers then.)
 // Writes bench/RESULTS.md (the other sections of the file are left alone).
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -67,6 +72,7 @@ import {
   HONO_DO,
   honoDoWorker,
   median,
+  objectFiles,
   oncekeyWorker,
   originWorker,
   peer,
@@ -973,9 +979,9 @@ function peerSection() {
   };
   const marker = PEER_JS ? "edge-peer-js" : "edge-peer";
   const held = PEER_JS
-    ? "oncekey-js (the root config's proxy, default settings: KV copies on retry), **hono-do**"
+    ? "oncekey-js (the root config's proxy, default settings: KV copies on retry; its `enable_request_signal` flag), **hono-do**"
     : `oncekey-js (the root config's proxy, default settings:
-KV copies on retry), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-rust (default settings), **hono-do**`;
+KV copies on retry; its \`enable_request_signal\` flag, as every oncekey worker here), oncekey-js-kv-off (\`IDEMPOTENCY_KV_REPLAY=off\`), oncekey-rust (default settings), **hono-do**`;
   const controls = PEER_JS ? "hono-do-expiry (a control)" : "do-only and do-only-rs (controls)";
   const rowsOf = (row) =>
     [
@@ -1011,7 +1017,7 @@ Multiples of hono-do's figure (target, issue 35: the JavaScript host ≤ 1.0× o
 ${rows.join("\n")}
 
 The same CPU multiples counting workerd's user-mode time only. Local workerd keeps each Durable Object in a SQLite
-file of its own, so every first execution creates files. The kernel's time for that (system time: ${systemShare}
+file of its own (here under ${objectFiles()}; \`TMPDIR\` chooses), so every first execution creates files. The kernel's time for that (system time: ${systemShare}
 of a first execution's CPU in this run, and its largest source of noise) is this machine's, not the platform's:
 Cloudflare bills the isolate's CPU time, and its object storage is not a file per object on the Worker's machine.
 

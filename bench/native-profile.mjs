@@ -16,14 +16,17 @@
 //
 // PROFILE_N (requests per series, 750), PROFILE_ROUNDS (4),
 // PROFILE_HZ (samples a second, 4000), PROFILE_V8_FLAGS (more V8 flags, for
-// a diagnosis), PROFILE_IMPLS (the workers, comma-separated; all by default). Needs `perf` (Debian's linux-perf)
+// a diagnosis), PROFILE_IMPLS (the workers, comma-separated; all by default),
+// PROFILE_BUILDS (name=dir,...: more builds of the JavaScript proxy, for an
+// A/B, `rust:dir` for the Rust host's; added to the workers); TMPDIR, as
+// for bench/edge.mjs, chooses where the objects' files go. Needs `perf` (Debian's linux-perf)
 // and the right to record a process (root, or perf_event_paranoid ≤ 1);
 // without them it says so and writes nothing.
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
@@ -33,6 +36,7 @@ import {
   doOnlyRsWorker,
   HONO_DO,
   honoDoWorker,
+  objectFiles,
   oncekeyWorker,
   originWorker,
   peer,
@@ -82,9 +86,20 @@ const IMPLS = {
   "do-only": () => peer("do-only", { kv: false }),
   ...(existsSync(DO_ONLY_RS) ? { "do-only-rs": () => doOnlyRsWorker("do-only-rs") } : {}),
 };
+const BUILDS = process.env.PROFILE_BUILDS?.split(",").filter(Boolean) ?? [];
+for (const pair of BUILDS) {
+  const [name, spec] = pair.split("=");
+  const rust = spec.startsWith("rust:");
+  const host = rust ? WORKERS.proxy : WORKERS["proxy-js"];
+  const build = resolve(rust ? spec.slice("rust:".length) : spec);
+  IMPLS[name] = () => oncekeyWorker(name, { ...host, build }, { routes: [`${name}.bench/*`] });
+}
 // oncekey-js always, as every table is read against it.
-const CHOSEN = process.env.PROFILE_IMPLS?.split(",").filter((name) => name in IMPLS) ?? Object.keys(IMPLS);
-const NAMES = ["oncekey-js", ...CHOSEN.filter((name) => name !== "oncekey-js")];
+const CHOSEN = [
+  ...(process.env.PROFILE_IMPLS?.split(",").filter((name) => name in IMPLS) ?? Object.keys(IMPLS)),
+  ...BUILDS.map((pair) => pair.split("=")[0]),
+];
+const NAMES = ["oncekey-js", ...new Set(CHOSEN.filter((name) => name !== "oncekey-js"))];
 const PATHS = ["first", "replay", "baseline"];
 const PATH_NAMES = { first: "first execution", replay: "replay", baseline: "pass-through" };
 
@@ -281,7 +296,7 @@ ${top.join("\n")}
   return `<!-- edge-native-profile:start -->
 ### Edge, native profile: where workerd's CPU goes, by kind of work
 
-Command: \`${EXTRA_FLAGS.length > 0 ? `PROFILE_V8_FLAGS="${EXTRA_FLAGS.join(" ")}" ` : ""}node bench/native-profile.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+Command: \`${EXTRA_FLAGS.length > 0 ? `PROFILE_V8_FLAGS="${EXTRA_FLAGS.join(" ")}" ` : ""}${BUILDS.length > 0 ? `PROFILE_BUILDS=${BUILDS.join(",")} ` : ""}node bench/native-profile.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
 load average ${load(loadStart)} → ${load(loadEnd)}. One workerd (V8's \`--perf-basic-prof\`) holding ${NAMES.join(", ")} and the
 origin; for each worker and path a series of ${N} requests, ${IN_FLIGHT} in flight, the series interleaved in ${ROUNDS}
 rounds, while \`perf record -e cpu-clock -F ${HZ} -p <workerd>\` samples every thread of the process, user and
@@ -289,8 +304,9 @@ kernel mode. A sample goes in one row by its own frame (the function running, no
 are named by V8's map. Rows are µs per request (samples × ${(1e6 / HZ).toFixed(0)} µs ÷ requests), in order of what
 oncekey-js spends beyond ${peer}. Sampling costs the process some time of its own: each figure is higher than
 bench/edge.mjs's for the same path, and a comparison holds within one table.
-Local workerd keeps each Durable Object in a SQLite file of its own: the kernel row of a first execution is mostly
-creating those files and syncing them, work that is this machine's and not the platform's.
+Local workerd keeps each Durable Object in a SQLite file of its own (here under ${objectFiles()}; \`TMPDIR\`
+chooses): the kernel row of a first execution is mostly creating those files, and on a disk syncing them, work that is
+this machine's and not the platform's.
 
 ${sections.join("\n\n")}
 <!-- edge-native-profile:end -->

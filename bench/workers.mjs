@@ -2,9 +2,11 @@
 // bench/native-profile.mjs): an oncekey host's build configured as the
 // harness configures the production proxy, and the origin they all call;
 // and the helpers they share.
+import { readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMPATIBILITY_DATE, defaultVars } from "../tests/edge/harness.mjs";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, defaultVars } from "../tests/edge/harness.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -13,8 +15,9 @@ export const ORIGIN_URL = "http://origin.bench";
 
 /**
  * An oncekey host's build as a worker, configured as the harness configures
- * the production proxy: its wrangler config's [vars], ORIGIN_URL, its own KV
- * namespace and IdempotencyCoordinator objects.
+ * the production proxy: the root config's compatibility date and flags, its
+ * wrangler config's [vars], ORIGIN_URL, its own KV namespace and
+ * IdempotencyCoordinator objects.
  */
 export const oncekeyWorker = (name, { build, config }, { routes = [], kvId = `${name}-kv`, vars = {} } = {}) => ({
   name,
@@ -24,6 +27,7 @@ export const oncekeyWorker = (name, { build, config }, { routes = [], kvId = `${
   scriptPath: join(build, "index.js"),
   modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
   compatibilityDate: COMPATIBILITY_DATE,
+  compatibilityFlags: COMPATIBILITY_FLAGS,
   bindings: { ...defaultVars(config), ORIGIN_URL, ...vars },
   kvNamespaces: { IDEMPOTENCY_KV: kvId },
   durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
@@ -125,3 +129,19 @@ export async function postTo(url, host, item, key) {
     text,
   };
 }
+
+/**
+ * Where local workerd keeps the objects' SQLite files, as a section says it:
+ * Miniflare puts them under the temporary directory (`TMPDIR`), and a
+ * tmpfs there takes the disk's syncs out of every first execution.
+ */
+export const objectFiles = () => {
+  const dir = realpathSync(tmpdir());
+  let best = { at: "", type: "unknown" };
+  for (const line of readFileSync("/proc/mounts", "utf8").split("\n")) {
+    const [, at, type] = line.split(" ");
+    const under = at === "/" || dir === at || dir.startsWith(`${at}/`);
+    if (type !== undefined && under && at.length >= best.at.length) best = { at, type };
+  }
+  return `\`${dir}\` (${best.type})`;
+};
