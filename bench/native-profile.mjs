@@ -23,7 +23,6 @@
 // and the right to record a process (root, or perf_event_paranoid ≤ 1);
 // without them it says so and writes nothing.
 import { execFileSync, spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -40,7 +39,7 @@ import {
   oncekeyWorker,
   originWorker,
   peer,
-  postTo,
+  seriesOn,
   shuffled,
 } from "./workers.mjs";
 
@@ -166,34 +165,9 @@ async function main() {
   const pid = workerdPid();
   const dir = mkdtempSync(join(tmpdir(), "oncekey-native-profile-"));
   try {
-    const post = async (impl, item, key) => {
-      const { status, text } = await postTo(url, `${impl}.bench`, item, key);
-      if (status !== 201) throw new Error(`${impl}: ${status} ${text?.slice(0, 200) ?? ""}`);
-    };
-    const replayKeys = {};
-    const request = {
-      first: (impl, item) => post(impl, item, randomUUID()),
-      baseline: (impl, item) => post(impl, item),
-    };
-    request.replay = (impl, _item, i) => post(impl, "replay-item", replayKeys[impl][i % replayKeys[impl].length]);
-    const run = async (impl, path, count) => {
-      let next = 0;
-      const tag = randomUUID().slice(0, 6);
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next < count) {
-            const i = next++;
-            await request[path](impl, `${impl}-${tag}-${i % 16}`, i);
-          }
-        }),
-      );
-    };
+    const { run, warm } = seriesOn(url, IN_FLIGHT);
     const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    for (const impl of NAMES) {
-      replayKeys[impl] = Array.from({ length: 100 }, () => randomUUID());
-      for (const key of replayKeys[impl]) await post(impl, "replay-item", key);
-      for (const path of PATHS) await run(impl, path, 300);
-    }
+    await warm(NAMES, PATHS);
     // Each series: perf attached to workerd while one worker serves N
     // requests of one path; the series interleaved, in a fresh order each
     // round (a first execution costs more as the objects' files pile up,

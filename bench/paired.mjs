@@ -17,7 +17,6 @@
 // PAIRED_BUILDS (name=dir,...: more builds of the JavaScript proxy, beside
 // the others, for an A/B). TMPDIR chooses where the objects' files go, as
 // for bench/edge.mjs.
-import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { resolve } from "node:path";
@@ -32,7 +31,7 @@ import {
   objectFiles,
   oncekeyWorker,
   originWorker,
-  postTo,
+  seriesOn,
   shuffled,
 } from "./workers.mjs";
 
@@ -86,38 +85,10 @@ async function oneRun(order) {
   const pid = workerdPid();
   const figures = Object.fromEntries(PATHS.map((path) => [path, Object.fromEntries(NAMES.map((impl) => [impl, []]))]));
   try {
-    const post = async (impl, item, key) => {
-      const { status, text, ms } = await postTo(url, `${impl}.bench`, item, key);
-      if (status !== 201) throw new Error(`${impl}: ${status} ${text?.slice(0, 200) ?? ""}`);
-      return ms;
-    };
-    const replayKeys = {};
-    const request = {
-      first: (impl, item) => post(impl, item, randomUUID()),
-      replay: (impl, _item, i) => post(impl, "replay-item", replayKeys[impl][i % replayKeys[impl].length]),
-    };
-    // A series: each request's latency, ms.
-    const run = async (impl, path, count) => {
-      let next = 0;
-      const tag = randomUUID().slice(0, 6);
-      const latencies = [];
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next < count) {
-            const i = next++;
-            latencies.push(await request[path](impl, `${impl}-${tag}-${i % 16}`, i));
-          }
-        }),
-      );
-      return latencies;
-    };
+    const { run, warm } = seriesOn(url, IN_FLIGHT);
     const settle = () => new Promise((done) => setTimeout(done, SETTLE_MS));
     // Warm-up: every worker's isolate, classes and objects, and the keys replays ask for.
-    for (const impl of NAMES) {
-      replayKeys[impl] = Array.from({ length: 100 }, () => randomUUID());
-      for (const key of replayKeys[impl]) await post(impl, "replay-item", key);
-      for (const path of PATHS) await run(impl, path, 300);
-    }
+    await warm(NAMES, PATHS);
     // One path at a time: workerd evicts an idle object some seconds after
     // its last call, and the first executions' thousands of objects would
     // be evicted during the replays' series, which cost a third as much.

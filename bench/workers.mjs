@@ -2,6 +2,7 @@
 // bench/native-profile.mjs): an oncekey host's build configured as the
 // harness configures the production proxy, and the origin they all call;
 // and the helpers they share.
+import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -128,6 +129,51 @@ export async function postTo(url, host, item, key) {
     replayed: res.headers.get("idempotent-replayed"),
     text,
   };
+}
+
+/**
+ * Series of `POST /api/orders` to the workers on `url` (each on its
+ * `<name>.bench` route), `inFlight` at a time. `run(impl, path, count)`
+ * sends `count` requests of one path — `first` (a new key each), `replay`
+ * (a key `warm` completed) or `baseline` (no key) — and answers their
+ * latencies in ms; any status but 201 fails it. `warm(impls, paths)`
+ * completes 100 keys per worker for its replays, then sends 300 requests
+ * of each path.
+ */
+export function seriesOn(url, inFlight) {
+  const replayKeys = {};
+  const post = async (impl, item, key) => {
+    const { status, text, ms } = await postTo(url, `${impl}.bench`, item, key);
+    if (status !== 201) throw new Error(`${impl}: ${status} ${text?.slice(0, 200) ?? ""}`);
+    return ms;
+  };
+  const request = {
+    first: (impl, item) => post(impl, item, randomUUID()),
+    replay: (impl, _item, i) => post(impl, "replay-item", replayKeys[impl][i % replayKeys[impl].length]),
+    baseline: (impl, item) => post(impl, item),
+  };
+  const run = async (impl, path, count) => {
+    let next = 0;
+    const tag = randomUUID().slice(0, 6);
+    const latencies = [];
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < count) {
+          const i = next++;
+          latencies.push(await request[path](impl, `${impl}-${tag}-${i % 16}`, i));
+        }
+      }),
+    );
+    return latencies;
+  };
+  const warm = async (impls, paths) => {
+    for (const impl of impls) {
+      replayKeys[impl] = Array.from({ length: 100 }, () => randomUUID());
+      for (const key of replayKeys[impl]) await post(impl, "replay-item", key);
+      for (const path of paths) await run(impl, path, 300);
+    }
+  };
+  return { run, warm };
 }
 
 /**
