@@ -32,6 +32,7 @@ import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
   DO_ONLY_RS,
+  drainStdio,
   doOnlyRsWorker,
   HONO_DO,
   honoDoWorker,
@@ -155,11 +156,7 @@ async function main() {
   process.env.MINIFLARE_V8_FLAGS = ["--perf-basic-prof", ...EXTRA_FLAGS].join(" ");
   const mf = new Miniflare({
     workers: [...NAMES.map((name) => IMPLS[name]()), originWorker],
-    // Drained and dropped (a log line per decision): an unread pipe would stall workerd.
-    handleRuntimeStdio: (out, err) => {
-      out.resume();
-      err.resume();
-    },
+    handleRuntimeStdio: drainStdio,
   });
   const url = await mf.ready;
   const pid = workerdPid();

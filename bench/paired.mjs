@@ -25,6 +25,7 @@ import { WORKERS } from "../tests/edge/harness.mjs";
 import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
+  drainStdio,
   HONO_DO,
   honoDoWorker,
   median,
@@ -75,11 +76,7 @@ const PATH_NAMES = { first: "first execution", replay: "replay" };
 async function oneRun(order) {
   const mf = new Miniflare({
     workers: [...order.map((name) => IMPLS[name]()), originWorker],
-    // Drained and dropped (a log line per decision): an unread pipe would stall workerd.
-    handleRuntimeStdio: (out, err) => {
-      out.resume();
-      err.resume();
-    },
+    handleRuntimeStdio: drainStdio,
   });
   const url = await mf.ready;
   const pid = workerdPid();

@@ -132,6 +132,15 @@ export async function postTo(url, host, item, key) {
 }
 
 /**
+ * Miniflare's `handleRuntimeStdio` for a bench: workerd's output drained and
+ * dropped (a log line per decision; an unread pipe would stall workerd).
+ */
+export const drainStdio = (out, err) => {
+  out.resume();
+  err.resume();
+};
+
+/**
  * Series of `POST /api/orders` to the workers on `url` (each on its
  * `<name>.bench` route), `inFlight` at a time. `run(impl, path, count)`
  * sends `count` requests of one path — `first` (a new key each), `replay`
