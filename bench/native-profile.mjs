@@ -153,14 +153,18 @@ function samplesOf(file) {
 async function main() {
   const loadStart = loadavg();
   const { Miniflare } = await import(miniflareWithV8Flags());
-  process.env.MINIFLARE_V8_FLAGS = ["--perf-basic-prof", ...EXTRA_FLAGS].join(" ");
+  const dir = mkdtempSync(join(tmpdir(), "oncekey-native-profile-"));
+  // V8's log, which its map of generated code comes with: one file, in the
+  // directory removed at the end (else a file per isolate in the working
+  // directory).
+  const log = ["--no-logfile-per-isolate", `--logfile=${join(dir, "v8.log")}`];
+  process.env.MINIFLARE_V8_FLAGS = ["--perf-basic-prof", ...log, ...EXTRA_FLAGS].join(" ");
   const mf = new Miniflare({
     workers: [...NAMES.map((name) => IMPLS[name]()), originWorker],
     handleRuntimeStdio: drainStdio,
   });
   const url = await mf.ready;
   const pid = workerdPid();
-  const dir = mkdtempSync(join(tmpdir(), "oncekey-native-profile-"));
   try {
     const { run, warm } = seriesOn(url, IN_FLIGHT);
     const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
