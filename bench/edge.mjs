@@ -72,6 +72,7 @@ import {
   HONO_DO,
   honoDoWorker,
   median,
+  namedBuild,
   objectFiles,
   oncekeyWorker,
   originWorker,
@@ -248,17 +249,8 @@ const COLD_CONTROLS = {
  * over a worker-build output), as an implementation: an A/B of a change.
  */
 const buildOf = (pair) => {
-  const [name, spec] = pair.split("=");
-  const rust = spec.startsWith("rust:");
-  const build = join(ROOT, rust ? spec.slice("rust:".length) : spec);
-  return [
-    name,
-    {
-      host: `${name}.bench`,
-      worker: () => oncekeyWorker(name, { ...(rust ? RUST : JS), build }, { routes: [`${name}.bench/*`] }),
-      files: () => modulesOf(build),
-    },
-  ];
+  const { name, build, worker } = namedBuild(pair);
+  return [name, { host: `${name}.bench`, worker, files: () => modulesOf(build) }];
 };
 // BENCH_COLD_BUILDS=name=dir,...: more cold-start controls.
 for (const pair of process.env.BENCH_COLD_BUILDS?.split(",") ?? []) {

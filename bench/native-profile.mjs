@@ -25,7 +25,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
@@ -36,6 +36,7 @@ import {
   doOnlyRsWorker,
   HONO_DO,
   honoDoWorker,
+  namedBuild,
   objectFiles,
   oncekeyWorker,
   originWorker,
@@ -88,11 +89,8 @@ const IMPLS = {
 };
 const BUILDS = process.env.PROFILE_BUILDS?.split(",").filter(Boolean) ?? [];
 for (const pair of BUILDS) {
-  const [name, spec] = pair.split("=");
-  const rust = spec.startsWith("rust:");
-  const host = rust ? WORKERS.proxy : WORKERS["proxy-js"];
-  const build = resolve(rust ? spec.slice("rust:".length) : spec);
-  IMPLS[name] = () => oncekeyWorker(name, { ...host, build }, { routes: [`${name}.bench/*`] });
+  const { name, worker } = namedBuild(pair);
+  IMPLS[name] = worker;
 }
 // oncekey-js always, as every table is read against it.
 const CHOSEN = [

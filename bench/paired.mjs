@@ -19,7 +19,6 @@
 // for bench/edge.mjs.
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
-import { resolve } from "node:path";
 import { Miniflare } from "miniflare";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { writeSection } from "./results.mjs";
@@ -29,6 +28,7 @@ import {
   HONO_DO,
   honoDoWorker,
   median,
+  namedBuild,
   objectFiles,
   oncekeyWorker,
   originWorker,
@@ -60,9 +60,8 @@ const IMPLS = {
 };
 const BUILDS = process.env.PAIRED_BUILDS?.split(",").filter(Boolean) ?? [];
 for (const pair of BUILDS) {
-  const [name, dir] = pair.split("=");
-  IMPLS[name] = () =>
-    oncekeyWorker(name, { ...WORKERS["proxy-js"], build: resolve(dir) }, { routes: [`${name}.bench/*`] });
+  const { name, worker } = namedBuild(pair);
+  IMPLS[name] = worker;
 }
 const NAMES = Object.keys(IMPLS);
 const PATHS = ["first", "replay"];

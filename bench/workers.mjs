@@ -5,9 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, defaultVars } from "../tests/edge/harness.mjs";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, defaultVars, WORKERS } from "../tests/edge/harness.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -34,6 +34,19 @@ export const oncekeyWorker = (name, { build, config }, { routes = [], kvId = `${
   durableObjects: { IDEMPOTENCY_DO: { className: "IdempotencyCoordinator", useSQLite: true } },
   outboundService: "origin",
 });
+
+/**
+ * A build named on a bench's command line, `name=dir` (the JavaScript
+ * proxy's) or `name=rust:dir` (the Rust host's), dir from the project's
+ * root: its name, its directory, and its worker on route `<name>.bench`.
+ */
+export function namedBuild(pair) {
+  const [name, spec] = pair.split("=");
+  const rust = spec.startsWith("rust:");
+  const build = resolve(ROOT, rust ? spec.slice("rust:".length) : spec);
+  const host = rust ? WORKERS.proxy : WORKERS["proxy-js"];
+  return { name, build, worker: () => oncekeyWorker(name, { ...host, build }, { routes: [`${name}.bench/*`] }) };
+}
 
 /** The origin worker every layer calls (bench/peers/origin-worker.ts, built by `make bench-peers`). */
 export const originWorker = {
