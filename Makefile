@@ -194,8 +194,8 @@ bench-peers: install build/bench/plain.js build/bench/do-only.js build/bench/flo
 ## peers in one workerd, then cold start per worker (bench/edge.mjs), then
 ## what V8 compiles of each host's wasm for a first request (bench/wasm-compile.mjs),
 ## and where workerd's CPU goes by kind of work, native frames included
-## (bench/native-profile.mjs: Linux perf; skipped without it); the JavaScript
-## host beside hono-do in short paired series (bench/paired.mjs).
+## (bench/native-profile.mjs: Linux perf; skipped without it); both hosts
+## beside hono-do in short paired series, with A/A twins (bench/paired.mjs).
 bench-edge: install build-worker build-proxy-js bench-peers
 	node bench/edge.mjs
 	BENCH_QUIET=1 node bench/edge.mjs

@@ -1,4 +1,4 @@
-// The JavaScript host beside hono-idempotency on a Durable Object, in short
+// Both hosts beside hono-idempotency on a Durable Object, in short
 // paired series, over several fresh workerd runs (issue 35; part of `make
 // bench-edge`). bench/edge.mjs runs each worker for thousands of requests a
 // series, and its rounds' CPU ratios spread wider than the gaps it
@@ -12,18 +12,29 @@
 //
 //   node bench/paired.mjs      # writes the edge-paired section of bench/RESULTS.md
 //
+// Both hosts run, with do-only-rs (do-only in Rust: what workers-rs itself
+// costs) as the Rust host's control, and two A/A controls: oncekey-js-twin
+// and hono-do-twin, the same scripts under other names. Two builds whose
+// replay paths were the same code landed 10 % apart in every run of one
+// A/B: a worker's place in workerd weighs on its figures beyond what fresh
+// runs and fresh orders even out, and the twins show by how much.
+//
 // PAIRED_RUNS (fresh workerd runs, 4), PAIRED_PAIRS (pairs per path in a
-// run, 12), PAIRED_N (requests per series, 100),
+// run, 12), PAIRED_N (requests per series, 100), PAIRED_ONLY (name,...:
+// only these of oncekey-js, oncekey-rust, do-only-rs and the twins; the
+// PAIRED_BUILDS, hono-do and hono-do-expiry always run),
 // PAIRED_BUILDS (name=dir,...: more builds of the JavaScript proxy, beside
-// the others, for an A/B). TMPDIR chooses where the objects' files go, as
+// the others, for an A/B), PAIRED_V8_FLAGS (V8 flags for workerd, for a
+// diagnosis). TMPDIR chooses where the objects' files go, as
 // for bench/edge.mjs.
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
-import { Miniflare } from "miniflare";
 import { WORKERS } from "../tests/edge/harness.mjs";
+import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
+  doOnlyRsWorker,
   drainStdio,
   HONO_DO,
   honoDoWorker,
@@ -36,6 +47,10 @@ import {
   shuffled,
 } from "./workers.mjs";
 
+// PAIRED_V8_FLAGS: V8 flags for workerd, for a diagnosis (a deployment cannot set them).
+const V8_FLAGS = process.env.PAIRED_V8_FLAGS?.split(" ").filter(Boolean) ?? [];
+process.env.MINIFLARE_V8_FLAGS = V8_FLAGS.join(" ");
+const { Miniflare } = V8_FLAGS.length > 0 ? await import(miniflareWithV8Flags()) : await import("miniflare");
 const RUNS = Number(process.env.PAIRED_RUNS ?? 4);
 const PAIRS = Number(process.env.PAIRED_PAIRS ?? 12);
 const N = Number(process.env.PAIRED_N ?? 100);
@@ -55,9 +70,24 @@ if (!existsSync(HONO_DO)) {
 
 const IMPLS = {
   "oncekey-js": () => oncekeyWorker("oncekey-js", WORKERS["proxy-js"], { routes: ["oncekey-js.bench/*"] }),
+  "oncekey-rust": () => oncekeyWorker("oncekey-rust", WORKERS.proxy, { routes: ["oncekey-rust.bench/*"] }),
   "hono-do": () => honoDoWorker("hono-do"),
   "hono-do-expiry": () => honoDoWorker("hono-do-expiry", { expiry: true }),
+  // The control for the Rust host: what workers-rs itself costs a design as light as hono-do's.
+  "do-only-rs": () => doOnlyRsWorker("do-only-rs"),
+  // A/A controls: the same scripts under other names. How far a twin lands
+  // from its original is how far apart two identical workers land here: a
+  // difference smaller than that is not resolved.
+  "oncekey-js-twin": () =>
+    oncekeyWorker("oncekey-js-twin", WORKERS["proxy-js"], { routes: ["oncekey-js-twin.bench/*"] }),
+  "hono-do-twin": () => honoDoWorker("hono-do-twin"),
 };
+// PAIRED_ONLY=name,...: only these workers, and the two every ratio is to.
+const ONLY = process.env.PAIRED_ONLY?.split(",").filter(Boolean);
+const ALWAYS = ["hono-do", "hono-do-expiry"];
+if (ONLY) {
+  for (const name of Object.keys(IMPLS)) if (!ALWAYS.includes(name) && !ONLY.includes(name)) delete IMPLS[name];
+}
 const BUILDS = process.env.PAIRED_BUILDS?.split(",").filter(Boolean) ?? [];
 for (const pair of BUILDS) {
   const { name, worker } = namedBuild(pair);
@@ -148,12 +178,15 @@ function render(runs, loadStart, loadEnd) {
 ${rows.join("\n")}`;
   });
   return `<!-- edge-paired:start -->
-### Edge, paired: the JavaScript host beside hono-idempotency, pair by pair, run by run
+### Edge, paired: both hosts beside hono-idempotency, pair by pair, run by run
 
-Command: \`${BUILDS.length > 0 ? `PAIRED_BUILDS=${BUILDS.join(",")} ` : ""}node bench/paired.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
+Command: \`${V8_FLAGS.length > 0 ? `PAIRED_V8_FLAGS="${V8_FLAGS.join(" ")}" ` : ""}${ONLY ? `PAIRED_ONLY=${ONLY.join(",")} ` : ""}${BUILDS.length > 0 ? `PAIRED_BUILDS=${BUILDS.join(",")} ` : ""}node bench/paired.mjs\` (part of \`make bench-edge\`), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC,
 load average ${load(loadStart)} → ${load(loadEnd)}. ${RUNS} runs, each a fresh workerd holding ${NAMES.join(", ")} and the
 origin, listed in another order (as in bench/edge.mjs: oncekey-js is the root config's proxy at its defaults, with its
-\`enable_request_signal\` flag; hono-do-expiry is hono-do with the expiry alarm SPEC §4 asks for). The objects' SQLite
+\`enable_request_signal\` flag; oncekey-rust the same proxy on the Rust host; hono-do-expiry is hono-do with the expiry
+alarm SPEC §4 asks for; do-only-rs, do-only in Rust, measures what workers-rs itself costs; oncekey-js-twin and
+hono-do-twin are A/A controls, the same scripts under other names: how far a twin lands from its original is how
+far apart two identical workers land in this bench, and a smaller difference is not resolved). The objects' SQLite
 files are under ${objectFiles()}. In a run, one path at a time, ${EVICTED_MS / 1000} s apart (so that the objects one path
 made are not evicted during the next one's series), ${PAIRS} pairs: in each pair every worker serves a series of ${N}
 requests, ${IN_FLIGHT} in flight, back to back in a fresh order, each between ${SETTLE_MS} ms pauses (the work it leaves
@@ -161,8 +194,8 @@ under \`waitUntil\` ends inside it). A series' figures: workerd's CPU (all threa
 A worker's figure is their median over every pair of every run. A ratio is taken within each pair; the table gives the
 median over every pair, then each run's median. Drift in workerd over a run (its objects' files, its heap) falls on
 the series of one pair alike. What V8 decided for one isolate does not: it lasts the run, so runs can disagree where
-pairs agree, and a difference is resolved only when the runs' figures agree on it. Target (issue 35): the JavaScript
-host ≤ 1.0× hono-do's CPU and p50.
+pairs agree, and a difference is resolved only when the runs' figures agree on it. Targets (issue 35): the JavaScript
+host ≤ 1.0× hono-do's CPU and p50; the Rust host ≤ 1.3× hono-do's CPU.
 
 ${tables.join("\n\n")}
 <!-- edge-paired:end -->
