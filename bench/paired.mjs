@@ -14,10 +14,9 @@
 //
 // Both hosts run, with do-only-rs (do-only in Rust: what workers-rs itself
 // costs) as the Rust host's control, and two A/A controls: oncekey-js-twin
-// and hono-do-twin, the same scripts under other names. Two builds whose
-// replay paths were the same code landed 10 % apart in every run of one
-// A/B: a worker's place in workerd weighs on its figures beyond what fresh
-// runs and fresh orders even out, and the twins show by how much.
+// and hono-do-twin, the same scripts under other names. How far a twin
+// lands from its original is the least difference this bench resolves
+// (a few hundredths, 2026-11-28).
 //
 // PAIRED_RUNS (fresh workerd runs, 4), PAIRED_PAIRS (pairs per path in a
 // run, 12), PAIRED_N (requests per series, 100), PAIRED_ONLY (name,...:
@@ -27,8 +26,10 @@
 // the others, for an A/B), PAIRED_V8_FLAGS (V8 flags for workerd, for a
 // diagnosis). TMPDIR chooses where the objects' files go, as
 // for bench/edge.mjs.
-import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
@@ -88,10 +89,19 @@ const ALWAYS = ["hono-do", "hono-do-expiry"];
 if (ONLY) {
   for (const name of Object.keys(IMPLS)) if (!ALWAYS.includes(name) && !ONLY.includes(name)) delete IMPLS[name];
 }
+// Each oncekey worker's build directory: the section names what ran by its
+// script's hash, so that a build left over from an A/B cannot pass for the
+// root config's.
+const SCRIPTS = {
+  "oncekey-js": WORKERS["proxy-js"].build,
+  "oncekey-js-twin": WORKERS["proxy-js"].build,
+  "oncekey-rust": WORKERS.proxy.build,
+};
 const BUILDS = process.env.PAIRED_BUILDS?.split(",").filter(Boolean) ?? [];
 for (const pair of BUILDS) {
-  const { name, worker } = namedBuild(pair);
+  const { name, worker, build } = namedBuild(pair);
   IMPLS[name] = worker;
+  SCRIPTS[name] = build;
 }
 const NAMES = Object.keys(IMPLS);
 const PATHS = ["first", "replay"];
@@ -148,6 +158,18 @@ async function main() {
   console.log(section);
 }
 
+/** Each oncekey worker that ran, with its script's hash. */
+function scripts() {
+  const hash = (dir) =>
+    createHash("sha256")
+      .update(readFileSync(join(dir, "index.js")))
+      .digest("hex")
+      .slice(0, 12);
+  return NAMES.filter((name) => name in SCRIPTS)
+    .map((name) => `${name} \`${hash(SCRIPTS[name])}\``)
+    .join(", ");
+}
+
 /** The section: each worker's median figures, and its pairs' ratios to each peer's. */
 function render(runs, loadStart, loadEnd) {
   const load = (l) => l.map((x) => x.toFixed(1)).join(" ");
@@ -187,7 +209,7 @@ origin, listed in another order (as in bench/edge.mjs: oncekey-js is the root co
 alarm SPEC §4 asks for; do-only-rs, do-only in Rust, measures what workers-rs itself costs; oncekey-js-twin and
 hono-do-twin are A/A controls, the same scripts under other names: how far a twin lands from its original is how
 far apart two identical workers land in this bench, and a smaller difference is not resolved). The objects' SQLite
-files are under ${objectFiles()}. In a run, one path at a time, ${EVICTED_MS / 1000} s apart (so that the objects one path
+files are under ${objectFiles()}. Scripts (SHA-256 of each build's index.js, its first 12 hex digits): ${scripts()}. In a run, one path at a time, ${EVICTED_MS / 1000} s apart (so that the objects one path
 made are not evicted during the next one's series), ${PAIRS} pairs: in each pair every worker serves a series of ${N}
 requests, ${IN_FLIGHT} in flight, back to back in a fresh order, each between ${SETTLE_MS} ms pauses (the work it leaves
 under \`waitUntil\` ends inside it). A series' figures: workerd's CPU (all threads, from /proc) per request, and its p50.
