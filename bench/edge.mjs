@@ -67,6 +67,7 @@ import { Miniflare } from "miniflare";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
+  benchOncekey,
   DO_ONLY_RS,
   doOnlyRsWorker,
   HONO_DO,
@@ -122,12 +123,12 @@ const kvOff = (name, host) => ({
 const IMPLS = {
   "oncekey-rust": {
     host: "oncekey-rust.bench",
-    worker: () => oncekeyWorker("oncekey-rust", RUST, { routes: ["oncekey-rust.bench/*"] }),
+    worker: () => benchOncekey("oncekey-rust", RUST),
     files: () => [join(RUST.build, "index.js"), join(RUST.build, "index_bg.wasm")],
   },
   "oncekey-js": {
     host: "oncekey-js.bench",
-    worker: () => oncekeyWorker("oncekey-js", JS, { routes: ["oncekey-js.bench/*"] }),
+    worker: () => benchOncekey("oncekey-js", JS),
     files: () => modulesOf(JS.build),
   },
   plain: { host: "plain.bench", worker: () => peer("plain"), files: () => [join(ROOT, "build", "bench", "plain.js")] },

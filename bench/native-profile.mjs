@@ -31,6 +31,7 @@ import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
+  benchOncekey,
   DO_ONLY_RS,
   drainStdio,
   doOnlyRsWorker,
@@ -38,7 +39,6 @@ import {
   honoDoWorker,
   namedBuild,
   objectFiles,
-  oncekeyWorker,
   originWorker,
   peer,
   seriesOn,
@@ -76,8 +76,8 @@ if (missing !== undefined) {
 // The workers, each on its own route: both hosts' production proxies, the
 // peer and the controls bench/edge.mjs sets them beside.
 const IMPLS = {
-  "oncekey-js": () => oncekeyWorker("oncekey-js", WORKERS["proxy-js"], { routes: ["oncekey-js.bench/*"] }),
-  "oncekey-rust": () => oncekeyWorker("oncekey-rust", WORKERS.proxy, { routes: ["oncekey-rust.bench/*"] }),
+  "oncekey-js": () => benchOncekey("oncekey-js", WORKERS["proxy-js"]),
+  "oncekey-rust": () => benchOncekey("oncekey-rust", WORKERS.proxy),
   ...(existsSync(HONO_DO)
     ? {
         "hono-do": () => honoDoWorker("hono-do"),

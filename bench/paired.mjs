@@ -35,6 +35,7 @@ import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
 import { writeSection } from "./results.mjs";
 import { threadsCpuMs, workerdPid } from "./workerd-cpu.mjs";
 import {
+  benchOncekey,
   doOnlyRsWorker,
   drainStdio,
   HONO_DO,
@@ -42,7 +43,6 @@ import {
   median,
   namedBuild,
   objectFiles,
-  oncekeyWorker,
   originWorker,
   seriesOn,
   shuffled,
@@ -70,8 +70,8 @@ if (!existsSync(HONO_DO)) {
 }
 
 const IMPLS = {
-  "oncekey-js": () => oncekeyWorker("oncekey-js", WORKERS["proxy-js"], { routes: ["oncekey-js.bench/*"] }),
-  "oncekey-rust": () => oncekeyWorker("oncekey-rust", WORKERS.proxy, { routes: ["oncekey-rust.bench/*"] }),
+  "oncekey-js": () => benchOncekey("oncekey-js", WORKERS["proxy-js"]),
+  "oncekey-rust": () => benchOncekey("oncekey-rust", WORKERS.proxy),
   "hono-do": () => honoDoWorker("hono-do"),
   "hono-do-expiry": () => honoDoWorker("hono-do-expiry", { expiry: true }),
   // The control for the Rust host: what workers-rs itself costs a design as light as hono-do's.
@@ -79,8 +79,7 @@ const IMPLS = {
   // A/A controls: the same scripts under other names. How far a twin lands
   // from its original is how far apart two identical workers land here: a
   // difference smaller than that is not resolved.
-  "oncekey-js-twin": () =>
-    oncekeyWorker("oncekey-js-twin", WORKERS["proxy-js"], { routes: ["oncekey-js-twin.bench/*"] }),
+  "oncekey-js-twin": () => benchOncekey("oncekey-js-twin", WORKERS["proxy-js"]),
   "hono-do-twin": () => honoDoWorker("hono-do-twin"),
 };
 // PAIRED_ONLY=name,...: only these workers, and the two every ratio is to.

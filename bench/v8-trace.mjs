@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WORKERS } from "../tests/edge/harness.mjs";
 import { miniflareWithV8Flags } from "./miniflare-v8-flags.mjs";
-import { honoDoWorker, oncekeyWorker, originWorker, seriesOn } from "./workers.mjs";
+import { benchOncekey, honoDoWorker, originWorker, seriesOn } from "./workers.mjs";
 
 const EXTRA = process.env.V8_TRACE_EXTRA_FLAGS ?? "";
 process.env.MINIFLARE_V8_FLAGS = `--trace-opt --trace-deopt --trace-wasm-compilation-times ${EXTRA}`;
@@ -23,8 +23,8 @@ const { Miniflare } = await import(miniflareWithV8Flags());
 const N = Number(process.env.V8_TRACE_N ?? 2000);
 const ROUNDS = Number(process.env.V8_TRACE_ROUNDS ?? 3);
 const ALL = {
-  "oncekey-js": () => oncekeyWorker("oncekey-js", WORKERS["proxy-js"], { routes: ["oncekey-js.bench/*"] }),
-  "oncekey-rust": () => oncekeyWorker("oncekey-rust", WORKERS.proxy, { routes: ["oncekey-rust.bench/*"] }),
+  "oncekey-js": () => benchOncekey("oncekey-js", WORKERS["proxy-js"]),
+  "oncekey-rust": () => benchOncekey("oncekey-rust", WORKERS.proxy),
   "hono-do": () => honoDoWorker("hono-do"),
 };
 const NAMES = (process.env.V8_TRACE_IMPLS ?? "oncekey-js,hono-do").split(",");

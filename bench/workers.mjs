@@ -35,6 +35,9 @@ export const oncekeyWorker = (name, { build, config }, { routes = [], kvId = `${
   outboundService: "origin",
 });
 
+/** oncekey's proxy from `host` (a WORKERS entry, or one with another build) as `name`, on route `<name>.bench`. */
+export const benchOncekey = (name, host) => oncekeyWorker(name, host, { routes: [`${name}.bench/*`] });
+
 /**
  * A build named on a bench's command line, `name=dir` (the JavaScript
  * proxy's) or `name=rust:dir` (the Rust host's), dir from the project's
@@ -45,7 +48,7 @@ export function namedBuild(pair) {
   const rust = spec.startsWith("rust:");
   const build = resolve(ROOT, rust ? spec.slice("rust:".length) : spec);
   const host = rust ? WORKERS.proxy : WORKERS["proxy-js"];
-  return { name, build, worker: () => oncekeyWorker(name, { ...host, build }, { routes: [`${name}.bench/*`] }) };
+  return { name, build, worker: () => benchOncekey(name, { ...host, build }) };
 }
 
 /** The origin worker every layer calls (bench/peers/origin-worker.ts, built by `make bench-peers`). */
