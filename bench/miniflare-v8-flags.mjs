@@ -2,7 +2,8 @@
 // build/miniflare-v8-flags/ whose workerd config takes them from
 // MINIFLARE_V8_FLAGS (one line added); its dependencies resolve from the
 // repository's node_modules as the original's do. Used by
-// bench/wasm-compile.mjs and bench/native-profile.mjs.
+// bench/wasm-compile.mjs, bench/native-profile.mjs, bench/v8-trace.mjs and
+// bench/paired.mjs (with PAIRED_V8_FLAGS).
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -69,9 +69,18 @@ if (!existsSync(HONO_DO)) {
   process.exit(0);
 }
 
+// Each oncekey worker's build directory: the section names what ran by its
+// script's hash, so that a build left over from an A/B cannot pass for the
+// root config's.
+const SCRIPTS = {};
+/** oncekey's proxy from `host` as `name`, its build noted in SCRIPTS. */
+const oncekey = (name, host) => {
+  SCRIPTS[name] = host.build;
+  return () => benchOncekey(name, host);
+};
 const IMPLS = {
-  "oncekey-js": () => benchOncekey("oncekey-js", WORKERS["proxy-js"]),
-  "oncekey-rust": () => benchOncekey("oncekey-rust", WORKERS.proxy),
+  "oncekey-js": oncekey("oncekey-js", WORKERS["proxy-js"]),
+  "oncekey-rust": oncekey("oncekey-rust", WORKERS.proxy),
   "hono-do": () => honoDoWorker("hono-do"),
   "hono-do-expiry": () => honoDoWorker("hono-do-expiry", { expiry: true }),
   // The control for the Rust host: what workers-rs itself costs a design as light as hono-do's.
@@ -79,7 +88,7 @@ const IMPLS = {
   // A/A controls: the same scripts under other names. How far a twin lands
   // from its original is how far apart two identical workers land here: a
   // difference smaller than that is not resolved.
-  "oncekey-js-twin": () => benchOncekey("oncekey-js-twin", WORKERS["proxy-js"]),
+  "oncekey-js-twin": oncekey("oncekey-js-twin", WORKERS["proxy-js"]),
   "hono-do-twin": () => honoDoWorker("hono-do-twin"),
 };
 // PAIRED_ONLY=name,...: only these workers, and the two every ratio is to.
@@ -88,14 +97,6 @@ const ALWAYS = ["hono-do", "hono-do-expiry"];
 if (ONLY) {
   for (const name of Object.keys(IMPLS)) if (!ALWAYS.includes(name) && !ONLY.includes(name)) delete IMPLS[name];
 }
-// Each oncekey worker's build directory: the section names what ran by its
-// script's hash, so that a build left over from an A/B cannot pass for the
-// root config's.
-const SCRIPTS = {
-  "oncekey-js": WORKERS["proxy-js"].build,
-  "oncekey-js-twin": WORKERS["proxy-js"].build,
-  "oncekey-rust": WORKERS.proxy.build,
-};
 const BUILDS = process.env.PAIRED_BUILDS?.split(",").filter(Boolean) ?? [];
 for (const pair of BUILDS) {
   const { name, worker, build } = namedBuild(pair);
