@@ -76,15 +76,14 @@ impl Idempotency {
     /// # Errors
     /// [`Problem::Misconfigured`] naming the first variable with a bad
     /// value, an `IDEMPOTENCY_*` variable the layer does not know (a typo),
-    /// a binding it needs that is missing or of the wrong kind, or a webhook
-    /// route whose secret is not bound or not in its sender's form (naming
-    /// the route and the secret, never its value).
+    /// or a binding it needs that is missing or of the wrong kind. A route
+    /// that is misconfigured (its policy, or its webhook secret not bound or
+    /// not in its sender's form) fails alone: its requests are answered
+    /// `500 misconfigured` naming the route, never a secret's value.
     pub fn from_env(env: &Env) -> std::result::Result<Self, Problem> {
         let mut config = config_from_env(env)?;
         let js_env: &worker::wasm_bindgen::JsValue = env.as_ref();
-        config
-            .bind_webhook_secrets(|name| env_string(js_env, name))
-            .map_err(|e| Problem::Misconfigured(e.to_string()))?;
+        config.bind_webhook_secrets(|name| env_string(js_env, name));
         if let Some(problem) = env_problem(env, &config) {
             return Err(Problem::Misconfigured(problem));
         }

@@ -72,9 +72,11 @@ pub fn config_problems(env: JsValue, proxy: bool) -> Vec<String> {
             }
         }
     };
-    // Each webhook route's secret, by the name the route gives: bound, and
-    // (when its value is known) in its sender's form.
-    for route in &config.routes {
+    // Each route that fails alone (SPEC §6), then each webhook route's
+    // secret, by the name the route gives: bound, and (when its value is
+    // known) in its sender's form.
+    problems.extend(config.route_problems());
+    for route in config.routes.iter().filter(|route| route.problem.is_none()) {
         if let Some(webhook) = &route.webhook
             && let Err(e) = route.secrets(env_string(&env, &webhook.secret).as_deref())
         {

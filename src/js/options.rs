@@ -58,14 +58,12 @@ pub(crate) const CONSUMER_OPTIONS: [(&str, &str); 4] = [
 ///
 /// # Errors
 /// An unknown option, an option of the wrong type, or a bad value, named
-/// by option and variable; a webhook route whose secret is not bound or
-/// not in its sender's form.
+/// by option and variable. A route that is misconfigured fails alone, when
+/// a request is its.
 pub(crate) fn config(options: &JsValue, vars: &JsValue) -> Result<Config, String> {
     let mut config = config_of(options, vars, &OPTIONS, &GLUE_OPTIONS)?;
-    config.bind_webhook_secrets(|name| env_string(vars, name)).map_err(|e| {
-        let given = js_sys::Reflect::get(options, &JsValue::from_str("routes")).is_ok_and(|r| !r.is_undefined());
-        if given { format!("option `routes` ({e})") } else { e.to_string() }
-    })?;
+    // A route whose secret is not bound fails alone (SPEC §6).
+    config.bind_webhook_secrets(|name| env_string(vars, name));
     Ok(config)
 }
 

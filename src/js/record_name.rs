@@ -5,7 +5,7 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::core::{Config, IdempotencyKey, RecordName};
+use crate::core::{CanonicalPath, Config, IdempotencyKey, RecordName};
 
 /// The name (64 lower-case hex digits) of the record for `key` (the
 /// `Idempotency-Key` header as sent, quoted or bare) sent to `host` by the
@@ -28,21 +28,24 @@ pub fn record_name(host: &str, scope: Option<String>, headers: JsValue, key: &st
 }
 
 /// The name of the record a webhook route keeps for the delivery `id` (the
-/// sender's delivery or event id, the route's key) sent to `path` on `host`:
-/// a delivery's record is named by its endpoint, not by a caller's
-/// identity, so one event sent to two endpoints is handled once at each.
-/// `path` is the request's path as sent (`/hooks/stripe`, no query).
+/// sender's delivery or event id, the route's key) sent to `path`: a
+/// delivery's record is named by its endpoint's canonical path, not by a
+/// caller's identity nor the host, so one event sent to two endpoints is
+/// handled once at each, and once whatever hostname carried it. `body` is
+/// the delivery's body, for a GitHub or Shopify route, whose signature
+/// leaves the id out ([`RecordName::of_delivery`]); `undefined` for the
+/// others.
 ///
 /// # Errors
 /// An `Error` for an id oncekey would refuse as a key, or a path that does
 /// not begin with `/`.
 #[wasm_bindgen(js_name = deliveryRecordName)]
-pub fn delivery_record_name(host: &str, path: &str, id: &str) -> Result<String, JsError> {
+pub fn delivery_record_name(path: &str, id: &str, body: Option<Vec<u8>>) -> Result<String, JsError> {
     if !path.starts_with('/') {
         return Err(JsError::new("the path must begin with /"));
     }
     let id = IdempotencyKey::from_chars(id).map_err(|e| JsError::new(&format!("not a valid delivery id: {e}")))?;
-    Ok(RecordName::of_delivery(host, path, &id).to_hex())
+    Ok(RecordName::of_delivery(&CanonicalPath::of(path), &id, body.as_deref()).to_hex())
 }
 
 /// `[[name, value], ...]` as pairs, names lower-case; anything else is

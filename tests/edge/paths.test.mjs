@@ -42,7 +42,7 @@ describe("a path matched by a prefix pattern ending in /*", () => {
 
 describe("a path IDEMPOTENCY_PATHS does not match", () => {
   // Neither an exact path that is a prefix of it nor another prefix matches.
-  const w = withWorker({ IDEMPOTENCY_PATHS: "/api/order,/api/payments/*,/API/orders" });
+  const w = withWorker({ IDEMPOTENCY_PATHS: "/api/order,/api/payments/*,/api/orders/x" });
 
   test("passes through with a key: two requests, two orders, no replay", async () => {
     const item = uniqueItem("uncovered");
@@ -83,6 +83,20 @@ describe("a path in IDEMPOTENCY_REQUIRED_PATHS", () => {
     const again = await order(w.worker, { key, item });
     assert.equal(again.headers.get("idempotent-replayed"), "true");
     assert.equal((await ordersOf(w.worker, item)).count, 1);
+  });
+
+  test("every spelling of the path is the path: no variant reaches a looser rule (SPEC §13)", async () => {
+    const item = uniqueItem("spelled");
+    for (const path of ["/API/Orders", "/api/orders/", "/api//orders", "/api/%6Frders", "/api/orders;x"]) {
+      const res = await w.worker.fetch(path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ item, quantity: 1, amountCents: 100 }),
+      });
+      assert.equal(res.status, 400, path);
+      assert.equal((await problemOf(res)).code, "missing-key", path);
+    }
+    assert.equal((await ordersOf(w.worker, item)).count, 0);
   });
 
   test("other paths and uncovered methods need no key", async () => {

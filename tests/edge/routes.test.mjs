@@ -45,6 +45,8 @@ function counter() {
   return {
     handle,
     runs: (path, key) => seen.get(`${path} ${key}`) ?? 0,
+    /** Every request that reached the origin. */
+    total: () => [...seen.values()].reduce((n, runs) => n + runs, 0),
     script: (path, statuses) => scripts.set(path, statuses),
   };
 }
@@ -118,6 +120,37 @@ describe("routes", () => {
       ["replay", "route 2 (POST,PATCH /v1/payments/*)"],
       ["replay", "route 2 (POST,PATCH /v1/payments/*)"],
     ]);
+  });
+
+  test("a body key from another origin keys nothing: another site, or a sibling of the same site (SPEC §13)", async () => {
+    // A text/plain post needs no preflight: any page can send it with the
+    // victim's cookies. Its JSON key is another origin's plant.
+    const planted = (key, site) =>
+      worker.fetch("/v1/payments/pi_9", {
+        method: "POST",
+        headers: { "content-type": "text/plain", cookie: "session=victim", ...site },
+        body: JSON.stringify({ request_id: key, amount: 500 }),
+      });
+    const others = [
+      { "sec-fetch-site": "cross-site", origin: "https://evil.example" },
+      { "sec-fetch-site": "same-site", origin: "http://user-content.oncekey.test" },
+      { origin: "https://evil.example" },
+      { origin: "null" },
+    ];
+    for (const site of others) {
+      const key = `planted-${randomUUID()}`;
+      const victim = await planted(key, site);
+      assert.equal(victim.status, 201, JSON.stringify(site));
+      assert.equal((await victim.json()).key, null, `${JSON.stringify(site)}: not keyed`);
+      // The attacker, same key and body, no cookies: its own request, never the victim's answer.
+      const attacker = await planted(key, {});
+      assert.equal(attacker.headers.get("idempotent-replayed"), null, JSON.stringify(site));
+      assert.equal(origin.runs("/v1/payments/pi_9", key), 1, "only the attacker's own request was keyed");
+    }
+    const own = `own-${randomUUID()}`;
+    const site = { "sec-fetch-site": "same-origin", origin: BASE };
+    assert.equal((await (await planted(own, site)).json()).key, own);
+    assert.equal((await planted(own, site)).headers.get("idempotent-replayed"), "true");
   });
 
   test("an ignored member that changes between retries replays; a changed amount is 422", async () => {
@@ -237,21 +270,24 @@ describe("routes given as a [vars] array (a TOML array of tables)", () => {
 });
 
 describe("bad routes", () => {
-  // (what, the variables, what the detail names)
+  // (what, the variables, the route's path when it fails alone, what the detail names)
   const rows = [
     [
       "a route that can never match",
       { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /v1/*" }, { match: "POST /v1/payments", required: true }]) },
+      null,
       /IDEMPOTENCY_ROUTES: route 2 \(POST \/v1\/payments\) can never match: route 1 \(POST \/v1\/\*\) comes first/,
     ],
     [
       "a policy out of range",
       { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /x", leaseSeconds: 901 }]) },
+      "/x",
       /IDEMPOTENCY_ROUTES: route 1 \(POST \/x\): `leaseSeconds`: not a whole number from 1 to 900/,
     ],
     [
       "an unknown sender",
       { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /hooks", webhook: "svix", secret: "S" }]) },
+      "/hooks",
       /route 1 \(POST \/hooks\): `webhook` is not a webhook sender/,
     ],
     [
@@ -261,6 +297,7 @@ describe("bad routes", () => {
           { match: "POST /hooks/github", webhook: "github", secret: "GITHUB_SECRET" },
         ]),
       },
+      "/hooks/github",
       /IDEMPOTENCY_ROUTES: route 1 \(POST \/hooks\/github\): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`/,
     ],
     [
@@ -271,23 +308,75 @@ describe("bad routes", () => {
         ]),
         STRIPE_SECRET: "sk_live_hunter2",
       },
+      "/hooks/stripe",
       /route 1 \(POST \/hooks\/stripe\): its secret STRIPE_SECRET: the secret is not a Stripe signing secret/,
     ],
-    ["not JSON", { IDEMPOTENCY_ROUTES: "[{match: POST /x}]" }, /IDEMPOTENCY_ROUTES: is not a JSON array of routes/],
+    [
+      "a secret's value pasted in place of its name",
+      {
+        IDEMPOTENCY_ROUTES: JSON.stringify([
+          { match: "POST /hooks/stripe", webhook: "stripe", secret: "whsec_hunter2hunter2hunter2" },
+        ]),
+      },
+      "/hooks/stripe",
+      /route 1 \(POST \/hooks\/stripe\): `secret` must be the name of a wrangler secret/,
+    ],
+    [
+      "not JSON",
+      { IDEMPOTENCY_ROUTES: "[{match: POST /x}]" },
+      null,
+      /IDEMPOTENCY_ROUTES: is not a JSON array of routes/,
+    ],
   ];
-  for (const [what, vars, named] of rows) {
-    test(`${what}: every request is 500 misconfigured naming the route, never a secret`, async () => {
-      const worker = await start({ worker: "proxy", vars: { ORIGIN_URL: "http://127.0.0.1:9", ...vars } });
+  for (const [what, vars, path, named] of rows) {
+    const scope = path
+      ? "its own requests are 500 misconfigured, the rest go on"
+      : "every request is 500 misconfigured";
+    test(`${what}: ${scope}, naming the route, never a secret`, async () => {
+      const origin = counter();
+      const server = await serve(origin.handle);
+      const worker = await start({ worker: "proxy", vars: { ORIGIN_URL: server.url, ...vars } });
+      const send = (method, to) =>
+        worker.fetch(to, {
+          method,
+          headers: { "idempotency-key": `k-${randomUUID()}` },
+          body: method === "GET" ? undefined : "{}",
+        });
       try {
-        for (const path of ["/hooks/github", "/elsewhere"]) {
-          const res = await worker.fetch(path, { method: "POST", headers: { "idempotency-key": "k1" }, body: "{}" });
+        const refused = path
+          ? [
+              ["POST", path],
+              ["POST", `${path.toUpperCase()}/`],
+            ]
+          : [
+              ["POST", "/hooks/github"],
+              ["POST", "/elsewhere"],
+              ["GET", "/v1/anything"],
+            ];
+        for (const [method, to] of refused) {
+          const res = await send(method, to);
           const problem = await problemOf(res);
-          assert.deepEqual([res.status, problem.code], [500, "misconfigured"], path);
+          assert.deepEqual([res.status, problem.code], [500, "misconfigured"], `${method} ${to}`);
           assert.match(problem.detail, named);
           assert.ok(!problem.detail.includes("hunter2"), "never a secret's value");
         }
+        if (path) {
+          // SPEC §6: a route's problem is that route's alone.
+          assert.equal((await send("POST", "/elsewhere")).status, 201, "the rest of the API goes on");
+          assert.equal((await send("GET", "/v1/anything")).status, 201);
+          if (path.startsWith("/hooks")) {
+            const patch = await send("PATCH", path);
+            assert.equal(
+              patch.status,
+              500,
+              "a broken webhook route's path is refused for any method, never passed through",
+            );
+          }
+        }
+        assert.equal(origin.total(), path ? 2 : 0);
       } finally {
         await worker.dispose();
+        await server.close();
       }
     });
   }

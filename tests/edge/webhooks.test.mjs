@@ -13,7 +13,6 @@ import { after, before, describe, test } from "node:test";
 import { BASE, problemOf, sleep, start } from "./harness.mjs";
 import { serve } from "./origin/server.mjs";
 
-const HOST = new URL(BASE).hostname;
 const TOKEN = "operator-secret";
 
 /** Each sender's signing secret, as the sender hands it over. */
@@ -100,16 +99,27 @@ function event(sender) {
   return { id, body };
 }
 
-/** The record of a delivery (SPEC §13): its host, its path and its id, written apart from the Rust code. */
-function deliveryRecord(path, id) {
+/** SHA-256 over length-prefixed parts, as the core hashes names. */
+function partHash(parts) {
   const hash = createHash("sha256");
-  for (const part of ["oncekey/record/webhook/1", HOST, path, id]) {
+  for (const part of parts) {
     const len = Buffer.alloc(8);
     len.writeBigUInt64BE(BigInt(Buffer.byteLength(part)));
     hash.update(len);
     hash.update(part);
   }
-  return hash.digest("hex");
+  return hash.digest();
+}
+
+/**
+ * The record of a delivery (SPEC §13), written apart from the Rust code: its
+ * endpoint's canonical path and its id, never the host — and its body's
+ * digest for the senders whose signature leaves the id out (GitHub, Shopify).
+ */
+function deliveryRecord(sender, path, { id, body }) {
+  const parts = ["oncekey/record/webhook/2", path, id];
+  if (sender === "github" || sender === "shopify") parts.push(partHash(["oncekey/webhook/body/1", body]));
+  return partHash(parts).toString("hex");
 }
 
 /**
@@ -138,6 +148,8 @@ function receiver() {
   return {
     handle,
     runs: (path, key) => seen.get(`${path} ${key}`) ?? [],
+    /** Every request that reached the receiver, whatever its path and key. */
+    total: () => [...seen.values()].reduce((n, runs) => n + runs.length, 0),
     script: (key, script) => scripts.set(key, script),
   };
 }
@@ -189,8 +201,8 @@ describe("webhook routes", () => {
     return worker.fetch(path, { method: "POST", headers: signed, body });
   }
 
-  async function inspect(path, id) {
-    const res = await worker.fetch(`/.well-known/oncekey/records/${deliveryRecord(path, id)}`, {
+  async function inspect(sender, path, delivery) {
+    const res = await worker.fetch(`/.well-known/oncekey/records/${deliveryRecord(sender, path, delivery)}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     return { status: res.status, state: await res.json() };
@@ -240,14 +252,14 @@ describe("webhook routes", () => {
           const problem = await problemOf(res);
           assert.equal(problem.code, "webhook-signature", what);
           assert.equal(res.headers.get("cache-control"), "no-store");
-          assert.equal((await inspect(path, delivery.id)).status, 404, `${what}: no record planted`);
+          assert.equal((await inspect(sender, path, delivery)).status, 404, `${what}: no record planted`);
         }
         assert.equal(origin.runs(path, delivery.id).length, 0, "the receiver never saw a forgery");
         const real = await deliver(sender, delivery);
         assert.equal(real.status, 200);
         assert.equal(real.headers.get("idempotent-replayed"), null, "not an answer planted by a forgery");
         assert.equal(origin.runs(path, delivery.id).length, 1);
-        const { status, state } = await inspect(path, delivery.id);
+        const { status, state } = await inspect(sender, path, delivery);
         assert.deepEqual([status, state.kind, state.status], [200, "completed", 200]);
       });
 
@@ -277,6 +289,83 @@ describe("webhook routes", () => {
     assert.ok(!JSON.stringify(worker.decisions()).includes(SECRETS.github), "no secret in any line");
     const executed = worker.decisions().find((l) => l.oncekey === "execute" && l.path === PATHS.shopify);
     assert.equal(executed?.route, "route 4 (POST /hooks/shopify)");
+  });
+
+  test("no spelling or method of a webhook route reaches the receiver unsigned (SPEC §13)", async () => {
+    const before = origin.total();
+    const forged = event("stripe");
+    const spellings = [
+      "/hooks/stripe/billing",
+      "/hooks/stripe/billing/",
+      "/hooks//stripe/billing",
+      "/Hooks/Stripe/Billing",
+      "/hooks/%73tripe/billing",
+      "/hooks/stripe/billing;x",
+      "/HOOKS/stripe//billing/;v=1",
+    ];
+    for (const path of spellings) {
+      const unsigned = await worker.fetch(path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: forged.body,
+      });
+      assert.equal(unsigned.status, 401, `POST ${path}`);
+      assert.equal((await problemOf(unsigned)).code, "webhook-signature", `POST ${path}`);
+      for (const method of ["PATCH", "PUT", "DELETE", "GET"]) {
+        const res = await worker.fetch(path, {
+          method,
+          headers: { "content-type": "application/json" },
+          body: method === "GET" ? undefined : forged.body,
+        });
+        assert.equal(res.status, 405, `${method} ${path}`);
+        assert.equal(res.headers.get("allow"), "POST", `${method} ${path}`);
+        assert.equal((await problemOf(res)).code, "method-not-allowed", `${method} ${path}`);
+      }
+    }
+    assert.equal(origin.total(), before, "nothing reached the receiver");
+  });
+
+  test("one signed delivery runs once whatever spelling of its path or hostname carries it", async () => {
+    for (const sender of ["standard", "github", "stripe", "shopify"]) {
+      const delivery = event(sender);
+      const path = PATHS[sender];
+      const carriers = [
+        `${BASE}${path}`,
+        `http://oncekey-proxy.someone.workers.dev${path}`,
+        `http://API.Example${path.toUpperCase()}/`,
+        `https://other.example${path.replace("/hooks/", "/hooks//")};x`,
+      ];
+      for (const url of carriers) {
+        const signed = {
+          "content-type": "application/json",
+          ...SIGN[sender]({ ...delivery, secret: SECRETS[sender], at: nowSecs() }),
+        };
+        const res = await worker.mf.dispatchFetch(url, { method: "POST", headers: signed, body: delivery.body });
+        assert.equal(res.status, 200, `${sender} at ${url}: ${await res.clone().text()}`);
+      }
+      const runs = [...new Set(carriers.map((url) => new URL(url).pathname))].flatMap((p) =>
+        origin.runs(p, delivery.id),
+      );
+      assert.equal(runs.length, 1, `${sender}: the receiver ran once for one delivery`);
+      const { state } = await inspect(sender, path, delivery);
+      assert.equal(state.kind, "completed", `${sender}: one record, named by the canonical path and the id`);
+    }
+  });
+
+  test("a captured GitHub delivery resent under a future delivery's id never blocks that delivery", async () => {
+    // GitHub signs the body, not X-GitHub-Delivery: anyone who saw one
+    // delivery can resend it under any id.
+    const captured = event("github");
+    const future = event("github");
+    const replayedUnderFutureId = await deliver("github", { id: future.id, body: captured.body });
+    assert.equal(replayedUnderFutureId.status, 200);
+    const real = await deliver("github", future);
+    assert.equal(real.status, 200, await real.clone().text());
+    assert.equal(real.headers.get("idempotent-replayed"), null, "the real delivery ran, not a 422 or a replay");
+    assert.deepEqual(
+      origin.runs(PATHS.github, future.id).map((run) => run.body),
+      [captured.body, future.body],
+    );
   });
 
   test("one Stripe event delivered to two endpoints runs at each once", async () => {

@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import http from "node:http";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -387,19 +388,25 @@ test("npx --no-install oncekey record (the packed package's command): the record
   );
   assert.throws(() => run(["--host", "a.example", "--key", "a,b"]), /not a valid Idempotency-Key/);
   assert.throws(() => run(["--key", "k"]), /--host is required/);
-  // A webhook delivery's record: host, path and id, no identity (docs/webhooks.md).
-  const delivery = (path, id) => cli(["--host", "api.example", "--path", path, "--delivery", id]);
+  // A webhook delivery's record: its path in canonical form and its id, never
+  // the host nor an identity; the body too for GitHub and Shopify (docs/webhooks.md).
+  const delivery = (path, id, more = []) => cli(["--path", path, "--delivery", id, ...more]);
   assert.match(delivery("/hooks/stripe", "evt_1"), /^[0-9a-f]{64}$/);
+  assert.equal(delivery("/hooks/stripe", "evt_1"), delivery("/Hooks//stripe/", "evt_1"), "any spelling of the path");
   assert.notEqual(delivery("/hooks/stripe", "evt_1"), delivery("/hooks/billing", "evt_1"), "one record per endpoint");
   assert.notEqual(delivery("/hooks/stripe", "evt_1"), cli(["--host", "api.example", "--key", "evt_1"]));
-  assert.throws(() => run(["--host", "a.example", "--delivery", "evt_1"]), /--delivery needs --path/);
-  assert.throws(() => run(["--host", "a.example", "--path", "/h", "--delivery", "e", "--key", "k"]), /give one/);
+  const bodyFile = join(mkdtempSync(join(tmpdir(), "oncekey-body-")), "body.json");
+  writeFileSync(bodyFile, '{"action":"opened"}');
+  const withBody = delivery("/hooks/github", "d-1", ["--body-file", bodyFile]);
+  assert.match(withBody, /^[0-9a-f]{64}$/);
+  assert.notEqual(withBody, delivery("/hooks/github", "d-1"), "a GitHub delivery's body names its record too");
+  assert.throws(() => run(["--delivery", "evt_1"]), /--delivery needs --path/);
+  assert.throws(() => run(["--host", "a.example", "--path", "/h", "--delivery", "e"]), /not named by its host/);
+  assert.throws(() => run(["--path", "/h", "--delivery", "e", "--key", "k"]), /give one/);
   assert.throws(() => run(["--host", "a.example", "--path", "/h", "--key", "k"]), /--path goes with --delivery/);
-  assert.throws(() => run(["--host", "a.example", "--path", "h", "--delivery", "e"]), /must begin with \//);
-  assert.throws(
-    () => run(["--host", "a.example", "--path", "/h", "--delivery", "two words"]),
-    /not a valid delivery id/,
-  );
+  assert.throws(() => run(["--path", "h", "--delivery", "e"]), /must begin with \//);
+  assert.throws(() => run(["--path", "/h", "--delivery", "e", "--body-file", "/no/such/file"]), /no such file/);
+  assert.throws(() => run(["--path", "/h", "--delivery", "two words"]), /not a valid delivery id/);
 });
 
 test("options are validated by the core: a bad or unknown one answers 500 misconfigured naming it, and logs it", async () => {
@@ -782,7 +789,7 @@ test("docs/webhooks.md's receiver inside a Worker: as written, with the packed p
     const named = (path) =>
       execFileSync(
         "npx",
-        ["--no-install", "oncekey", "record", "--host", BASE, "--path", path, "--delivery", handled.event],
+        ["--no-install", "oncekey", "record", "--path", path, "--delivery", handled.event],
         { cwd: APP, encoding: "utf8", stdio: "pipe" },
       ).trim();
     const objects = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO");

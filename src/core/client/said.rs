@@ -23,7 +23,7 @@ pub(super) struct Said {
 impl Said {
     /// What `body` says; `None` when it is not a JSON object or string.
     pub(super) fn read(body: &str) -> Option<Said> {
-        let mut r = Reader::new(body);
+        let mut r = Reader::lenient(body);
         let mut said = Said::default();
         match r.next_token()? {
             b'"' => said.messages.push(r.string()?),

@@ -17,6 +17,7 @@ use crate::core::config::variables::{Config, ConfigError, METHODS_RULE, Vars, me
 use crate::core::record::policy::RecordPolicy;
 use crate::core::request::key_source::KeySource;
 use crate::core::request::paths::{KeyRule, PathPattern};
+use crate::core::request::target::CanonicalPath;
 use crate::core::text::cut::replace_all;
 use crate::core::text::json_pointer::JsonPointer;
 use crate::core::text::json_read::Json;
@@ -47,6 +48,11 @@ pub struct Route {
     pub ignore: Vec<JsonPointer>,
     /// Its webhook sender and secret, if it is a webhook route.
     pub webhook: Option<Webhook>,
+    /// What is wrong with it, if anything (SPEC §6: a policy out of range,
+    /// a key source or a secret it cannot have): its requests are refused
+    /// `500 misconfigured`, fail closed, and every other request goes on.
+    /// A route named a webhook route keeps that path whatever the method.
+    pub problem: Option<String>,
 }
 
 /// A webhook route's sender and where its secrets are.
@@ -73,10 +79,17 @@ impl fmt::Display for Route {
 }
 
 impl Route {
-    /// Whether a request with this method and path (as received) is this
-    /// route's.
-    pub fn matches(&self, method: &str, path: &str) -> bool {
-        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) && self.path.matches(path)
+    /// Whether a request with this method and path is this route's. A
+    /// webhook route's path is its own whatever the method (SPEC §13): a
+    /// POST is a delivery, anything else is refused
+    /// ([`Route::takes_method`]), never passed through unverified.
+    pub fn matches(&self, method: &str, path: &CanonicalPath) -> bool {
+        (self.webhook.is_some() || self.takes_method(method)) && self.path.matches(path)
+    }
+
+    /// Whether the route's `match` names `method`.
+    pub fn takes_method(&self, method: &str) -> bool {
+        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
     }
 
     /// What a request on this route needs: a route's requests are covered,
@@ -104,10 +117,10 @@ impl Route {
     /// (`None`: not bound). A route that is no webhook route has none.
     ///
     /// ```
-    /// use oncekey::core::Config;
+    /// use oncekey::core::{CanonicalPath, Config};
     /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
-    /// let route = config.route("POST", "/hooks/github").unwrap();
+    /// let route = config.route("POST", &CanonicalPath::of("/hooks/github")).unwrap();
     /// assert_eq!(route.secrets(Some("new,old")).unwrap().len(), 2);
     /// let unbound = route.secrets(None).unwrap_err();
     /// assert_eq!(unbound.to_string(), "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/github): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`");
@@ -132,24 +145,32 @@ impl Route {
 }
 
 impl Config {
-    /// The route a request with this method and path (as received) follows:
-    /// the first that matches it. `None`: the variables apply, as they do
-    /// with no routes.
+    /// The route a request with this method and path follows: a webhook
+    /// route whose path it is, whatever its method (SPEC §13: refused
+    /// unless it is a POST, never passed through), else the first route
+    /// that matches it. `None`: the variables apply, as they do with no
+    /// routes.
     ///
     /// ```
-    /// use oncekey::core::Config;
+    /// use oncekey::core::{CanonicalPath, Config};
     /// let routes = r#"[
     ///     {"match": "POST /v1/payments/refunds", "ttlSeconds": 3600},
     ///     {"match": "POST,PATCH /v1/payments/*", "required": true}
     /// ]"#;
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
-    /// assert_eq!(config.route("POST", "/v1/payments/refunds").unwrap().index, 1);
-    /// assert_eq!(config.route("patch", "/v1/payments/pi_1").unwrap().index, 2);
-    /// assert_eq!(config.route("POST", "/v1/payments/pi_1").unwrap().policy.records.ttl_ms, 86_400_000);
-    /// assert!(config.route("GET", "/v1/payments/pi_1").is_none());
+    /// assert_eq!(config.route("POST", &CanonicalPath::of("/v1/payments/refunds")).unwrap().index, 1);
+    /// assert_eq!(config.route("patch", &CanonicalPath::of("/v1/payments/pi_1")).unwrap().index, 2);
+    /// assert_eq!(config.route("POST", &CanonicalPath::of("/v1/payments/pi_1")).unwrap().policy.records.ttl_ms, 86_400_000);
+    /// assert!(config.route("GET", &CanonicalPath::of("/v1/payments/pi_1")).is_none());
     /// ```
-    pub fn route(&self, method: &str, path: &str) -> Option<&Route> {
-        self.routes.iter().find(|route| route.matches(method, path))
+    pub fn route(&self, method: &str, path: &CanonicalPath) -> Option<&Route> {
+        self.route_place(method, path).map(|i| &self.routes[i])
+    }
+
+    /// [`Config::route`]'s place in [`Config::routes`].
+    pub(crate) fn route_place(&self, method: &str, path: &CanonicalPath) -> Option<usize> {
+        let webhook = self.routes.iter().position(|route| route.webhook.is_some() && route.path.matches(path));
+        webhook.or_else(|| self.routes.iter().position(|route| route.matches(method, path)))
     }
 
     /// The policy an admin release's tombstone is written with (SPEC §12):
@@ -171,28 +192,6 @@ impl Config {
         RecordPolicy { ttl_ms: longest.max(self.records.ttl_ms), ..self.records.clone() }
     }
 
-    /// Every webhook route's secrets, read through `secret` (a secret
-    /// binding's value by name; `None`: not bound), in the order of
-    /// [`Config::routes`]: what a host reads when the layer is made, and
-    /// what `oncekey check` checks. A route that is no webhook route has
-    /// none.
-    ///
-    /// # Errors
-    /// The first route whose secret is not bound or not in its sender's
-    /// form ([`Route::secrets`]).
-    pub fn webhook_secrets(
-        &self,
-        secret: impl Fn(&str) -> Option<String>,
-    ) -> Result<Vec<Vec<WebhookSecret>>, ConfigError> {
-        self.routes
-            .iter()
-            .map(|route| match &route.webhook {
-                Some(webhook) => route.secrets(secret(&webhook.secret).as_deref()),
-                None => Ok(Vec::new()),
-            })
-            .collect()
-    }
-
     /// The names of the secrets the webhook routes read: names in a
     /// worker's `env` that are the layer's own, never a typo of one of its
     /// variables ([`Config::unknown_variable`]), even when they start with
@@ -202,30 +201,36 @@ impl Config {
     }
 
     /// Reads every webhook route's secrets through `secret` (a secret
-    /// binding's value by name; `None`: not bound) into the route, as
-    /// [`Config::webhook_secrets`] reads them: what a host does once, when
-    /// the layer is made, before any delivery is checked.
+    /// binding's value by name; `None`: not bound) into the route: what a
+    /// host does once, when the layer is made, before any delivery is
+    /// checked. A route whose secret is not bound or not in its sender's
+    /// form gets that as its [`Route::problem`] (SPEC §6): its deliveries
+    /// are refused `500 misconfigured`, and every other request goes on.
     ///
     /// ```
     /// use oncekey::core::Config;
     /// let routes = r#"[{"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}]"#;
     /// let mut config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
-    /// assert!(config.bind_webhook_secrets(|_| None).is_err(), "not bound");
-    /// config.bind_webhook_secrets(|name| (name == "GITHUB_SECRET").then(|| "new,old".to_owned())).unwrap();
+    /// let mut unbound = config.clone();
+    /// unbound.bind_webhook_secrets(|_| None);
+    /// assert!(unbound.routes[0].problem.as_deref().unwrap().contains("GITHUB_SECRET is not bound"));
+    /// config.bind_webhook_secrets(|name| (name == "GITHUB_SECRET").then(|| "new,old".to_owned()));
     /// assert_eq!(config.routes[0].webhook.as_ref().unwrap().secrets.len(), 2);
     /// ```
-    ///
-    /// # Errors
-    /// As [`Config::webhook_secrets`]; the configuration is then left as it
-    /// was.
-    pub fn bind_webhook_secrets(&mut self, secret: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        let secrets = self.webhook_secrets(secret)?;
-        for (route, secrets) in self.routes.iter_mut().zip(secrets) {
-            if let Some(webhook) = route.webhook.as_mut() {
-                webhook.secrets = secrets;
+    pub fn bind_webhook_secrets(&mut self, secret: impl Fn(&str) -> Option<String>) {
+        for route in self.routes.iter_mut().filter(|route| route.problem.is_none()) {
+            let Some(webhook) = &route.webhook else { continue };
+            match route.secrets(secret(&webhook.secret).as_deref()) {
+                Ok(secrets) => route.webhook.as_mut().expect("a webhook route").secrets = secrets,
+                Err(e) => route.problem = Some(e.reason),
             }
         }
-        Ok(())
+    }
+
+    /// What is wrong with each route that cannot be used (its
+    /// [`Route::problem`]), in order: what `oncekey check` reports.
+    pub fn route_problems(&self) -> impl Iterator<Item = String> + '_ {
+        self.routes.iter().filter_map(|route| route.problem.as_ref().map(|why| format!("{ROUTES}: {why}")))
     }
 }
 
@@ -255,23 +260,33 @@ const MEMBERS: [&str; 13] = [
 ];
 
 /// `IDEMPOTENCY_ROUTES`, each route's policies over the variables `vars`
-/// reads. Unset or empty: no routes.
+/// reads. Unset or empty: no routes. A route whose match reads but whose
+/// rest breaks a rule is kept with its [`Route::problem`]: it fails alone.
 ///
 /// # Errors
 /// A [`ConfigError`] of `IDEMPOTENCY_ROUTES` whose reason names the route
-/// (its place and its match) and the rule it breaks.
+/// (its place and its match) and the rule it breaks, when the variable is
+/// not a list of routes, a route's match cannot be read, or a route can
+/// never match.
 pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
     let raw = vars.get(ROUTES).unwrap_or_default();
     if raw.is_empty() {
         return Ok(Vec::new());
     }
     let error = |reason: String| ConfigError { variable: ROUTES, reason };
-    let Some(Json::Array(items)) = Json::parse(&raw) else {
+    // Repeated members are kept, for each route to refuse by name.
+    let Some(Json::Array(items)) = Json::parse_keeping_repeats(&raw) else {
         return Err(error("is not a JSON array of routes (objects with a `match`; see docs/configuration.md)".into()));
     };
     let mut routes: Vec<Route> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let route = read_route(i + 1, item, vars).map_err(error)?;
+        // A route whose match reads fails alone (SPEC §6); one whose match
+        // does not could be any request's, so the whole variable fails.
+        let route = match read_route(i + 1, item, vars) {
+            Ok(route) => route,
+            Err(RouteError::Match(why)) => return Err(error(why)),
+            Err(RouteError::Route(broken)) => *broken,
+        };
         if let Some(earlier) = shadowed_by(&routes, &route) {
             let (them, verb) = match earlier.as_slice() {
                 [one] => (one.to_string(), "comes first and matches"),
@@ -294,7 +309,9 @@ pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
 fn shadowed_by<'r>(earlier: &'r [Route], route: &Route) -> Option<Vec<&'r Route>> {
     let mut by: Vec<&Route> = Vec::new();
     for method in &route.methods {
-        let covering = earlier.iter().find(|e| e.methods.contains(method) && covers(&e.path, &route.path))?;
+        let covering = earlier
+            .iter()
+            .find(|e| (e.webhook.is_some() || e.methods.contains(method)) && e.path.covers(&route.path))?;
         if !by.iter().any(|r| r.index == covering.index) {
             by.push(covering);
         }
@@ -302,31 +319,61 @@ fn shadowed_by<'r>(earlier: &'r [Route], route: &Route) -> Option<Vec<&'r Route>
     Some(by)
 }
 
-/// Whether every path `inner` matches, `outer` matches too.
-fn covers(outer: &PathPattern, inner: &PathPattern) -> bool {
-    match (outer, inner) {
-        (_, PathPattern::Exact(path)) => outer.matches(path),
-        (PathPattern::Exact(_), PathPattern::Prefix(_)) => false,
-        (PathPattern::Prefix(p), PathPattern::Prefix(q)) => {
-            // `q*` also matches `q` less its trailing slash.
-            q.starts_with(p.as_str()) && q.strip_suffix('/').is_none_or(|dir| outer.matches(dir))
-        }
-    }
+/// Why a route could not be read.
+enum RouteError {
+    /// Its `match` is missing or unreadable: the reason, naming its place.
+    Match(String),
+    /// Something else is wrong: the route as far as it reads, its
+    /// [`Route::problem`] saying what.
+    Route(Box<Route>),
 }
 
-/// One route, at place `index`; the error is the reason, naming it.
-fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, String> {
+/// One route, at place `index`.
+fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, RouteError> {
     let Json::Object(members) = item else {
-        return Err(format!("route {index} is {}, not an object with a `match`", item.kind()));
+        return Err(RouteError::Match(format!("route {index} is {}, not an object with a `match`", item.kind())));
     };
     // Until its match is read, a route is named by its place alone.
     let (methods, path) = match members.iter().find(|(name, _)| name == "match") {
         Some((_, Json::String(written))) => {
-            read_match(written).map_err(|why| format!("route {index}: `match` {why}"))?
+            read_match(written).map_err(|why| RouteError::Match(format!("route {index}: `match` {why}")))?
         }
-        Some((_, other)) => return Err(format!("route {index}: `match` is {}, not a string", other.kind())),
-        None => return Err(format!("route {index} has no `match` (\"POST /v1/payments/*\")")),
+        Some((_, other)) => {
+            return Err(RouteError::Match(format!("route {index}: `match` is {}, not a string", other.kind())));
+        }
+        None => return Err(RouteError::Match(format!("route {index} has no `match` (\"POST /v1/payments/*\")"))),
     };
+    read_route_held(index, methods.clone(), path.clone(), members, vars).map_err(|problem| {
+        // A route meant for webhooks keeps its path for any method (SPEC
+        // §13), even broken: what is refused there is never passed through.
+        let webhook = members.iter().any(|(name, _)| name == "webhook").then(|| Webhook {
+            sender: Sender::Standard,
+            secret: String::new(),
+            secrets: Vec::new(),
+        });
+        let policy = Policy::read(vars).unwrap_or_else(|_| Policy::read(&Vars(&|_| None)).expect("the defaults hold"));
+        RouteError::Route(Box::new(Route {
+            index,
+            methods,
+            path,
+            policy,
+            key: Vec::new(),
+            ignore: Vec::new(),
+            webhook,
+            problem: Some(problem),
+        }))
+    })
+}
+
+/// The rest of route `index` once its match is read; the error is what is
+/// wrong with it, naming it.
+fn read_route_held(
+    index: usize,
+    methods: Vec<String>,
+    path: PathPattern,
+    members: &[(String, Json)],
+    vars: &Vars<'_>,
+) -> Result<Route, String> {
     let name = format!("route {index} ({} {path})", methods.join(","));
     let named = |why: String| format!("{name}: {why}");
     for (i, (member, _)) in members.iter().enumerate() {
@@ -355,7 +402,7 @@ fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, Strin
         }
         Some(_) => Vec::new(),
     };
-    Ok(Route { index, methods, path, policy, key, ignore, webhook })
+    Ok(Route { index, methods, path, policy, key, ignore, webhook, problem: None })
 }
 
 /// The route's policies: its values as the variables' text, over the
@@ -430,6 +477,9 @@ fn read_ignore(fingerprint: Option<&Json>) -> Result<Vec<JsonPointer>, String> {
     if let Some((unknown, _)) = selection.iter().find(|(name, _)| name != "ignore") {
         return Err(format!("unknown member `{unknown}` of `fingerprint` (it takes `ignore`)"));
     }
+    if selection.len() > 1 {
+        return Err("`fingerprint.ignore` is given twice".into());
+    }
     match selection.iter().find(|(name, _)| name == "ignore").map(|(_, value)| value) {
         None => Ok(Vec::new()),
         Some(Json::Array(pointers)) => {
@@ -464,11 +514,31 @@ fn read_webhook(sender: Option<&Json>, secret: Option<&Json>) -> Result<Option<W
         other => return Err(format!("`webhook` is {}, not a sender's name", other.kind())),
     };
     let secret = match secret {
-        Json::String(name) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic()) => name.clone(),
-        Json::String(_) => return Err("`secret` is not a secret's name (visible ASCII, no spaces)".into()),
+        Json::String(name) if is_secret_name(name) => name.clone(),
+        // Never quoted: what is not a name may be the secret itself.
+        Json::String(_) => return Err(NOT_A_SECRET_NAME.into()),
         other => return Err(format!("`secret` is {}, not a secret's name", other.kind())),
     };
     Ok(Some(Webhook { sender, secret, secrets: Vec::new() }))
+}
+
+/// Why a route's `secret` string is refused: named by its place, never shown.
+const NOT_A_SECRET_NAME: &str = "`secret` must be the name of a wrangler secret (letters, digits, `_`), not its value";
+
+/// How secrets' values begin (not their names): Standard Webhooks' and
+/// Stripe's signing secrets, Shopify's app secrets, Stripe's API keys,
+/// GitHub's tokens — a value pasted where its name belongs.
+const SECRET_VALUE_PREFIXES: [&str; 8] =
+    ["whsec_", "shpss_", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "ghp_", "github_pat_"];
+
+/// Whether `name` is a wrangler secret's name (a binding name,
+/// `[A-Za-z_][A-Za-z0-9_]*`: so no base64 `+`, `/` or `=`, no space) and not
+/// a secret's value: it begins with none of [`SECRET_VALUE_PREFIXES`].
+fn is_secret_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !SECRET_VALUE_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
 
 /// `POST,PATCH /v1/orders/*`: the methods and the path pattern.
@@ -562,6 +632,7 @@ mod tests {
             key,
             ignore: vec![pointer("/client_ts"), pointer("/meta/sent_at")],
             webhook: None,
+            problem: None,
         };
         assert_eq!(read, [route]);
         assert_eq!(read[0].to_string(), "route 1 (POST,PATCH /v1/orders/*)");
@@ -628,13 +699,17 @@ mod tests {
             ("DELETE", "/v1/payments/pi_1", None),
             ("POST", "/v1/paymentsX", None),
             ("POST", "/hooks/stripe", Some(4)),
-            ("POST", "/hooks/stripe/", None),
-            ("GET", "/hooks/stripe", None),
+            // Every spelling of a path is the path, and a webhook route's
+            // path is its own whatever the method (SPEC §13).
+            ("POST", "/hooks/stripe/", Some(4)),
+            ("POST", "/Hooks//%73tripe;x", Some(4)),
+            ("GET", "/hooks/stripe", Some(4)),
+            ("PATCH", "/V1/Payments/refunds/", Some(2)),
         ];
         for (method, path, index) in rows {
-            assert_eq!(config.route(method, path).map(|r| r.index), index, "{method} {path}");
+            assert_eq!(config.route(method, &CanonicalPath::of(path)).map(|r| r.index), index, "{method} {path}");
         }
-        let hook = config.route("POST", "/hooks/stripe").unwrap();
+        let hook = config.route("POST", &CanonicalPath::of("/hooks/stripe")).unwrap();
         assert_eq!(
             hook.webhook,
             Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into(), secrets: Vec::new() })
@@ -767,6 +842,14 @@ mod tests {
                 "route 1 (POST /x): unknown member `exclude` of `fingerprint` (it takes `ignore`)".into(),
             ),
             (
+                one(r#"{"match": "POST /x", "fingerprint": {"ignore": ["/ts"], "ignore": []}}"#),
+                "route 1 (POST /x): `fingerprint.ignore` is given twice".into(),
+            ),
+            (
+                one(r#"{"match": "POST /x", "key": ["json:/a\qb"]}"#),
+                "is not a JSON array of routes (objects with a `match`; see docs/configuration.md)".into(),
+            ),
+            (
                 one(r#"{"match": "POST /x", "fingerprint": ["/ts"]}"#),
                 "route 1 (POST /x): `fingerprint` is an array, not an object with `ignore`".into(),
             ),
@@ -791,7 +874,15 @@ mod tests {
             ),
             (
                 one(r#"{"match": "POST /x", "webhook": "github", "secret": "MY SECRET"}"#),
-                "route 1 (POST /x): `secret` is not a secret's name (visible ASCII, no spaces)".into(),
+                format!("route 1 (POST /x): {NOT_A_SECRET_NAME}"),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "stripe", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}"#),
+                format!("route 1 (POST /x): {NOT_A_SECRET_NAME}"),
+            ),
+            (
+                one(r#"{"match": "POST /x", "webhook": "shopify", "secret": "c2VjcmV0LXZhbHVl+/="}"#),
+                format!("route 1 (POST /x): {NOT_A_SECRET_NAME}"),
             ),
             (
                 one(r#"{"match": "POST /x", "webhook": "github", "secret": 1}"#),
@@ -839,27 +930,59 @@ mod tests {
             ),
         ];
         for (value, reason) in rows {
-            let err = with(&value, &[]).expect_err(&value);
-            assert_eq!(err.variable, ROUTES, "{value}");
-            assert_eq!(err.reason, reason, "{value}");
+            assert_eq!(problem(&value, &[]), reason, "{value}");
+        }
+    }
+
+    /// What is wrong with `routes` over `vars`: the variable's error, or
+    /// the first route's that fails alone.
+    fn problem(routes: &str, vars: &[(&str, &str)]) -> String {
+        match with(routes, vars) {
+            Err(err) => {
+                assert_eq!(err.variable, ROUTES, "{routes}");
+                err.reason
+            }
+            Ok(config) => config.routes.iter().find_map(|r| r.problem.clone()).unwrap_or_else(|| panic!("{routes}")),
+        }
+    }
+
+    #[test]
+    fn a_route_whose_match_reads_fails_alone_and_keeps_its_path() {
+        // SPEC §6: a route's own problem fails that route's requests only;
+        // one whose match cannot be read could be anyone's, and fails all.
+        let routes = r#"[
+            {"match": "POST /v1/payouts", "ttlSeconds": 5},
+            {"match": "POST /hooks/github", "webhook": "github", "secret": "whsec_pasted_value_not_a_name"},
+            {"match": "POST /v1/orders"}
+        ]"#;
+        let config = with(routes, &[]).unwrap();
+        let problems: Vec<String> = config.route_problems().collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("IDEMPOTENCY_ROUTES: route 1 (POST /v1/payouts): `ttlSeconds`"));
+        assert!(!problems[1].contains("whsec_pasted"), "a value pasted as a name is never quoted: {}", problems[1]);
+        let place = |method, path| config.route_place(method, &CanonicalPath::of(path));
+        assert_eq!(place("POST", "/v1/payouts"), Some(0));
+        assert_eq!(place("PATCH", "/Hooks/GitHub/"), Some(1), "a broken webhook route keeps its path for any method");
+        assert_eq!(place("POST", "/v1/orders"), Some(2));
+        assert!(config.routes[2].problem.is_none(), "the rest go on");
+        for whole in [r#"[{"match": "POST"}]"#, r#"[{"ttlSeconds": 60}]"#, r#"[{"match": 1}]"#] {
+            assert_eq!(with(whole, &[]).unwrap_err().variable, ROUTES, "{whole}");
         }
     }
 
     #[test]
     fn an_inherited_value_that_breaks_a_route_s_rule_is_named_as_inherited() {
         let vars = [("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "100")];
-        let err = with(r#"[{"match": "POST /quick", "leaseSeconds": 30}]"#, &vars).unwrap_err();
         assert_eq!(
-            err.reason,
+            problem(r#"[{"match": "POST /quick", "leaseSeconds": 30}]"#, &vars),
             "route 1 (POST /quick): `originTimeoutSeconds` (unset here, so IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS): must \
              be below leaseSeconds: the lease covers the origin call and its finish. A shorter lease needs a shorter \
              origin timeout too (the root wrangler.toml sets it to 100 s); see docs/configuration.md"
         );
         let vars = [("IDEMPOTENCY_STORE_TIMEOUT_MS", "5000")];
-        let err =
-            with(r#"[{"match": "POST /quick", "leaseSeconds": 6, "originTimeoutSeconds": 5}]"#, &vars).unwrap_err();
-        assert!(err.reason.starts_with("route 1 (POST /quick): IDEMPOTENCY_STORE_TIMEOUT_MS: leaves no room"), "{err}");
-        assert!(err.reason.contains("leaseSeconds less originTimeoutSeconds"), "{err}");
+        let err = problem(r#"[{"match": "POST /quick", "leaseSeconds": 6, "originTimeoutSeconds": 5}]"#, &vars);
+        assert!(err.starts_with("route 1 (POST /quick): IDEMPOTENCY_STORE_TIMEOUT_MS: leaves no room"), "{err}");
+        assert!(err.contains("leaseSeconds less originTimeoutSeconds"), "{err}");
         // A bad variable is named as the variable, before any route is read.
         let err =
             with(r#"[{"match": "POST /x", "leaseSeconds": 30}]"#, &[("IDEMPOTENCY_TTL_SECONDS", "59")]).unwrap_err();
@@ -901,7 +1024,7 @@ mod tests {
         ];
         for (outer, inner, expected) in rows {
             let (o, i): (PathPattern, PathPattern) = (outer.parse().unwrap(), inner.parse().unwrap());
-            assert_eq!(covers(&o, &i), expected, "{outer} covers {inner}");
+            assert_eq!(o.covers(&i), expected, "{outer} covers {inner}");
         }
     }
 
@@ -921,21 +1044,31 @@ mod tests {
             "SVIX_SECRET" => Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned()),
             _ => None,
         };
-        let secrets = config.webhook_secrets(bound).unwrap();
-        assert_eq!(secrets.iter().map(Vec::len).collect::<Vec<_>>(), [2, 0, 1]);
-        let unbound = config.webhook_secrets(|name| bound(name).filter(|_| name != "SVIX_SECRET")).unwrap_err();
+        let bind = |secret: &dyn Fn(&str) -> Option<String>| {
+            let mut config = config.clone();
+            config.bind_webhook_secrets(secret);
+            config
+        };
+        let secrets = bind(&bound);
+        let counts = secrets.routes.iter().map(|r| r.webhook.as_ref().map_or(0, |w| w.secrets.len()));
+        assert_eq!(counts.collect::<Vec<_>>(), [2, 0, 1]);
+        assert_eq!(secrets.route_problems().count(), 0);
+        // A route whose secret is unbound, or not in its sender's form, fails alone (SPEC §6).
+        let unbound = bind(&|name| bound(name).filter(|_| name != "SVIX_SECRET"));
         assert_eq!(
-            unbound.to_string(),
-            "IDEMPOTENCY_ROUTES: route 3 (POST /hooks/svix): its secret SVIX_SECRET is not bound: `wrangler secret \
-             put SVIX_SECRET`"
+            unbound.route_problems().collect::<Vec<_>>(),
+            ["IDEMPOTENCY_ROUTES: route 3 (POST /hooks/svix): its secret SVIX_SECRET is not bound: `wrangler secret \
+              put SVIX_SECRET`"]
         );
-        let wrong_form = config.webhook_secrets(|name| Some(format!("sk_live_{name}_hunter2"))).unwrap_err();
+        assert_eq!(unbound.routes[0].webhook.as_ref().unwrap().secrets.len(), 2, "the others still read theirs");
+        let wrong_form = bind(&|name| Some(format!("sk_live_{name}_hunter2")));
+        let problems: Vec<String> = wrong_form.route_problems().collect();
         assert_eq!(
-            wrong_form.to_string(),
+            problems[0],
             "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its secret STRIPE_WEBHOOK_SECRET: the secret is not a \
              Stripe signing secret (`whsec_…`)"
         );
-        assert!(!wrong_form.to_string().contains("hunter2"));
+        assert!(!problems.join(" ").contains("hunter2"));
         assert_eq!(config.routes[1].secrets(Some("anything")), Ok(Vec::new()), "no webhook, no secrets");
         assert_eq!(config.routes[2].headers_read(), Sender::Standard.headers());
     }

@@ -9,6 +9,7 @@ use crate::core::record::policy::RecordPolicy;
 use crate::core::request::admin::AdminToken;
 use crate::core::request::paths::{KeyRule, PathPattern};
 use crate::core::request::scope::ScopeSource;
+use crate::core::request::target::CanonicalPath;
 
 /// Where records live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -338,7 +339,7 @@ impl Config {
         self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
     }
 
-    /// What a request with this method and path (as received) needs
+    /// What a request with this method and path needs
     /// (SPEC §1). Covered: the method is in `IDEMPOTENCY_METHODS` and the path
     /// matches `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS` (a path
     /// that requires a key is protected too). Required: covered, and
@@ -346,19 +347,21 @@ impl Config {
     /// `IDEMPOTENCY_REQUIRED_PATHS`.
     ///
     /// ```
-    /// use oncekey::core::{Config, KeyRule};
+    /// use oncekey::core::{CanonicalPath, Config, KeyRule};
     /// let config = Config::from_vars(|name| match name {
     ///     "IDEMPOTENCY_PATHS" => Some("/v1/*".into()),
     ///     "IDEMPOTENCY_REQUIRED_PATHS" => Some("/v1/charges".into()),
     ///     _ => None,
     /// })
     /// .unwrap();
-    /// assert_eq!(config.key_rule("POST", "/v1/charges"), KeyRule::Required);
-    /// assert_eq!(config.key_rule("POST", "/v1/refunds"), KeyRule::Optional);
-    /// assert_eq!(config.key_rule("GET", "/v1/charges"), KeyRule::Uncovered);
-    /// assert_eq!(config.key_rule("POST", "/health"), KeyRule::Uncovered);
+    /// let rule = |method, path| config.key_rule(method, &CanonicalPath::of(path));
+    /// assert_eq!(rule("POST", "/v1/charges"), KeyRule::Required);
+    /// assert_eq!(rule("POST", "/V1//Charges/"), KeyRule::Required, "any spelling of the path");
+    /// assert_eq!(rule("POST", "/v1/refunds"), KeyRule::Optional);
+    /// assert_eq!(rule("GET", "/v1/charges"), KeyRule::Uncovered);
+    /// assert_eq!(rule("POST", "/health"), KeyRule::Uncovered);
     /// ```
-    pub fn key_rule(&self, method: &str, path: &str) -> KeyRule {
+    pub fn key_rule(&self, method: &str, path: &CanonicalPath) -> KeyRule {
         let matched = |patterns: &[PathPattern]| patterns.iter().any(|p| p.matches(path));
         let required_path = matched(&self.required_paths);
         if !self.covers(method) || !(required_path || matched(&self.paths)) {
@@ -645,7 +648,7 @@ mod tests {
         assert_eq!(c.in_flight_wait_ms, 10_000);
         assert_eq!(c.origin_timeout_ms, 100_000);
         assert_eq!(c.methods, vec!["POST", "PATCH"]);
-        assert_eq!(c.paths, vec![PathPattern::Prefix("/".into())]);
+        assert_eq!(c.paths, vec!["/*".parse::<PathPattern>().unwrap()]);
         assert!(!c.required);
         assert!(c.required_paths.is_empty());
         assert_eq!(c.scope, vec![ScopeSource::Header("authorization".into())]);
@@ -659,8 +662,8 @@ mod tests {
         assert!(c.cors_origins.is_empty());
         assert_eq!(c.admin_token, None);
         assert!(c.covers("post") && c.covers("PATCH") && !c.covers("PUT") && !c.covers("GET"));
-        assert_eq!(c.key_rule("POST", "/any/path"), KeyRule::Optional);
-        assert_eq!(c.key_rule("GET", "/any/path"), KeyRule::Uncovered);
+        assert_eq!(c.key_rule("POST", &CanonicalPath::of("/any/path")), KeyRule::Optional);
+        assert_eq!(c.key_rule("GET", &CanonicalPath::of("/any/path")), KeyRule::Uncovered);
     }
 
     #[test]
@@ -693,9 +696,9 @@ mod tests {
         assert_eq!(c.in_flight_wait_ms, 900_000);
         assert_eq!(c.origin_timeout_ms, 899_000);
         assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
-        let paths = vec![PathPattern::Exact("/v1/charges".into()), PathPattern::Prefix("/v1/payments/".into())];
+        let paths = PathPattern::parse_list("/v1/charges,/v1/payments/*").unwrap();
         assert_eq!(c.paths, paths);
-        assert_eq!(c.required_paths, vec![PathPattern::Exact("/v1/refunds".into())]);
+        assert_eq!(c.required_paths, vec!["/v1/refunds".parse::<PathPattern>().unwrap()]);
         assert!(c.required && c.fail_open);
         assert_eq!(c.kv_replay, KvReplayMode::Off);
         assert_eq!(c.scope, vec![ScopeSource::Header("x-api-key".into()), ScopeSource::Cookie("session".into())]);
@@ -852,7 +855,10 @@ mod tests {
             (&no_required_paths, "POST", "/anything", Optional),
             (&paths, "POST", "/v1/charges", Optional),
             (&paths, "POST", "/v1/charges/ch_1", Uncovered),
-            (&paths, "POST", "/v1/Charges", Uncovered),
+            // Every spelling of a path is the path (SPEC §13).
+            (&paths, "POST", "/v1/Charges", Optional),
+            (&paths, "POST", "/v1//charges/", Optional),
+            (&paths, "POST", "/v1/x/../charges", Optional),
             (&paths, "POST", "/v1/payments", Optional),
             (&paths, "POST", "/v1/payments/pi_1", Optional),
             (&paths, "POST", "/v1/paymentsX", Uncovered),
@@ -874,7 +880,7 @@ mod tests {
         ];
         for (vars, method, path, rule) in rows {
             let c = with(vars).unwrap();
-            assert_eq!(c.key_rule(method, path), rule, "{vars:?} {method} {path}");
+            assert_eq!(c.key_rule(method, &CanonicalPath::of(path)), rule, "{vars:?} {method} {path}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! What a host reads off a request before the exchange starts.
 
-use crate::core::Config;
 use crate::core::text::cut::cut;
+use crate::core::{Config, from_own_origin};
 
 /// The parts of a request the exchange decides on. The host fills it from
 /// the runtime's request; nothing else of the request crosses over.
@@ -65,15 +65,18 @@ impl RequestHead {
     /// source's header, for the fingerprint and the record name,
     /// `content-length`, for how the body is read, `cookie`, for whose
     /// browser an answer's cookies are kept, `authorization` when the admin
-    /// paths are on (SPEC §12), for their token, `sec-fetch-site` with
-    /// form keys on, and what the routes read (SPEC §13: their header key
+    /// paths are on (SPEC §12), for their token, `sec-fetch-site`, for
+    /// whose page sent it, and what the routes read (SPEC §13: their header key
     /// sources, their senders' signature headers). A host copies only these.
     ///
     /// ```
     /// use oncekey::core::{Config, RequestHead};
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_SCOPE").then(|| "cookie:session".to_owned())).unwrap();
-    /// assert_eq!(RequestHead::headers_read(&config), ["content-type", "content-length", "cookie"]);
-    /// assert_eq!(RequestHead::headers_read(&Config::default()), ["content-type", "content-length", "authorization", "cookie"]);
+    /// assert_eq!(RequestHead::headers_read(&config), ["content-type", "content-length", "cookie", "sec-fetch-site"]);
+    /// assert_eq!(
+    ///     RequestHead::headers_read(&Config::default()),
+    ///     ["content-type", "content-length", "authorization", "cookie", "sec-fetch-site"]
+    /// );
     /// ```
     pub fn headers_read(config: &Config) -> Vec<&str> {
         let mut names: Vec<&str> = ["content-type", "content-length"]
@@ -87,10 +90,9 @@ impl RequestHead {
         if config.admin_token.is_some() && !names.contains(&"authorization") {
             names.push("authorization");
         }
-        if config.inject_forms {
-            // Whose page posted a form key (SPEC §8).
-            names.push("sec-fetch-site");
-        }
+        // Whose page sent the request: a key read from a body (SPEC §8,
+        // §13) and an answer's cookies (§3) are for the page's own origin.
+        names.push("sec-fetch-site");
         // Each route's header key sources and its sender's signature headers
         // (SPEC §13); `Idempotency-Key` is the head's own `key`.
         for name in config.routes.iter().flat_map(|route| route.headers_read()) {
@@ -128,19 +130,10 @@ impl RequestHead {
         (cut(url, ..scheme_end), host_port, cut(rest, authority_end..))
     }
 
-    /// Whether the request comes from the page's own site, or from no
-    /// browser page at all (SPEC §8): its `Sec-Fetch-Site` is `same-origin`
-    /// or `same-site`, or, without one (an older browser), its `Origin` is
-    /// its own origin or absent (curl, a server-side client). A form key
-    /// from anywhere else is another site's forgery.
-    pub(crate) fn is_from_own_site(&self) -> bool {
-        match self.header("sec-fetch-site") {
-            Some(site) => {
-                let site = site.trim();
-                site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("same-site")
-            }
-            None => self.origin.as_deref().is_none_or(|origin| origin == self.own_origin),
-        }
+    /// Whether the request comes from a page of its own origin, or from no
+    /// browser page at all ([`from_own_origin`]).
+    pub(crate) fn is_from_own_origin(&self) -> bool {
+        from_own_origin(self.header("sec-fetch-site"), self.origin.as_deref(), &self.own_origin)
     }
 
     /// The host, path and query of a request's URL as the runtime hands it

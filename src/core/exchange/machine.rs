@@ -12,9 +12,10 @@ use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::request::key_source::KeySource;
 use crate::core::{
-    AdminRequest, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished, IdempotencyKey,
-    KeyLookup, KeyRule, Outcome, Problem, Record, RecordName, StoreCall, StoredAnswer, StoredResponse, Write, begin,
-    cookie_jar, decode_decision, decode_finished, decode_inspected, decode_released, finish, replay_from_copy,
+    AdminRequest, CanonicalPath, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished,
+    IdempotencyKey, KeyLookup, KeyRule, Outcome, Problem, Provenance, Record, RecordName, StoreCall, StoredAnswer,
+    StoredResponse, Write, begin, cookie_jar, decode_decision, decode_finished, decode_inspected, decode_released,
+    finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -42,6 +43,9 @@ const DRAIN_AT_LEAST_BYTES: usize = 1 << 20;
 #[derive(Clone)]
 pub struct Exchange {
     pub(super) config: Rc<Config>,
+    /// The request's canonical path (SPEC §13): every rule that reads where
+    /// the request goes reads this, never the path as sent.
+    pub(super) target: CanonicalPath,
     /// The place in [`Config::routes`] of the route the request follows
     /// (SPEC §13), found once when it starts; `None`: the variables apply.
     pub(super) route: Option<usize>,
@@ -189,11 +193,14 @@ impl Exchange {
     pub fn start(config: Rc<Config>, head: RequestHead, now_ms: u64) -> (Self, Action) {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
         let form_keys = config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD");
-        let cookie_jar = head.is_from_own_site().then(|| cookie_jar(head.header("cookie")));
-        // SPEC §13: the first route that matches; none, the variables apply.
-        let route = config.routes.iter().position(|route| route.matches(&head.method, &head.path));
+        let cookie_jar = head.is_from_own_origin().then(|| cookie_jar(head.header("cookie")));
+        let target = CanonicalPath::of(&head.path);
+        // SPEC §13: a webhook route's path, or the first route that
+        // matches; none, the variables apply.
+        let route = config.route_place(&head.method, &target);
         let mut exchange = Self {
             config,
+            target,
             route,
             origin: head.origin.clone(),
             cors,
@@ -233,10 +240,22 @@ impl Exchange {
                 Err(problem) => self.refuse(problem),
             };
         }
+        // SPEC §6: a route that is misconfigured fails alone, closed.
+        if let Some(problem) = self.route().and_then(|route| route.problem.clone()) {
+            self.cors = None;
+            return self.refuse(Problem::Misconfigured(format!("{}: {problem}", crate::core::ROUTES)));
+        }
+        // SPEC §13: a webhook route takes deliveries, which are POSTs;
+        // anything else at its path is refused, never passed through.
+        if self.route().is_some_and(|route| route.webhook.is_some() && !route.takes_method(&head.method)) {
+            self.cors = None;
+            return self.refuse(Problem::MethodNotAllowed { allow: "POST" });
+        }
         // A route's requests are covered whatever IDEMPOTENCY_METHODS and
         // IDEMPOTENCY_PATHS say (SPEC §13).
+        let target = &self.target;
         let covered = |method: &str| {
-            config.key_rule(method, &head.path) != KeyRule::Uncovered || config.route(method, &head.path).is_some()
+            config.key_rule(method, target) != KeyRule::Uncovered || config.route(method, target).is_some()
         };
         let is_preflight =
             head.method.eq_ignore_ascii_case("OPTIONS") && head.preflight_method.as_deref().is_some_and(covered);
@@ -317,12 +336,9 @@ impl Exchange {
             };
         }
         // A route's body sources, read before the form field is taken out.
-        let key = match key {
-            Some(key) => Some(key),
-            None => match self.key_in_body(&head, &body) {
-                Ok(key) => key,
-                Err(problem) => return self.refuse(problem),
-            },
+        let from_route = match key {
+            Some(_) => None,
+            None => self.key_in_body(&head, &body).transpose(),
         };
         // SPEC §8: the field is the origin's to never see; a header wins over it.
         let field = match self.config.inject_forms {
@@ -330,31 +346,40 @@ impl Exchange {
             false => FieldKey::Absent,
         };
         let body_edited = field != FieldKey::Absent;
-        // SPEC §8: only the page's own site may key a request by its field.
-        // Another site's form (a forgery riding the victim's cookies) has
-        // its field taken out and goes on unkeyed: it can neither plant an
-        // answer under a key nor read one.
-        if key.is_none() && body_edited && !head.is_from_own_site() {
-            if self.key_rule(&head) == KeyRule::Required {
-                return self.refuse(Problem::MissingKey);
-            }
-            let why = format!("a form post from another site: its {KEY_FIELD} field was removed, not used");
-            return self.forward(Verdict::PassThrough, Some(why), head.has_attempt_header, Some(body), true);
-        }
-        let key = match (key, field) {
-            (Some(key), _) => key,
-            (None, FieldKey::One(raw)) => match IdempotencyKey::parse_bytes(&raw) {
-                Ok(key) => key,
-                Err(e) => return self.refuse(Problem::InvalidKey(format!("{KEY_FIELD} field: {e}"))),
-            },
-            (None, FieldKey::Repeated) => {
-                return self.refuse(Problem::InvalidKey(format!("the {KEY_FIELD} field is sent more than once")));
-            }
-            (None, FieldKey::Absent) => {
+        // The key, with where it came from (SPEC §13): the first found decides.
+        let found = match (key, from_route, field) {
+            (Some(key), ..) => Some((Ok(key), Provenance::Header)),
+            (None, Some(key), _) => Some((key, Provenance::BodyField)),
+            (None, None, FieldKey::One(raw)) => Some((
+                IdempotencyKey::parse_bytes(&raw).map_err(|e| Problem::InvalidKey(format!("{KEY_FIELD} field: {e}"))),
+                Provenance::FormKeyField,
+            )),
+            (None, None, FieldKey::Repeated) => Some((
+                Err(Problem::InvalidKey(format!("the {KEY_FIELD} field is sent more than once"))),
+                Provenance::FormKeyField,
+            )),
+            (None, None, FieldKey::Absent) => None,
+        };
+        let key = match found {
+            // Each source's rule, in this one place: a key read from a body
+            // keys only a request from the page's own origin. Another site's
+            // post (a forgery riding the victim's cookies) goes on unkeyed,
+            // its field taken out: it can neither plant an answer under a
+            // key nor read one.
+            Some((_, provenance)) if !provenance.admits(head.is_from_own_origin()) => {
                 if self.key_rule(&head) == KeyRule::Required {
                     return self.refuse(Problem::MissingKey);
                 }
-                return self.forward(Verdict::PassThrough, None, head.has_attempt_header, Some(body), false);
+                let why = format!("a request from another origin: its key in {provenance} was not used");
+                return self.forward(Verdict::PassThrough, Some(why), head.has_attempt_header, Some(body), body_edited);
+            }
+            Some((Ok(key), _)) => key,
+            Some((Err(problem), _)) => return self.refuse(problem),
+            None => {
+                if self.key_rule(&head) == KeyRule::Required {
+                    return self.refuse(Problem::MissingKey);
+                }
+                return self.forward(Verdict::PassThrough, None, head.has_attempt_header, Some(body), body_edited);
             }
         };
         self.keyed(key, &head, body, body_edited, now_ms)
@@ -372,7 +397,7 @@ impl Exchange {
         now_ms: u64,
     ) -> Action {
         let fingerprint = self.fingerprint(head, &body);
-        let name = self.record_name(head, &key);
+        let name = self.record_name(head, &key, &body);
         self.log.record = Some(name.to_hex());
         let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body, body_edited };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {

@@ -64,7 +64,7 @@ impl Exchange {
     pub(super) fn key_rule(&self, head: &RequestHead) -> KeyRule {
         match self.route() {
             Some(route) => route.key_rule(),
-            None => self.config.key_rule(&head.method, &head.path),
+            None => self.config.key_rule(&head.method, &self.target),
         }
     }
 
@@ -134,9 +134,15 @@ impl Exchange {
     }
 
     /// The request's fingerprint: on a route, with the members its
-    /// selection ignores left out.
+    /// selection ignores left out. A webhook delivery's reads its endpoint's
+    /// canonical path, without the query: the same delivery resent to
+    /// another spelling of the endpoint is the same request (SPEC §13).
     pub(super) fn fingerprint(&self, head: &RequestHead, body: &[u8]) -> Fingerprint {
-        let (path, content_type) = (head.path_and_query(), head.header("content-type"));
+        let content_type = head.header("content-type");
+        let path = match self.is_delivery() {
+            true => self.target.to_string(),
+            false => head.path_and_query(),
+        };
         match self.route() {
             Some(route) => Fingerprint::of_selected(&head.method, &path, content_type, body, &route.ignore),
             None => Fingerprint::of(&head.method, &path, content_type, body),
@@ -144,11 +150,13 @@ impl Exchange {
     }
 
     /// The name of `key`'s record: a webhook delivery's names its endpoint
-    /// ([`RecordName::of_delivery`]); any other's its caller's scope.
-    pub(super) fn record_name(&self, head: &RequestHead, key: &IdempotencyKey) -> RecordName {
-        match self.is_delivery() {
-            true => RecordName::of_delivery(&head.host, &head.path, key),
-            false => RecordName::new(&head.host, &self.config.scope, |n| head.header(n), key),
+    /// and, when its sender's signature leaves the id out, its body
+    /// ([`RecordName::of_delivery`]); any other's its host and its caller's
+    /// scope.
+    pub(super) fn record_name(&self, head: &RequestHead, key: &IdempotencyKey, body: &[u8]) -> RecordName {
+        match self.route().and_then(|route| route.webhook.as_ref()) {
+            Some(webhook) => RecordName::of_delivery(&self.target, key, (!webhook.sender.signs_id()).then_some(body)),
+            None => RecordName::new(&head.host, &self.config.scope, |n| head.header(n), key),
         }
     }
 }

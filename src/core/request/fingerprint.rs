@@ -74,7 +74,9 @@ impl Fingerprint {
     /// out: its canonical form, members sorted by name, no white space,
     /// strings escaped one way, numbers as written (`1` and `1.0` differ).
     /// Method, path and query, and media type count as in
-    /// [`Fingerprint::of`].
+    /// [`Fingerprint::of`]. JSON is read strictly (SPEC §13): an unknown
+    /// escape, a lone surrogate or a member given twice, anywhere in the
+    /// body, makes it not JSON, so two different bodies never count as one.
     ///
     /// A body that is not JSON counts as [`Fingerprint::of`] counts it
     /// (its bytes, or a form's parts), not as a 400: it has no member to
@@ -242,6 +244,34 @@ mod tests {
         // Nothing ignored: exactly `of`.
         let none = Fingerprint::of_selected("POST", "/v1/payments", json, br#"{"b":1, "a":2}"#, &[]);
         assert_eq!(none, fp("POST", "/v1/payments", json, br#"{"b":1, "a":2}"#));
+    }
+
+    #[test]
+    fn a_selection_never_reads_two_bodies_as_one() {
+        // SPEC §13, "Bodies read strictly": each pair once read as one
+        // meaning (a lone surrogate as U+FFFD, an unknown escape as the
+        // character, the last of a repeated member).
+        let ignore: Vec<JsonPointer> = vec!["/ts".parse().unwrap()];
+        let json = Some("application/json");
+        let of = |body: &[u8]| Fingerprint::of_selected("POST", "/v1/payments", json, body, &ignore);
+        // (body, another body)
+        let pairs: [(&[u8], &[u8]); 5] = [
+            (br#"{"to":"\uD800\u0041"}"#, br#"{"to":"\uD800\u0042"}"#),
+            (br#"{"to":"\uD800\u0041"}"#, br#"{"to":"\uFFFD\u0041"}"#),
+            (br#"{"to":"a\qb"}"#, br#"{"to":"aqb"}"#),
+            (br#"{"amount":100,"amount":1}"#, br#"{"amount":1}"#),
+            (br#"{"amount":100,"amount":1,"ts":5}"#, br#"{"amount":1,"ts":6}"#),
+        ];
+        for (body, other) in pairs {
+            let (a, b) = (String::from_utf8_lossy(body), String::from_utf8_lossy(other));
+            assert_ne!(of(body), of(other), "{a} and {b}");
+            // What is not plain JSON counts as its bytes.
+            let bytes = |body: &[u8]| fp("POST", "/v1/payments", json, body);
+            assert_eq!(of(body), bytes(body), "{a}");
+        }
+        // A member left out must still be plain JSON, and named once.
+        assert_ne!(of(br#"{"amount":1,"ts":"\q"}"#), of(br#"{"amount":1,"ts":"q"}"#));
+        assert_ne!(of(br#"{"amount":1,"ts":1,"ts":2}"#), of(br#"{"amount":1,"ts":2}"#));
     }
 
     #[test]

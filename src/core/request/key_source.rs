@@ -31,7 +31,8 @@ pub enum KeySource {
     Header(String),
     /// The member of a JSON body a pointer names: a string (its characters
     /// are the key) or a number (as written). Absent, or `null`, is no key
-    /// here. A body that is not JSON has none.
+    /// here. A body that is not plain JSON has none: an unknown escape, a
+    /// lone surrogate or a member given twice anywhere in it (SPEC §13).
     Json(JsonPointer),
     /// A field of an `application/x-www-form-urlencoded` or
     /// `multipart/form-data` body, read as the `idempotency_key` field is
@@ -266,8 +267,8 @@ mod tests {
             (&json, Some(br#"{"meta": {"id": "m-1"}}"#), key("m-1")),
             (&json, Some(br#"{"request_id": null, "meta": {"id": "m-1"}}"#), key("m-1")),
             (&json, Some(br#"{"request_id": 12345}"#), key("12345")),
-            (&json, Some(br#"{"request_id": "r", "request_id": "last"}"#), key("last")),
             // Not JSON: the JSON sources hold nothing, the form's is tried.
+            (&json, Some(br#"{"request_id": "r", "request_id": "last"}"#), Err(Problem::MissingKey)),
             (&form, Some(b"request_id=f-1&amount=5"), key("f-1")),
             (&json, Some(b"request_id=f-1"), Err(Problem::MissingKey)),
             (&json, Some(b"{}"), Err(Problem::MissingKey)),
@@ -307,6 +308,27 @@ mod tests {
             let got = find_key(&all, KeyRule::Required, header, body);
             assert_eq!(got, expected, "{headers:?} {:?}", body.map(String::from_utf8_lossy));
         }
+    }
+
+    #[test]
+    fn a_body_that_is_not_plain_json_holds_no_key() {
+        let by_id = sources(&["json:/request_id"]);
+        let lookup = |body: &[u8]| find_key(&by_id, KeyRule::Optional, |_| None, Some(body));
+        // (body, what is wrong with it)
+        let rows: [(&[u8], &str); 6] = [
+            (br#"{"request_id":"a","request_id":"b"}"#, "the member given twice"),
+            (br#"{"request_id":"a","meta":{"at":1,"at":2}}"#, "another member given twice"),
+            (br#"{"request_id":"a\qb"}"#, "an unknown escape"),
+            (br#"{"request_id":"a\uD800"}"#, "a lone surrogate"),
+            (br#"{"request_id":"a","note":"\uDC00"}"#, "a lone surrogate elsewhere"),
+            (br#"{"request_id":"a",}"#, "a trailing comma"),
+        ];
+        for (body, why) in rows {
+            assert_eq!(lookup(body), Ok(KeyLookup::Absent), "{why}");
+        }
+        assert_eq!(lookup(br#"{"request_id":"a\u0062"}"#), key("ab"), "plain JSON, escapes and all");
+        let required = find_key(&by_id, KeyRule::Required, |_| None, Some(br#"{"request_id":"a","request_id":"b"}"#));
+        assert_eq!(required, Err(Problem::MissingKey));
     }
 
     #[test]

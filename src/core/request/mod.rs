@@ -8,7 +8,9 @@
 //! - `fingerprint.rs`, `digest.rs`, `multipart.rs`: the request fingerprint,
 //!   and a route's selection of it;
 //! - `scope.rs`: the record's name (host, identity, key);
+//! - `target.rs`: the canonical path every rule reads;
 //! - `paths.rs`: which requests are covered, which need a key;
+//! - `provenance.rs`: where a key came from, and whose requests it may key;
 //! - `form_field.rs`: the `idempotency_key` field of a form post;
 //! - `cors.rs`: which callers' origins are echoed, which headers allowed;
 //! - `admin.rs`: the operator's paths.
@@ -22,7 +24,9 @@ pub(super) mod key;
 pub(super) mod key_source;
 pub(super) mod multipart;
 pub(super) mod paths;
+pub(super) mod provenance;
 pub(super) mod scope;
+pub(super) mod target;
 
 pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, preflight_allow_headers};
@@ -31,4 +35,6 @@ pub use form_field::KEY_FIELD;
 pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
 pub use key_source::{DEFAULT_KEY_SOURCE, KeyLookup, KeySource, KeySourceError, find_key};
 pub use paths::{KeyRule, PathPattern, PathPatternError};
+pub use provenance::{Provenance, from_own_origin};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};
+pub use target::CanonicalPath;

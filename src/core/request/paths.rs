@@ -7,30 +7,37 @@ use std::str::FromStr;
 
 use crate::core::output::problem::Problem;
 use crate::core::request::key::IdempotencyKey;
+use crate::core::request::target::CanonicalPath;
 
-/// One entry of `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS`: an
-/// exact path, or a prefix ending in `*`.
+/// One entry of `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS`, or a
+/// route's path: an exact path, or a prefix ending in `*`.
 ///
-/// Paths are compared case-sensitively with the request's path as received,
-/// percent-encoding untouched (write `%C3%A9`, not `é`). A prefix that ends
-/// in `/*` also matches the path without its trailing slash, so
-/// `/v1/payments/*` covers `/v1/payments` itself; `/*` matches every path.
+/// A pattern matches a request's [`CanonicalPath`], and is itself read in
+/// canonical form (SPEC §13): `/v1/Charges/` and `/v1/charges` are one
+/// pattern, and each matches `/v1/charges`, `/V1//charges/` and every other
+/// spelling of that path. A prefix that ends in `/*` also matches the path
+/// without its trailing slash, so `/v1/payments/*` covers `/v1/payments`
+/// itself; `/*` matches every path.
 ///
 /// ```
-/// use oncekey::core::PathPattern;
+/// use oncekey::core::{CanonicalPath, PathPattern};
+/// let path = |p: &str| CanonicalPath::of(p);
 /// let payments: PathPattern = "/v1/payments/*".parse().unwrap();
-/// assert!(payments.matches("/v1/payments") && payments.matches("/v1/payments/pi_1"));
-/// assert!(!payments.matches("/v1/paymentsX"));
+/// assert!(payments.matches(&path("/v1/payments")) && payments.matches(&path("/v1/payments/pi_1")));
+/// assert!(!payments.matches(&path("/v1/paymentsX")));
 /// let charges: PathPattern = "/v1/charges".parse().unwrap();
-/// assert!(charges.matches("/v1/charges") && !charges.matches("/v1/charges/ch_1"));
+/// assert!(charges.matches(&path("/v1/charges")) && !charges.matches(&path("/v1/charges/ch_1")));
+/// assert!(charges.matches(&path("/V1//charges/")), "any spelling of the path");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PathPattern {
-    /// This path and no other.
-    Exact(String),
-    /// Every path that starts with this prefix (the pattern without its
-    /// `*`); a prefix ending in `/` also matches the path without it.
-    Prefix(String),
+pub struct PathPattern {
+    /// The entry as written (trimmed): how errors and logs name it.
+    written: String,
+    /// What it matches, in canonical form: the path, or the prefix
+    /// (ending in `/` when the entry's prefix did, `/` alone for `/*`).
+    canonical: String,
+    /// Whether it is a prefix (written with a last `*`).
+    prefix: bool,
 }
 
 /// Why a path pattern is refused.
@@ -67,31 +74,51 @@ impl FromStr for PathPattern {
         if pattern.contains(['?', '#']) {
             return bad("must be a path only, without `?` or `#`");
         }
-        match pattern.strip_suffix('*') {
-            Some(prefix) if prefix.contains('*') => bad("may have `*` only as its last character"),
-            Some(prefix) => Ok(Self::Prefix(prefix.to_owned())),
-            None if pattern.contains('*') => bad("may have `*` only as its last character"),
-            None => Ok(Self::Exact(pattern.to_owned())),
+        let (path, prefix) = match pattern.strip_suffix('*') {
+            Some(prefix) if prefix.contains('*') => return bad("may have `*` only as its last character"),
+            Some(prefix) => (prefix, true),
+            None if pattern.contains('*') => return bad("may have `*` only as its last character"),
+            None => (pattern, false),
+        };
+        let mut canonical = CanonicalPath::of(path).as_str().to_owned();
+        if prefix && path.ends_with('/') && canonical != "/" {
+            canonical.push('/');
         }
+        Ok(Self { written: pattern.to_owned(), canonical, prefix })
     }
 }
 
 impl fmt::Display for PathPattern {
+    /// The entry as written.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Exact(path) => f.write_str(path),
-            Self::Prefix(prefix) => write!(f, "{prefix}*"),
-        }
+        f.write_str(&self.written)
     }
 }
 
 impl PathPattern {
-    /// Whether `path` (the request's, as received) matches.
-    pub fn matches(&self, path: &str) -> bool {
-        match self {
-            Self::Exact(exact) => path == exact,
-            Self::Prefix(prefix) => {
-                path.starts_with(prefix.as_str()) || prefix.strip_suffix('/').is_some_and(|dir| path == dir)
+    /// Whether the request's path matches, in whatever spelling it came.
+    pub fn matches(&self, path: &CanonicalPath) -> bool {
+        self.matches_canonical(path.as_str())
+    }
+
+    fn matches_canonical(&self, path: &str) -> bool {
+        let pattern = self.canonical.as_str();
+        match self.prefix {
+            false => path == pattern,
+            true => path.starts_with(pattern) || pattern.strip_suffix('/').is_some_and(|dir| path == dir),
+        }
+    }
+
+    /// Whether every path `inner` matches, this one matches too: a route
+    /// that comes after one that covers it can never match (SPEC §13).
+    pub(crate) fn covers(&self, inner: &Self) -> bool {
+        match (self.prefix, inner.prefix) {
+            (_, false) => self.matches_canonical(&inner.canonical),
+            (false, true) => false,
+            // `q*` also matches `q` less its trailing slash.
+            (true, true) => {
+                inner.canonical.starts_with(self.canonical.as_str())
+                    && inner.canonical.strip_suffix('/').is_none_or(|dir| self.matches_canonical(dir))
             }
         }
     }
@@ -160,19 +187,24 @@ mod tests {
     }
 
     #[test]
-    fn parses_patterns() {
+    fn parses_patterns_in_canonical_form() {
+        // (written, canonical, prefix)
         let rows = [
-            ("/v1/charges", PathPattern::Exact("/v1/charges".into())),
-            (" /v1/charges ", PathPattern::Exact("/v1/charges".into())),
-            ("/", PathPattern::Exact("/".into())),
-            ("/*", PathPattern::Prefix("/".into())),
-            ("/v1/payments/*", PathPattern::Prefix("/v1/payments/".into())),
-            ("/v1/pay*", PathPattern::Prefix("/v1/pay".into())),
-            ("/caf%C3%A9", PathPattern::Exact("/caf%C3%A9".into())),
+            ("/v1/charges", "/v1/charges", false),
+            (" /v1/charges ", "/v1/charges", false),
+            ("/V1//Charges/", "/v1/charges", false),
+            ("/", "/", false),
+            ("/*", "/", true),
+            ("/v1/payments/*", "/v1/payments/", true),
+            ("/v1/Payments//*", "/v1/payments/", true),
+            ("/v1/pay*", "/v1/pay", true),
+            ("/caf%C3%A9", "/caf%c3%a9", false),
+            ("/%73hop/orders", "/shop/orders", false),
         ];
-        for (raw, expected) in rows {
-            assert_eq!(pattern(raw), expected, "{raw:?}");
-            assert_eq!(expected.to_string(), raw.trim(), "written back");
+        for (raw, canonical, prefix) in rows {
+            let parsed = pattern(raw);
+            assert_eq!((parsed.canonical.as_str(), parsed.prefix), (canonical, prefix), "{raw:?}");
+            assert_eq!(parsed.to_string(), raw.trim(), "written back as written");
         }
     }
 
@@ -201,33 +233,59 @@ mod tests {
     }
 
     #[test]
-    fn matches_the_path_as_received() {
-        // (pattern, path, matches)
+    fn matches_every_spelling_of_the_path() {
+        // (pattern, path as received, matches)
         let rows = [
             ("/*", "/", true),
             ("/*", "/v1/anything/at/all", true),
             ("/*", "", true),
             ("/v1/charges", "/v1/charges", true),
-            ("/v1/charges", "/v1/charges/", false),
+            ("/v1/charges", "/v1/charges/", true),
+            ("/v1/charges", "/v1//charges", true),
+            ("/v1/charges", "/v1/Charges", true),
+            ("/v1/charges", "/v1/%63harges", true),
+            ("/v1/charges", "/v1/charges;x", true),
+            ("/v1/charges", "/v1/x/../charges", true),
             ("/v1/charges", "/v1/charges/ch_1", false),
-            ("/v1/charges", "/v1/Charges", false),
             ("/v1/charges", "/v1/charge", false),
+            ("/v1/charges", "/v1/charges%2F", false),
             ("/v1/payments/*", "/v1/payments", true),
             ("/v1/payments/*", "/v1/payments/", true),
             ("/v1/payments/*", "/v1/payments/pi_1", true),
             ("/v1/payments/*", "/v1/payments/pi_1/capture", true),
+            ("/v1/payments/*", "/V1/Payments//pi_1", true),
             ("/v1/payments/*", "/v1/paymentsX", false),
             ("/v1/payments/*", "/v1/payment", false),
-            ("/v1/payments/*", "/V1/payments/pi_1", false),
             ("/v1/payments/*", "/v2/payments/pi_1", false),
+            ("/v1/payments/*", "/v1/payments/../refunds", false),
             ("/v1/pay*", "/v1/pay", true),
             ("/v1/pay*", "/v1/payments", true),
             ("/v1/pay*", "/v1/pa", false),
             ("/caf%C3%A9", "/caf%C3%A9", true),
-            ("/caf%C3%A9", "/caf%c3%a9", false),
+            ("/caf%C3%A9", "/caf%c3%a9", true),
         ];
         for (raw, path, expected) in rows {
-            assert_eq!(pattern(raw).matches(path), expected, "{raw:?} on {path:?}");
+            assert_eq!(pattern(raw).matches(&CanonicalPath::of(path)), expected, "{raw:?} on {path:?}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_covers_what_it_matches() {
+        // (outer, inner, covers)
+        let rows = [
+            ("/*", "/v1/charges", true),
+            ("/*", "/v1/*", true),
+            ("/v1/*", "/v1", true),
+            ("/v1/*", "/V1/Charges/", true),
+            ("/v1/*", "/v1/charges/*", true),
+            ("/v1/*", "/v2/*", false),
+            ("/v1/charges", "/v1/charges/*", false),
+            ("/v1/charges", "/V1/CHARGES", true),
+            ("/v1/pay*", "/v1/payments/*", true),
+            ("/v1/payments/*", "/v1/pay*", false),
+        ];
+        for (outer, inner, expected) in rows {
+            assert_eq!(pattern(outer).covers(&pattern(inner)), expected, "{outer:?} over {inner:?}");
         }
     }
 

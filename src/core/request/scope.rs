@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use crate::core::request::digest::{PartHasher, hex};
 use crate::core::request::key::IdempotencyKey;
+use crate::core::request::target::CanonicalPath;
 
 /// Where a caller's identity is read from: `header:<name>` or
 /// `cookie:<name>` in `IDEMPOTENCY_SCOPE`.
@@ -122,22 +123,41 @@ impl RecordName {
     }
 
     /// Names the record of a webhook delivery (SPEC §13): the delivery id
-    /// `key` sent to `host` at `path`. Each endpoint has its own records: a
+    /// `key` at the endpoint whose canonical path is `path` — never the
+    /// `Host`, since one worker answers on several hostnames (its own
+    /// `workers.dev` name among them) and a delivery resent under another
+    /// must find the same record. Each endpoint has its own records: a
     /// sender that delivers one event to two endpoints (Stripe sends the
     /// same event `id` to every endpoint subscribed to it) has each run
     /// once, neither answered with the other's result. No caller identity
     /// counts: the signature, checked before, says who sent it.
     ///
+    /// `unsigned_id_body` is the delivery's body when its sender's signature
+    /// does not cover the id (GitHub, Shopify: [`Sender::signs_id`]): its
+    /// digest names the record too, so a captured delivery resent under a
+    /// future delivery's id lands in a record of its own and can never
+    /// block that delivery.
+    ///
+    /// [`Sender::signs_id`]: crate::core::Sender::signs_id
+    ///
     /// ```
-    /// use oncekey::core::{IdempotencyKey, RecordName};
+    /// use oncekey::core::{CanonicalPath, IdempotencyKey, RecordName};
     /// let event = IdempotencyKey::parse("evt_1").unwrap();
-    /// let billing = RecordName::of_delivery("api.example", "/hooks/billing", &event);
-    /// assert_ne!(billing, RecordName::of_delivery("api.example", "/hooks/analytics", &event));
+    /// let billing = RecordName::of_delivery(&CanonicalPath::of("/hooks/billing"), &event, None);
+    /// assert_eq!(billing, RecordName::of_delivery(&CanonicalPath::of("/Hooks//billing/"), &event, None));
+    /// assert_ne!(billing, RecordName::of_delivery(&CanonicalPath::of("/hooks/analytics"), &event, None));
     /// assert_ne!(billing, RecordName::new("api.example", &[], |_| None, &event));
+    /// let github = |body: &[u8]| RecordName::of_delivery(&CanonicalPath::of("/hooks/github"), &event, Some(body));
+    /// assert_ne!(github(b"{\"a\":1}"), github(b"{\"a\":2}"));
     /// ```
-    pub fn of_delivery(host: &str, path: &str, key: &IdempotencyKey) -> Self {
-        let mut hasher = PartHasher::new("oncekey/record/webhook/1");
-        hasher.part(host.to_ascii_lowercase().as_bytes()).part(path.as_bytes()).part(key.as_str().as_bytes());
+    pub fn of_delivery(path: &CanonicalPath, key: &IdempotencyKey, unsigned_id_body: Option<&[u8]>) -> Self {
+        let mut hasher = PartHasher::new("oncekey/record/webhook/2");
+        hasher.part(path.as_str().as_bytes()).part(key.as_str().as_bytes());
+        if let Some(body) = unsigned_id_body {
+            let mut digest = PartHasher::new("oncekey/webhook/body/1");
+            digest.part(body);
+            hasher.part(&digest.finish());
+        }
         Self(hasher.finish())
     }
 

@@ -2,22 +2,30 @@
 //! answer ([`Said`](crate::core::client::answer)) and to write a message body in one
 //! canonical form ([`canonical`]), without a JSON parser, which the worker's
 //! size budget has no room for (serde_json's parser, its `Value` and its
-//! float formatting add about 18 KB gzip). It reads valid JSON as
-//! serde_json does (property tests check both uses) and is lenient with
-//! some invalid JSON, such as a trailing comma.
+//! float formatting add about 18 KB gzip).
+//!
+//! It reads strictly (SPEC §13, "Bodies read strictly"): a text is JSON
+//! only if it is plain JSON (RFC 8259), so what serde_json refuses it
+//! refuses (an unknown escape, a lone surrogate, a trailing comma, a
+//! number out of a double's range, nesting past serde_json's limit), and
+//! an object that gives a member's name twice too, which serde_json reads
+//! as its last. A caller falls back to comparing bytes: two different
+//! bodies are never read as one. Property tests hold both uses to
+//! serde_json. Only a [`Reader::lenient`] reader, which finds an answer's
+//! fields, reads an unknown escape or a lone surrogate.
 
 use crate::core::text::cut::cut;
 use crate::core::text::json_pointer::JsonPointer;
 
-/// How deep arrays and objects may nest in [`canonical`], as serde_json's
-/// own limit.
-const MAX_DEPTH: usize = 128;
+/// How deep arrays and objects may nest, as serde_json reads them (its
+/// recursion limit of 128 refuses the 128th).
+const MAX_NESTING: usize = 127;
 
 /// `text` as one JSON value in canonical form: no white space, object
-/// members sorted by name (the last of a repeated name kept), strings
-/// escaped as serde_json escapes them, numbers as written. For JSON whose
-/// numbers are integers this is exactly serde_json's `Value::to_string`.
-/// `None` when `text` is not one JSON value.
+/// members sorted by name, strings escaped as serde_json escapes them,
+/// numbers as written. For JSON whose numbers are integers this is exactly
+/// serde_json's `Value::to_string`. `None` when `text` is not one JSON
+/// value, or an object in it gives a name twice.
 ///
 /// For example ` { "b": [1, "x"], "a": {"d": null, "c": true} } ` is
 /// `{"a":{"c":true,"d":null},"b":[1,"x"]}` (the unit tests hold it).
@@ -29,7 +37,8 @@ pub(crate) fn canonical(text: &str) -> Option<String> {
 /// of an object, or an element of an array (the elements after it move
 /// up). A pointer to nothing in `text` leaves out nothing; one to the
 /// whole text (`""`) is refused when routes are read, never passed here.
-/// The values left out must still be JSON: `text` is read whole either way.
+/// The values left out must still be JSON, and their names given once:
+/// `text` is read whole either way.
 pub(crate) fn canonical_without(text: &str, ignore: &[&JsonPointer]) -> Option<String> {
     let ignore: Vec<&[String]> = ignore.iter().map(|pointer| pointer.tokens()).collect();
     let mut reader = Reader::new(text);
@@ -41,8 +50,7 @@ pub(crate) fn canonical_without(text: &str, ignore: &[&JsonPointer]) -> Option<S
 /// One JSON value, read whole: what the core reads of a text whose members
 /// it walks (the `IDEMPOTENCY_ROUTES` variable, a body's member named by a
 /// pointer). Numbers stay as written, and an object keeps its members in
-/// order, repeated names included: the reader of a variable refuses a
-/// repeated member, a pointer takes the last, as serde_json does.
+/// order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Json {
     /// `null`.
@@ -61,15 +69,37 @@ pub(crate) enum Json {
 
 impl Json {
     /// `text` as one JSON value; `None` when it is not one (or nests
-    /// deeper than serde_json reads).
+    /// deeper than serde_json reads), or an object in it gives a name
+    /// twice.
     pub(crate) fn parse(text: &str) -> Option<Self> {
+        Self::parse_keeping_repeats(text).filter(|value| !value.repeats_a_name())
+    }
+
+    /// [`Json::parse`], but an object may give a name twice, each member
+    /// kept in order: for a reader that refuses a repeated member itself,
+    /// naming it (`IDEMPOTENCY_ROUTES`). Strict in every other way.
+    pub(crate) fn parse_keeping_repeats(text: &str) -> Option<Self> {
         let mut reader = Reader::new(text);
         let value = reader.value(0)?;
         reader.next_token().is_none().then_some(value)
     }
 
+    /// Whether an object in this value gives a name twice. Names are
+    /// sorted, not compared pairwise, so no body costs a scan per member.
+    fn repeats_a_name(&self) -> bool {
+        match self {
+            Self::Array(items) => items.iter().any(Self::repeats_a_name),
+            Self::Object(members) => {
+                let mut names: Vec<&str> = members.iter().map(|(name, _)| name.as_str()).collect();
+                heap_sort_by(&mut names, Ord::cmp);
+                names.windows(2).any(|pair| pair[0] == pair[1]) || members.iter().any(|(_, v)| v.repeats_a_name())
+            }
+            _ => false,
+        }
+    }
+
     /// The value `pointer` names in this one (RFC 6901): a member by its
-    /// name (the last of a repeated name), an element by its index.
+    /// name, an element by its index.
     pub(crate) fn pointer(&self, pointer: &JsonPointer) -> Option<&Self> {
         pointer.tokens().iter().try_fold(self, |value, token| match value {
             Self::Object(_) => value.member(token),
@@ -78,8 +108,9 @@ impl Json {
         })
     }
 
-    /// This object's member `name` (the last of a repeated name); `None`
-    /// for a value that is no object.
+    /// This object's member `name` (the last of a repeated name, which
+    /// only [`Json::parse_keeping_repeats`] keeps); `None` for a value
+    /// that is no object.
     pub(crate) fn member(&self, name: &str) -> Option<&Self> {
         match self {
             Self::Object(members) => members.iter().rev().find(|(n, _)| n == name).map(|(_, value)| value),
@@ -123,12 +154,24 @@ pub(crate) fn canonical_members(text: &str) -> Option<Vec<(String, String)>> {
 pub(crate) struct Reader<'a> {
     text: &'a str,
     at: usize,
+    /// Whether a string may hold an unknown escape (read as the character
+    /// escaped), a lone surrogate (read as U+FFFD) or a control character:
+    /// for an answer's fields, never a body's meaning.
+    lenient: bool,
 }
 
 impl<'a> Reader<'a> {
-    /// A reader at the start of `text`.
+    /// A strict reader at the start of `text`.
     pub(crate) fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
+        Self { text, at: 0, lenient: false }
+    }
+
+    /// A reader at the start of `text` that reads in a string what a
+    /// strict one refuses (an unknown escape, a lone surrogate, a control
+    /// character): what finds an answer's fields
+    /// ([`Said`](crate::core::client::answer)).
+    pub(crate) fn lenient(text: &'a str) -> Self {
+        Self { text, at: 0, lenient: true }
     }
 
     /// Steps over the byte [`Reader::next_token`] saw.
@@ -140,9 +183,9 @@ impl<'a> Reader<'a> {
         self.text.as_bytes()
     }
 
-    /// The next byte after white space, not consumed.
+    /// The next byte after white space (JSON's four), not consumed.
     pub(crate) fn next_token(&mut self) -> Option<u8> {
-        while self.bytes().get(self.at)?.is_ascii_whitespace() {
+        while matches!(self.bytes().get(self.at)?, b' ' | b'\t' | b'\n' | b'\r') {
             self.at += 1;
         }
         self.bytes().get(self.at).copied()
@@ -160,8 +203,12 @@ impl<'a> Reader<'a> {
             // Quotes and backslashes are ASCII, so never inside a UTF-8
             // sequence: the run up to one is whole characters.
             let start = self.at;
-            while !matches!(self.bytes().get(self.at)?, b'"' | b'\\') {
-                self.at += 1;
+            loop {
+                match *self.bytes().get(self.at)? {
+                    b'"' | b'\\' => break,
+                    0..0x20 if !self.lenient => return None,
+                    _ => self.at += 1,
+                }
             }
             out.push_str(self.text.get(start..self.at)?);
             self.at += 1;
@@ -171,39 +218,45 @@ impl<'a> Reader<'a> {
             let escaped = *self.bytes().get(self.at)?;
             self.at += 1;
             out.push(match escaped {
+                b'"' | b'\\' | b'/' => char::from(escaped),
                 b'b' => '\u{8}',
                 b'f' => '\u{c}',
                 b'n' => '\n',
                 b'r' => '\r',
                 b't' => '\t',
                 b'u' => self.unicode_escape()?,
-                other => char::from(other),
+                other if self.lenient => char::from(other),
+                _ => return None,
             });
         }
     }
 
     /// The code point of `\uXXXX` (after the `u`), a surrogate pair's
-    /// second half included; a lone or broken pair reads as U+FFFD.
+    /// second half included. A lone surrogate is refused, or read as
+    /// U+FFFD by a lenient reader; an escape after a lone high surrogate
+    /// is not taken with it.
     fn unicode_escape(&mut self) -> Option<char> {
-        let hex = |r: &mut Self| {
-            let digits = r.bytes().get(r.at..r.at + 4)?;
-            let n = digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?));
-            r.at += 4;
-            n
-        };
-        let high = hex(self)?;
-        if (0xD800..0xDC00).contains(&high) && self.bytes().get(self.at..self.at + 2) == Some(&b"\\u"[..]) {
-            self.at += 2;
-            let low = hex(self)?;
-            if (0xDC00..0xE000).contains(&low) {
-                return char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
-            }
+        let unit = self.hex_at(self.at)?;
+        self.at += 4;
+        if (0xD800..0xDC00).contains(&unit)
+            && self.bytes().get(self.at..self.at + 2) == Some(&b"\\u"[..])
+            && let Some(low @ 0xDC00..0xE000) = self.hex_at(self.at + 2)
+        {
+            self.at += 6;
+            return char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00));
         }
-        Some(char::from_u32(high).unwrap_or('\u{FFFD}'))
+        char::from_u32(unit).or(self.lenient.then_some('\u{FFFD}'))
     }
 
-    /// Skips one value of any kind. Nesting is counted, not recursed into,
-    /// so no body can exhaust the stack.
+    /// The four hex digits at `at`, as a number.
+    fn hex_at(&self, at: usize) -> Option<u32> {
+        let digits = self.bytes().get(at..at + 4)?;
+        digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+    }
+
+    /// Skips one value of any kind, leniently: what an answer's reader
+    /// steps over. Nesting is counted, not recursed into, so no body can
+    /// exhaust the stack.
     pub(crate) fn skip(&mut self) -> Option<()> {
         let mut depth = 0usize;
         loop {
@@ -241,12 +294,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// One value of any kind, read whole into a [`Json`].
+    /// One value of any kind, read whole into a [`Json`], an object's
+    /// members in order, repeated names included.
     fn value(&mut self, depth: usize) -> Option<Json> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
         Some(match self.next_token()? {
+            b'[' | b'{' if depth >= MAX_NESTING => return None,
             b'"' => Json::String(self.string()?),
             b'[' => {
                 self.bump();
@@ -291,38 +343,34 @@ impl<'a> Reader<'a> {
             self.at += 1;
         }
         let word = cut(self.text, start..self.at);
-        let number = word.starts_with(|c: char| c == '-' || c.is_ascii_digit())
-            && word.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
-        (number || matches!(word, "true" | "false" | "null")).then_some(word)
+        (matches!(word, "true" | "false" | "null") || is_number(word.as_bytes())).then_some(word)
     }
 
     /// An object's members (at its `{`), each value canonical, sorted by
-    /// name, the last of a repeated name kept.
+    /// name; `None` when a name is given twice, a member left out or not.
     fn members(&mut self, depth: usize, ignore: &[&[String]]) -> Option<Vec<(String, String)>> {
         self.eat(b'{')?;
-        // Each member with its position, so that of a repeated name the last
-        // is kept after sorting (without a scan per member).
-        let mut members: Vec<(String, usize, String)> = Vec::new();
-        let mut first = true;
+        // Each member, with no value when it is left out.
+        let mut members: Vec<(String, Option<String>)> = Vec::new();
         while self.next_token()? != b'}' {
-            if !first {
+            if !members.is_empty() {
                 self.eat(b',')?;
             }
-            first = false;
             let name = self.string()?;
             self.eat(b':')?;
             let inner = within(ignore, &name);
             let mut value = String::new();
             self.canonical(&mut value, depth + 1, &inner)?;
-            if !inner.iter().any(|rest| rest.is_empty()) {
-                members.push((name, members.len(), value));
-            }
+            let left_out = inner.iter().any(|rest| rest.is_empty());
+            members.push((name, (!left_out).then_some(value)));
         }
         self.bump();
-        // By name, the latest first within a name; then one per name.
-        heap_sort_by(&mut members, |(a, at, _), (b, bt, _)| a.cmp(b).then(bt.cmp(at)));
-        members.dedup_by(|later, kept| later.0 == kept.0);
-        Some(members.into_iter().map(|(name, _, value)| (name, value)).collect())
+        // Sorted, a repeated name is next to itself (no scan per member).
+        heap_sort_by(&mut members, |(a, _), (b, _)| a.cmp(b));
+        if members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+            return None;
+        }
+        Some(members.into_iter().filter_map(|(name, value)| Some((name, value?))).collect())
     }
 
     /// One value, written canonically to `out`.
@@ -330,10 +378,8 @@ impl<'a> Reader<'a> {
     /// from here on (an empty one would be this value itself, which the
     /// caller leaves out).
     fn canonical(&mut self, out: &mut String, depth: usize, ignore: &[&[String]]) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
         match self.next_token()? {
+            b'[' | b'{' if depth >= MAX_NESTING => return None,
             b'"' => out.push_str(&serde_json::to_string(&self.string()?).ok()?),
             b'[' => {
                 self.bump();
@@ -377,7 +423,62 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Sorts `items` by `order` (a total order: no two items compare equal) in
+/// Whether `word` is a JSON number (RFC 8259 §6: a minus sign, an integer
+/// part with no leading zero, a fraction, an exponent) that a double
+/// holds: serde_json refuses one that overflows.
+fn is_number(word: &[u8]) -> bool {
+    let digits = |at: usize| word.get(at..).unwrap_or_default().iter().take_while(|d| d.is_ascii_digit()).count();
+    let start = usize::from(word.first() == Some(&b'-'));
+    let integer = start..start + digits(start);
+    if integer.is_empty() || (integer.len() > 1 && word[start] == b'0') {
+        return false;
+    }
+    let mut at = integer.end;
+    let mut fraction = at..at;
+    if word.get(at) == Some(&b'.') {
+        fraction = at + 1..at + 1 + digits(at + 1);
+        if fraction.is_empty() {
+            return false;
+        }
+        at = fraction.end;
+    }
+    let mut exponent = 0i64;
+    if matches!(word.get(at), Some(b'e' | b'E')) {
+        let negative = word.get(at + 1) == Some(&b'-');
+        at += 1 + usize::from(matches!(word.get(at + 1), Some(b'+' | b'-')));
+        let written = at..at + digits(at);
+        if written.is_empty() {
+            return false;
+        }
+        at = written.end;
+        // Past 2^32 an exponent says all it can.
+        let size = word[written].iter().fold(0i64, |e, d| (e * 10 + i64::from(d - b'0')).min(1 << 32));
+        exponent = if negative { -size } else { size };
+    }
+    at == word.len() && finite(&word[integer], &word[fraction], exponent)
+}
+
+/// Whether the number `integer`.`fraction` × 10^`exponent` (digits) is at
+/// most the largest double, 0.17976931348623157 × 10^309, read digit by
+/// digit: serde_json refuses one beyond it (within a last place of it,
+/// where serde_json's reading of a double rounds, the two may differ).
+fn finite(integer: &[u8], fraction: &[u8], exponent: i64) -> bool {
+    const LARGEST: &[u8] = b"17976931348623157";
+    let digits = || integer.iter().chain(fraction);
+    let zeros = digits().take_while(|&&d| d == b'0').count();
+    if zeros == integer.len() + fraction.len() {
+        return true;
+    }
+    // The number is 0.d… × 10^scale, d its first digit other than 0.
+    let scale = integer.len() as i64 - zeros as i64 + exponent;
+    match scale.cmp(&309) {
+        std::cmp::Ordering::Less => true,
+        std::cmp::Ordering::Greater => false,
+        std::cmp::Ordering::Equal => digits().skip(zeros).le(LARGEST.iter().chain(std::iter::repeat(&b'0'))),
+    }
+}
+
+/// Sorts `items` by `order` (items that compare equal end in either order) in
 /// O(n log n) and no allocation: a heap sort, a few dozen bytes of wasm
 /// where the standard library's sorts cost the worker about 1 KB gzip.
 fn heap_sort_by<T>(items: &mut [T], order: impl Fn(&T, &T) -> std::cmp::Ordering) {
@@ -415,8 +516,21 @@ fn within<'p>(ignore: &[&'p [String]], token: &str) -> Vec<&'p [String]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// A [`Json`] as serde_json's value.
+    fn serde(value: &Json) -> Value {
+        match value {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::from(*b),
+            Json::Number(n) => serde_json::from_str(n).unwrap(),
+            Json::String(s) => Value::from(s.as_str()),
+            Json::Array(items) => Value::Array(items.iter().map(serde).collect()),
+            Json::Object(members) => Value::Object(members.iter().map(|(name, v)| (name.clone(), serde(v))).collect()),
+        }
+    }
 
     #[test]
     fn heap_sort_orders_as_the_standard_sort_does() {
@@ -437,13 +551,171 @@ mod tests {
 
     #[test]
     fn canonical_sorts_members_drops_space_and_keeps_numbers_as_written() {
-        let text = r#" { "b": [1, "x\u0041\n"], "a": {"d": null, "c": true}, "e": -1.50e3, "b": 2 } "#;
-        assert_eq!(canonical(text).unwrap(), r#"{"a":{"c":true,"d":null},"b":2,"e":-1.50e3}"#);
+        let text = r#" { "b": [1, "x\u0041\n"], "a": {"d": null, "c": true}, "e": -1.50e3 } "#;
+        assert_eq!(canonical(text).unwrap(), r#"{"a":{"c":true,"d":null},"b":[1,"xA\n"],"e":-1.50e3}"#);
         assert_eq!(canonical(r#""x\u0041\n""#).unwrap(), r#""xA\n""#);
         for bad in ["", "{", "[1,]x", "{} {}", "nul", "{\"a\" 1}", "[1 2]", "'a'"] {
             assert_eq!(canonical(bad), None, "{bad}");
         }
         assert_eq!(canonical(&"[".repeat(200)), None, "too deep");
+    }
+
+    /// Texts that are not plain JSON, and why: each is "not JSON" to every
+    /// strict entry point. serde_json refuses each too, but a repeated name.
+    const NOT_JSON: &[(&str, &str)] = &[
+        (r#""a\qb""#, "an unknown escape"),
+        (r#"{"to":"a\qb"}"#, "an unknown escape in a member"),
+        (r#""\x41""#, "an unknown escape"),
+        (r#""\'""#, "an unknown escape"),
+        (r#""\U0041""#, "an unknown escape (upper-case U)"),
+        (r#""\""#, "an escape at the end"),
+        (r#""\u12""#, "a short \\u escape"),
+        (r#""\u12G4""#, "a \\u escape that is not hex"),
+        (r#"{"to":"\uD800\u0041"}"#, "a high surrogate before an escape that is no low one"),
+        (r#""\uD800""#, "a high surrogate at the end of a string"),
+        (r#""\uD800x""#, "a high surrogate before a character"),
+        (r#""\uD800\n""#, "a high surrogate before another escape"),
+        (r#""\uDBFF\uDBFF""#, "two high surrogates"),
+        (r#""\uDC00""#, "a lone low surrogate"),
+        (r#""x\uDFFFy""#, "a lone low surrogate inside"),
+        (r#""\uDE00\uD83D""#, "a pair the wrong way round"),
+        ("\"a\tb\"", "a raw tab in a string"),
+        ("\"a\nb\"", "a raw line feed in a string"),
+        ("\"\u{0}\"", "a raw NUL in a string"),
+        ("\"\u{1f}\"", "a raw control character in a string"),
+        (r#"{"amount":100,"amount":1}"#, "a repeated name"),
+        (r#"{"a":1,"b":2,"a":1}"#, "a repeated name, not next to itself"),
+        (r#"{"":1,"":1}"#, "a repeated empty name"),
+        (r#"{"a\u0062":1,"ab":2}"#, "a name repeated once unescaped"),
+        (r#"[{"a":1},{"b":[{"c":1,"c":1}]}]"#, "a repeated name deep inside"),
+        (r#"{"ts":1,"ts":1,"a":[]}"#, "a repeated name, even one left out"),
+        ("[1,]", "a trailing comma in an array"),
+        (r#"{"a":1,}"#, "a trailing comma in an object"),
+        ("[,1]", "a leading comma"),
+        ("[1,,2]", "two commas"),
+        ("{,}", "a comma alone"),
+        ("{'a':1}", "single quotes"),
+        ("{a:1}", "a bare name"),
+        ("01", "a leading zero"),
+        ("-01", "a leading zero after a minus"),
+        ("-", "a minus alone"),
+        ("1.", "a point with no fraction"),
+        (".5", "a fraction with no integer"),
+        ("1e", "an exponent with no digits"),
+        ("1e+", "a signed exponent with no digits"),
+        ("+1", "a plus sign"),
+        ("--1", "two minus signs"),
+        ("1.5.2", "two points"),
+        ("1e5e5", "two exponents"),
+        ("0x10", "hex"),
+        ("NaN", "NaN"),
+        ("Infinity", "infinity"),
+        ("-Infinity", "minus infinity"),
+        ("1e309", "a number past the largest double"),
+        ("2e308", "a number past the largest double"),
+        ("-1.8e308", "a negative number past the largest double"),
+        ("1.7976931348623159e308", "a number a place past the largest double"),
+        ("0.1e310", "a number past the largest double, written small"),
+        ("1e99999999999999999999", "an exponent past any integer"),
+        ("\u{c}1", "a form feed as white space"),
+        ("\u{a0}1", "a no-break space as white space"),
+        ("\u{feff}1", "a byte order mark"),
+        ("tru", "a cut literal"),
+        ("True", "a literal in capitals"),
+        ("nulll", "a literal run on"),
+        ("1 2", "two values"),
+        ("", "nothing"),
+        (" ", "white space alone"),
+    ];
+
+    #[test]
+    fn what_is_not_plain_json_is_not_json() {
+        let ts: JsonPointer = "/ts".parse().unwrap();
+        for (text, why) in NOT_JSON {
+            let repeated = why.contains("repeated");
+            assert_eq!(Json::parse(text), None, "{why}: {text}");
+            assert_eq!(canonical(text), None, "{why}: {text}");
+            assert_eq!(canonical_without(text, &[&ts]), None, "{why}: {text}");
+            assert_eq!(canonical_members(text), None, "{why}: {text}");
+            // serde_json takes the last of a repeated name; everything else
+            // here it refuses too.
+            assert_eq!(serde_json::from_str::<Value>(text).is_ok(), repeated, "serde_json, {why}: {text}");
+            assert_eq!(Json::parse_keeping_repeats(text).is_some(), repeated, "{why}: {text}");
+        }
+        let digits = format!("1{}", "0".repeat(309));
+        assert_eq!(Json::parse(&digits), None, "an integer of 310 digits");
+        assert!(serde_json::from_str::<Value>(&digits).is_err());
+    }
+
+    #[test]
+    fn plain_json_still_reads_as_serde_json_reads_it() {
+        // (text, its canonical form)
+        let rows = [
+            (r#""\uD83D\uDE00""#, "\"\u{1F600}\""),
+            (r#""\ud83d\ude00""#, "\"\u{1F600}\""),
+            (r#""\uDBFF\uDFFF""#, "\"\u{10FFFF}\""),
+            (r#""\" \\ \/ \b \f \n \r \t""#, r#""\" \\ / \b \f \n \r \t""#),
+            (r#""\u0041\u00e9\u20AC\uFFFF\uE000""#, "\"A\u{e9}\u{20ac}\u{ffff}\u{e000}\""),
+            (r#""\u0000\u001f""#, r#""\u0000\u001f""#),
+            ("\"\u{7f}é😀\"", "\"\u{7f}é😀\""),
+            (" \t\n\r[1]\r\n", "[1]"),
+            ("0", "0"),
+            ("-0", "-0"),
+            ("-1.50e3", "-1.50e3"),
+            ("1E5", "1E5"),
+            ("1e+5", "1e+5"),
+            ("1e-5", "1e-5"),
+            ("0.0e0", "0.0e0"),
+            ("1e308", "1e308"),
+            ("-1.7976931348623157e308", "-1.7976931348623157e308"),
+            ("179769313486231570e291", "179769313486231570e291"),
+            ("1e-400", "1e-400"),
+            ("0e99999999999999999999", "0e99999999999999999999"),
+            ("123456789012345678901234567890", "123456789012345678901234567890"),
+            (r#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#, r#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#),
+            (r#"{"a":1,"A":2,"a ":3}"#, r#"{"A":2,"a":1,"a ":3}"#),
+            ("[true,false,null,{},[],\"\"]", "[true,false,null,{},[],\"\"]"),
+        ];
+        for (text, want) in rows {
+            assert_eq!(canonical(text).as_deref(), Some(want), "{text}");
+            let value = Json::parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(Some(serde(&value)), serde_json::from_str::<Value>(text).ok(), "{text}");
+        }
+        assert_eq!(
+            canonical_members(r#"{"b":1,"a":"\uD83D\uDE00"}"#).unwrap(),
+            [("a".to_owned(), "\"\u{1F600}\"".to_owned()), ("b".to_owned(), "1".to_owned())]
+        );
+    }
+
+    #[test]
+    fn nesting_ends_where_serde_jsons_does() {
+        for (open, close) in [("[", "]"), (r#"{"a":"#, "}")] {
+            for deep in [126, 127, 128, 200] {
+                let text = format!("{}1{}", open.repeat(deep), close.repeat(deep));
+                let serde_reads = serde_json::from_str::<Value>(&text).is_ok();
+                assert_eq!(serde_reads, deep <= MAX_NESTING, "serde_json, {deep} deep");
+                assert_eq!(Json::parse(&text).is_some(), serde_reads, "{deep} deep");
+                assert_eq!(canonical(&text).is_some(), serde_reads, "{deep} deep");
+            }
+        }
+    }
+
+    #[test]
+    fn a_lenient_reader_reads_what_a_strict_one_refuses_in_a_string() {
+        // (string, as a lenient reader reads it)
+        let rows = [
+            (r#""a\qb""#, "aqb"),
+            (r#""\uD800\u0041""#, "\u{FFFD}A"),
+            (r#""\uD800""#, "\u{FFFD}"),
+            (r#""\uDC00x""#, "\u{FFFD}x"),
+            ("\"a\tb\"", "a\tb"),
+            (r#""\uD83D\uDE00""#, "\u{1F600}"),
+        ];
+        for (text, want) in rows {
+            assert_eq!(Reader::lenient(text).string().as_deref(), Some(want), "{text}");
+            let strict = Reader::new(text).string();
+            assert_eq!(strict.is_some(), want == "\u{1F600}", "{text}");
+        }
     }
 
     fn pointers(written: &[&str]) -> Vec<JsonPointer> {
@@ -474,17 +746,16 @@ mod tests {
         let ts = pointers(&["/ts"]);
         let ts: Vec<&JsonPointer> = ts.iter().collect();
         assert_eq!(canonical_without(r#"{"a":1,"ts":[1,,2]}"#, &ts), None, "a value left out must still be JSON");
-        assert_eq!(canonical_without(r#"{"ts":1,"ts":2,"a":[]}"#, &ts).as_deref(), Some(r#"{"a":[]}"#));
+        assert_eq!(canonical_without(r#"{"a":1,"ts":"\q"}"#, &ts), None, "a value left out must still be JSON");
+        assert_eq!(canonical_without(r#"{"ts":1,"ts":2,"a":[]}"#, &ts), None, "its name given once");
         assert_eq!(canonical_without("[1, 2]", &ts).as_deref(), Some("[1,2]"));
     }
 
     #[test]
     fn a_value_reads_whole_and_its_pointers_find_members() {
-        let value =
-            Json::parse(r#" {"id": "evt_1", "n": -1.5e3, "ok": true, "a": [null, {"b~/": "x"}], "id": "evt_2"} "#)
-                .unwrap();
+        let value = Json::parse(r#" {"id": "evt_1", "n": -1.5e3, "ok": true, "a": [null, {"b~/": "x"}]} "#).unwrap();
         let at = |p: &str| value.pointer(&p.parse().unwrap()).cloned();
-        assert_eq!(at("/id"), Some(Json::String("evt_2".into())), "the last of a repeated name");
+        assert_eq!(at("/id"), Some(Json::String("evt_1".into())));
         assert_eq!(at("/n"), Some(Json::Number("-1.5e3".into())));
         assert_eq!(at("/ok"), Some(Json::Bool(true)));
         assert_eq!(at("/a/0"), Some(Json::Null));
@@ -499,9 +770,22 @@ mod tests {
         assert_eq!(Json::parse("[]").map(|v| v.kind()), Some("an array"));
     }
 
+    #[test]
+    fn a_reader_that_names_a_repeated_member_gets_each_in_order() {
+        let text = r#"[{"id": "evt_1", "n": 1, "id": "evt_2"}]"#;
+        assert_eq!(Json::parse(text), None);
+        let Some(Json::Array(items)) = Json::parse_keeping_repeats(text) else { panic!("{text}") };
+        let Json::Object(members) = &items[0] else { panic!("{text}") };
+        let names: Vec<&str> = members.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["id", "n", "id"]);
+        assert_eq!(items[0].member("id"), Some(&Json::String("evt_2".into())), "the last of a repeated name");
+        assert_eq!(Json::parse_keeping_repeats(r#"[{"a":"\q","a":1}]"#), None, "strict in every other way");
+    }
+
     #[cfg(not(target_arch = "wasm32"))]
     mod props {
         use super::super::{Json, canonical};
+        use super::serde;
         use proptest::prelude::*;
         use serde_json::Value;
 
@@ -523,18 +807,59 @@ mod tests {
             })
         }
 
-        /// A [`Json`] as serde_json's value (numbers here are integers).
-        fn serde(value: &Json) -> Value {
-            match value {
-                Json::Null => Value::Null,
-                Json::Bool(b) => Value::from(*b),
-                Json::Number(n) => serde_json::from_str(n).unwrap(),
-                Json::String(s) => Value::from(s.as_str()),
-                Json::Array(items) => Value::Array(items.iter().map(serde).collect()),
-                Json::Object(members) => {
-                    Value::Object(members.iter().map(|(name, v)| (name.clone(), serde(v))).collect())
-                }
-            }
+        /// JSON texts, numbers with fractions and exponents among their
+        /// values, with a few characters replaced by a piece that is often
+        /// what makes a text not JSON.
+        fn near_json() -> impl Strategy<Value = String> {
+            let leaf =
+                prop_oneof![json(), any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),];
+            let value =
+                leaf.prop_recursive(3, 16, 4, |inner| proptest::collection::vec(inner, 0..4).prop_map(Value::from));
+            let piece = proptest::sample::select(vec![
+                "",
+                ",",
+                "\\",
+                "\\u",
+                "\\uD800",
+                "\\uDC00",
+                "\\uD83D\\uDE00",
+                "\\ud83d",
+                "\\q",
+                "\\/",
+                "\\n",
+                "\"",
+                "0",
+                "00",
+                "-",
+                ".",
+                "e",
+                "E+",
+                "1e400",
+                "1e308",
+                "\u{1}",
+                "\t",
+                "\u{c}",
+                " ",
+                "[",
+                "]",
+                "{",
+                "}",
+                ":",
+                "\"a\":1,",
+                "true",
+                "nul",
+            ]);
+            (value, any::<bool>(), any::<proptest::sample::Index>(), 0..3usize, piece).prop_map(
+                |(value, pretty, at, len, piece)| {
+                    let text =
+                        if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
+                    let text = text.unwrap();
+                    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+                    let from = at.index(bounds.len());
+                    let to = bounds[(from + len).min(bounds.len() - 1)];
+                    format!("{}{piece}{}", &text[..bounds[from]], &text[to..])
+                },
+            )
         }
 
         proptest! {
@@ -551,6 +876,20 @@ mod tests {
                 }
                 // The value reader takes exactly what the canonical writer takes.
                 prop_assert_eq!(Json::parse(&text).is_some(), canonical(&text).is_some());
+                prop_assert_eq!(Json::parse_keeping_repeats(&text).is_some(), serde_json::from_str::<Value>(&text).is_ok());
+            }
+
+            #[test]
+            fn prop_strictness_is_serde_jsons_but_for_repeated_names(text in near_json()) {
+                let theirs = serde_json::from_str::<Value>(&text).ok();
+                let kept = Json::parse_keeping_repeats(&text);
+                prop_assert_eq!(kept.is_some(), theirs.is_some(), "serde_json reads it: {}", theirs.is_some());
+                let strict = Json::parse(&text);
+                prop_assert_eq!(strict.is_some(), kept.is_some_and(|v| !v.repeats_a_name()));
+                prop_assert_eq!(canonical(&text).is_some(), strict.is_some());
+                if let Some(value) = strict {
+                    prop_assert_eq!(Some(serde(&value)), theirs);
+                }
             }
 
             #[test]

@@ -130,6 +130,15 @@ impl Sender {
         }
     }
 
+    /// Whether the signature covers the delivery id: Standard Webhooks
+    /// signs `{id}.{timestamp}.{body}`, Stripe's id is in the signed body;
+    /// GitHub and Shopify sign the body alone, so their id header could be
+    /// anything (a delivery's record is then named by its body too,
+    /// [`RecordName::of_delivery`](crate::core::RecordName::of_delivery)).
+    pub fn signs_id(self) -> bool {
+        matches!(self, Self::Standard | Self::Stripe)
+    }
+
     /// Whether the delivery id is in the body (Stripe's event `id`), so the
     /// key is known only once the body is read; the other senders send it
     /// in a header. Every sender's check needs the whole body anyway.

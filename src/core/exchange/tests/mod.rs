@@ -1148,15 +1148,15 @@ fn the_authorization_header_is_read_only_when_the_admin_paths_are_on() {
     let scoped_by_cookie = [("IDEMPOTENCY_SCOPE", "cookie:session")];
     assert_eq!(
         RequestHead::headers_read(&World::new(&scoped_by_cookie).config),
-        ["content-type", "content-length", "cookie"]
+        ["content-type", "content-length", "cookie", "sec-fetch-site"]
     );
     assert_eq!(
         RequestHead::headers_read(&World::new(&[scoped_by_cookie[0], TOKEN]).config),
-        ["content-type", "content-length", "cookie", "authorization"]
+        ["content-type", "content-length", "cookie", "authorization", "sec-fetch-site"]
     );
     assert_eq!(
         RequestHead::headers_read(&World::new(&[TOKEN]).config),
-        ["content-type", "content-length", "authorization", "cookie"],
+        ["content-type", "content-length", "authorization", "cookie", "sec-fetch-site"],
         "once"
     );
 }

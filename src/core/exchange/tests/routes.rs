@@ -255,3 +255,192 @@ fn an_admin_release_s_tombstone_outlasts_a_route_s_longer_ttl_so_attempt_numbers
     let retry = world.run(payout(), json("{}"));
     assert_eq!((retry.reply.status, world.calls.as_slice()), (201, &[1, 2][..]), "the retry runs as attempt 2, not 1");
 }
+
+/// SPEC §13, one request, one identity: each kind of route, and a
+/// request that names it in any spelling of its path.
+#[cfg(not(target_arch = "wasm32"))]
+mod every_spelling {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ROUTES: &str = r#"[
+        {"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "STRIPE_SECRET"},
+        {"match": "POST /v1/payments/*", "required": true, "ttlSeconds": 3600},
+        {"match": "POST /v1/orders", "key": ["json:/request_id"]}
+    ]"#;
+
+    /// `path` spelled another way, as a client or an attacker may: each
+    /// character's case, an unreserved one percent-encoded, a segment's
+    /// `;params`, `//`, `./` and `x/../` before it, a trailing `/`.
+    fn spelling(path: &'static str) -> impl Strategy<Value = String> {
+        let segments: Vec<&'static str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let n = segments.len();
+        (proptest::collection::vec((any::<u64>(), 0u8..5, any::<bool>()), n), any::<bool>()).prop_map(
+            move |(choices, trailing)| {
+                let mut out = String::new();
+                for (segment, (bits, prefix, params)) in segments.iter().zip(choices) {
+                    out.push_str(["/", "//", "/./", "/x/../", "/%2E/"][usize::from(prefix)]);
+                    for (i, c) in segment.chars().enumerate() {
+                        match (bits >> (2 * (i % 32))) & 3 {
+                            0 => out.push(c),
+                            1 => out.push(c.to_ascii_uppercase()),
+                            2 => out.push_str(&format!("%{:02X}", c as u32)),
+                            _ => out.push_str(&format!("%{:02x}", c as u32)),
+                        }
+                    }
+                    if params {
+                        out.push_str(";v=1");
+                    }
+                }
+                if trailing {
+                    out.push('/');
+                }
+                out
+            },
+        )
+    }
+
+    fn world() -> World {
+        let mut world = routed(ROUTES, &[]);
+        let mut config = (*world.config).clone();
+        config.bind_webhook_secrets(|_| Some("whsec_test".to_owned()));
+        world.config = Rc::new(config);
+        world
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn prop_a_webhook_route_governs_every_spelling_and_method(path in spelling("/hooks/stripe"), patch in any::<bool>()) {
+            let mut world = world();
+            let method = if patch { "PATCH" } else { "POST" };
+            let run = world.run(RequestHead { method: method.into(), ..post(&path) }, json(r#"{"id": "evt_1"}"#));
+            prop_assert_eq!(run.reply.status, if patch { 405 } else { 401 }, "{} {}", method, path);
+            prop_assert_eq!(run.log["route"].as_str(), Some("route 1 (POST /hooks/stripe)"));
+            prop_assert!(world.calls.is_empty());
+        }
+
+        #[test]
+        fn prop_a_route_s_policy_governs_every_spelling(path in spelling("/v1/payments/pi_1")) {
+            let mut world = world();
+            let run = world.run(post(&path), json("{}"));
+            prop_assert_eq!((run.reply.status, code(&run.reply)), (400, "missing-key".to_owned()), "{}", path);
+            prop_assert_eq!(run.log["route"].as_str(), Some("route 2 (POST /v1/payments/*)"));
+        }
+
+        #[test]
+        fn prop_a_route_s_key_source_governs_every_spelling(path in spelling("/v1/orders")) {
+            let mut world = world();
+            let run = world.run(post(&path), json(r#"{"request_id": "r-1"}"#));
+            prop_assert_eq!(&run.edits[0], &HeaderEdit::Set("Idempotency-Key", "r-1".into()), "{}", path);
+            prop_assert_eq!(run.log["route"].as_str(), Some("route 3 (POST /v1/orders)"));
+        }
+
+        #[test]
+        fn prop_covered_and_required_paths_govern_every_spelling(path in spelling("/v1/refunds")) {
+            let mut world = World::new(&[("IDEMPOTENCY_PATHS", "/v1/*"), ("IDEMPOTENCY_REQUIRED_PATHS", "/v1/refunds")]);
+            let run = world.run(post(&path), json("{}"));
+            prop_assert_eq!((run.reply.status, code(&run.reply)), (400, "missing-key".to_owned()), "{}", path);
+        }
+    }
+}
+
+#[test]
+fn a_key_from_a_body_keys_only_a_request_from_the_page_s_own_origin() {
+    // SPEC §13: every key source crossed with every site relation. A key
+    // read from a body (a route's json: or form: source, the injected form
+    // field) is another site's plant unless the request comes from the
+    // page's own origin; a header key is the caller's own.
+    let routes = r#"[
+        {"match": "POST /json", "key": ["json:/request_id"]},
+        {"match": "POST /form", "key": ["form:request_id"]},
+        {"match": "POST /required", "key": ["json:/request_id"], "required": true}
+    ]"#;
+    let own = "https://shop.example";
+    // (Sec-Fetch-Site, Origin, from the page's own origin)
+    let relations: [(Option<&str>, Option<&str>, bool); 7] = [
+        (Some("same-origin"), Some(own), true),
+        (None, Some(own), true),
+        (None, None, true),
+        (Some("same-site"), Some("https://user-content.shop.example"), false),
+        (Some("cross-site"), Some("https://evil.example"), false),
+        (None, Some("https://evil.example"), false),
+        (None, Some("null"), false),
+    ];
+    // (source, path, content type, body, header key, keyed from another origin)
+    type Source<'a> = (&'a str, &'a str, &'a str, &'a str, Option<&'a str>, bool);
+    let sources: [Source; 5] = [
+        ("json:", "/json", "text/plain", r#"{"request_id": "k-1"}"#, None, false),
+        ("json: as JSON", "/json", "application/json", r#"{"request_id": "k-1"}"#, None, false),
+        ("form:", "/form", "application/x-www-form-urlencoded", "request_id=k-1", None, false),
+        ("form field", "/api/orders", "application/x-www-form-urlencoded", "item=tea&idempotency_key=k-1", None, false),
+        ("header", "/api/orders", "application/json", r#"{"item": "tea"}"#, Some("k-1"), true),
+    ];
+    for (site, origin, own_origin) in relations {
+        for (source, path, content_type, body, header_key, cross_origin) in sources {
+            let mut world = routed(routes, &[("IDEMPOTENCY_FORMS", "inject")]);
+            let mut head = post(path);
+            head.own_origin = own.into();
+            head.origin = origin.map(Into::into);
+            head.key = header_key.map(|k| k.as_bytes().to_vec());
+            head.headers = vec![("content-type".into(), content_type.into())];
+            if let Some(site) = site {
+                head.headers.push(("sec-fetch-site".into(), site.into()));
+            }
+            let case = format!("{source} from Sec-Fetch-Site {site:?}, Origin {origin:?}");
+            let first = world.run(head.clone(), json(body));
+            let again = world.run(head, json(body));
+            if own_origin || cross_origin {
+                let key = first.edits.first();
+                assert_eq!(key, Some(&HeaderEdit::Set("Idempotency-Key", "k-1".into())), "{case}: {:?}", first.steps);
+                assert!(replayed(&again), "{case}");
+                assert_eq!(world.calls, [1], "{case}");
+            } else {
+                assert_eq!(first.steps, ["read-body", "forward", "respond", "log"], "{case}");
+                assert!(first.log["error"].as_str().unwrap().contains("another origin"), "{case}: {}", first.log);
+                assert!(!replayed(&again), "{case}: nothing to read back");
+                assert!(world.calls.is_empty() && world.stored.is_empty(), "{case}: nothing planted");
+            }
+        }
+        // Where a key is required, another origin's body key is no key.
+        let mut world = routed(routes, &[]);
+        let mut head = post("/required");
+        head.own_origin = own.into();
+        head.origin = origin.map(Into::into);
+        if let Some(site) = site {
+            head.headers.push(("sec-fetch-site".into(), site.into()));
+        }
+        let run = world.run(head, json(r#"{"request_id": "k-1"}"#));
+        let expected = if own_origin { 201 } else { 400 };
+        assert_eq!(run.reply.status, expected, "required, Sec-Fetch-Site {site:?}, Origin {origin:?}");
+    }
+}
+
+#[test]
+fn a_misconfigured_route_fails_its_own_requests_closed_and_no_others() {
+    // SPEC §6: one route's problem (its policy, its secret unbound) is that
+    // route's alone: the rest of the API goes on.
+    let routes = r#"[
+        {"match": "POST /v1/payouts", "ttlSeconds": 5},
+        {"match": "POST /hooks/github", "webhook": "github", "secret": "GITHUB_SECRET"}
+    ]"#;
+    let mut world = routed(routes, &[]);
+    let mut config = (*world.config).clone();
+    config.bind_webhook_secrets(|_| None);
+    world.config = Rc::new(config);
+    for (method, path) in
+        [("POST", "/v1/payouts"), ("POST", "/V1/Payouts/"), ("POST", "/hooks/github"), ("GET", "/hooks/github/")]
+    {
+        let run =
+            world.run(RequestHead { method: method.into(), key: Some(b"k-1".to_vec()), ..post(path) }, json("{}"));
+        assert_eq!((run.reply.status, code(&run.reply).as_str()), (500, "misconfigured"), "{method} {path}");
+        assert_eq!(run.steps, ["respond", "log"], "{method} {path}: nothing read, nothing forwarded");
+        assert!(run.log["reason"].as_str().unwrap().contains("IDEMPOTENCY_ROUTES: route"), "{}", run.log);
+    }
+    let elsewhere = world.run(RequestHead { key: Some(b"k-2".to_vec()), ..post("/v1/orders") }, json("{}"));
+    assert_eq!(elsewhere.reply.status, 201, "the rest of the API goes on");
+    let get = world.run(RequestHead { method: "GET".into(), ..post("/v1/anything") }, json(""));
+    assert_eq!(get.steps, ["forward", "respond"]);
+    assert_eq!(world.calls, [1]);
+}

@@ -44,18 +44,16 @@ fn hooks(vars: &[(&str, &str)]) -> World {
     all.extend_from_slice(vars);
     let mut world = World::new(&all);
     let mut config = (*world.config).clone();
-    config
-        .bind_webhook_secrets(|name| {
-            let value = match name {
-                "STANDARD_SECRET" => STANDARD_SECRET,
-                "GITHUB_SECRET" => GITHUB_SECRET,
-                "STRIPE_SECRET" => STRIPE_SECRET,
-                "SHOPIFY_SECRET" => SHOPIFY_SECRET,
-                _ => return None,
-            };
-            Some(value.to_owned())
-        })
-        .unwrap();
+    config.bind_webhook_secrets(|name| {
+        let value = match name {
+            "STANDARD_SECRET" => STANDARD_SECRET,
+            "GITHUB_SECRET" => GITHUB_SECRET,
+            "STRIPE_SECRET" => STRIPE_SECRET,
+            "SHOPIFY_SECRET" => SHOPIFY_SECRET,
+            _ => return None,
+        };
+        Some(value.to_owned())
+    });
     world.config = Rc::new(config);
     world.now = NOW_MS;
     world
@@ -283,4 +281,86 @@ fn a_route_whose_secrets_were_never_read_refuses_every_delivery_as_misconfigured
     ] {
         assert!(read.contains(&name), "{name}");
     }
+}
+
+#[test]
+fn no_spelling_or_method_of_a_webhook_route_reaches_the_receiver_unsigned() {
+    // SPEC §13: every spelling of the route's path is the route's, and
+    // anything but a POST there is 405, never a pass-through.
+    let mut world = hooks(&[]);
+    let unsigned = r#"{"id": "evt_forged", "object": "event", "type": "payment_intent.succeeded"}"#;
+    let spellings = [
+        "/hooks/stripe/billing",
+        "/hooks/stripe/billing/",
+        "/hooks//stripe/billing",
+        "/Hooks/Stripe/Billing",
+        "/hooks/%73tripe/billing",
+        "/hooks/stripe/billing;x",
+        "/hooks/./stripe/billing",
+        "/hooks/x/../stripe/billing",
+    ];
+    for path in spellings {
+        let run = world.run(delivery(path, &[]), bytes(unsigned));
+        assert!(refused(&run), "{path}: {} {:?}", run.reply.status, run.reply.body);
+        assert_eq!(run.steps, ["read-body", "respond", "log"], "{path}");
+        for method in ["PATCH", "PUT", "DELETE", "GET", "HEAD", "OPTIONS", "post-ish"] {
+            let run = world.run(RequestHead { method: method.into(), ..delivery(path, &[]) }, bytes(unsigned));
+            assert_eq!((run.reply.status, code(&run.reply).as_str()), (405, "method-not-allowed"), "{method} {path}");
+            assert_eq!(header(&run.reply, "allow"), Some("POST"), "{method} {path}");
+            assert_eq!(run.steps, ["respond", "log"], "{method} {path}: nothing read, nothing forwarded");
+        }
+    }
+    assert!(world.calls.is_empty() && world.stored.is_empty(), "the receiver never ran");
+    // A route that only shares a prefix is not the webhook's.
+    let other = world.run(RequestHead { key: None, ..delivery("/hooks/stripe-other", &[]) }, bytes("{}"));
+    assert_eq!(other.steps, ["forward", "respond"]);
+}
+
+#[test]
+fn one_signed_delivery_runs_once_whatever_spelling_or_hostname_carries_it() {
+    let now = NOW_MS / 1000;
+    let mut world = hooks(&[]);
+    let mut records = Vec::new();
+    let carriers = [
+        ("api.example", "/hooks/stripe/billing"),
+        ("oncekey-proxy.someone.workers.dev", "/hooks/stripe/billing"),
+        ("API.EXAMPLE", "/hooks//stripe/billing/"),
+        ("other.example", "/Hooks/%73tripe/billing;x"),
+    ];
+    for (host, path) in carriers {
+        let (head, body) = stripe(path, "evt_once", now);
+        let run = world.run(RequestHead { host: host.into(), ..head }, body);
+        assert!(run.reply.status == 201, "{host}{path}: {}", run.reply.status);
+        records.push(run.log["record"].clone());
+    }
+    assert_eq!(world.calls, [1], "one run for one event");
+    assert!(records.windows(2).all(|pair| pair[0] == pair[1]), "one record: {records:?}");
+    // The same with Standard Webhooks and GitHub, whose ids are headers.
+    for (head, body) in [(standard(), STANDARD_BODY), (github(GITHUB_SIGNATURE), "Hello, World!")] {
+        let mut world = hooks(&[]);
+        for (host, path) in [("a.example", head.path.clone()), ("b.example", format!("/{}/", head.path.to_uppercase()))]
+        {
+            world.run(RequestHead { host: host.into(), path, ..head.clone() }, bytes(body));
+        }
+        assert_eq!(world.calls, [1], "{}", head.path);
+    }
+}
+
+#[test]
+fn a_captured_github_or_shopify_delivery_resent_under_a_future_id_never_blocks_that_delivery() {
+    // GitHub and Shopify sign the body, not the id: a captured delivery can
+    // be resent under any id. Its record is named by its body too, so the
+    // real delivery with that id still runs (SPEC §13).
+    let mut world = hooks(&[]);
+    let captured = r#"{"id":1,"total_price":"10.00"}"#;
+    let future = r#"{"id":2,"total_price":"99.00"}"#;
+    let resent = world.run(shopify("future-id", captured), bytes(captured));
+    assert_eq!(resent.reply.status, 201);
+    let real = world.run(shopify("future-id", future), bytes(future));
+    assert_eq!((real.reply.status, header(&real.reply, "idempotent-replayed")), (201, None), "{:?}", real.reply);
+    assert_ne!(resent.log["record"], real.log["record"]);
+    // The real delivery's own resend still replays.
+    let again = world.run(shopify("future-id", future), bytes(future));
+    assert_eq!(header(&again.reply, "idempotent-replayed"), Some("true"));
+    assert_eq!(world.calls, [1, 1], "each body ran once");
 }
