@@ -83,7 +83,14 @@ fn record_encoding(c: &mut Criterion) {
     // The coordinator's whole `begin` call as it crosses the wire: decode
     // the call, run it on a stored record, encode the reply, decode it.
     let policy = RecordPolicy::default();
-    let call = StoreCall::Begin { policy, fingerprint: Fingerprint([7; 32]), wait_ms: 0, reservation: 1 }.encode();
+    let call = StoreCall::Begin {
+        policy,
+        fingerprint: Fingerprint([7; 32]),
+        wait_ms: 0,
+        reservation: 1,
+        open_keys: Some(Vec::new()),
+    }
+    .encode();
     let found = Record::Completed(completed(Fingerprint([7; 32]), 1024));
     group.throughput(Throughput::Elements(1));
     group.bench_function("begin call round trip (1KB stored)", |b| {

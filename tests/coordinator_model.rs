@@ -146,7 +146,16 @@ fn run(steps: Vec<Step>) {
     for step in steps {
         match step {
             Step::Begin { wait_ms } => {
-                m.call(StoreCall::Begin { policy: policy(), fingerprint, wait_ms, reservation: 0 }, false);
+                m.call(
+                    StoreCall::Begin {
+                        policy: policy(),
+                        fingerprint,
+                        wait_ms,
+                        reservation: 0,
+                        open_keys: Some(Vec::new()),
+                    },
+                    false,
+                );
             }
             Step::Finish { pick, how } => {
                 let open: Vec<usize> = (0..m.grants.len()).filter(|&i| !m.grants[i].finished).collect();

@@ -255,7 +255,7 @@ export interface IdempotencyOptions {
    * is made: a route that can never match (an earlier one takes all its
    * requests), an unknown member, a policy out of range, or a webhook
    * route whose secret is not bound in `env` is `misconfigured`, naming
-   * the route. `IDEMPOTENCY_ROUTES` (a JSON array, as a string).
+   * the route; such a route fails alone (its own requests get the 500). `IDEMPOTENCY_ROUTES` (a JSON array, as a string).
    * @defaultValue `[]` (none)
    * @example
    * ```ts

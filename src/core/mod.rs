@@ -80,8 +80,8 @@ pub use client::{
 };
 pub use config::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS,
-    KV_BINDING, KeyId, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl,
-    SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
+    KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, SealKey,
+    SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
     unknown_variables,
 };
 pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
@@ -103,9 +103,10 @@ pub use exchange::{
 pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Problem, key_input};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
-    KV_MIN_TTL_SECS, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released, SEAL_OVERHEAD,
-    SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon, begin, cookie_jar,
-    copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release, replay_from_copy,
+    KV_MIN_TTL_SECS, KeyId, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released,
+    SEAL_OVERHEAD, SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon, begin,
+    begin_holding, cookie_jar, copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release,
+    replay_from_copy,
 };
 pub use request::{
     ADMIN_PREFIX, AdminRequest, AdminToken, CanonicalPath, DEFAULT_ALLOW_HEADERS, DEFAULT_KEY_SOURCE, Fingerprint,

@@ -104,7 +104,16 @@ impl Store for DurableStore {
 
     async fn begin(&self, name: &RecordName, fingerprint: Fingerprint, _now_ms: u64) -> Result<Decision, StoreError> {
         let reply = self
-            .call(name, StoreCall::Begin { policy: self.policy.clone(), fingerprint, wait_ms: 0, reservation: 0 })
+            .call(
+                name,
+                StoreCall::Begin {
+                    policy: self.policy.clone(),
+                    fingerprint,
+                    wait_ms: 0,
+                    reservation: 0,
+                    open_keys: Some(Vec::new()),
+                },
+            )
             .await?;
         decode_decision(&reply).map_err(|e| StoreError::Failed(e.to_string()))
     }

@@ -269,14 +269,39 @@ describe("routes given as a [vars] array (a TOML array of tables)", () => {
   });
 });
 
+describe("a route that can never match", () => {
+  test("fails alone: no request is its, every other goes on; the offline check names it", async () => {
+    const origin = counter();
+    const server = await serve(origin.handle);
+    const routes = [{ match: "POST /v1/*" }, { match: "POST /V1/Payments/", required: true }, { match: "GET /x" }];
+    const worker = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: JSON.stringify(routes) },
+    });
+    try {
+      for (const [method, path] of [
+        ["POST", "/v1/payments"],
+        ["GET", "/"],
+        ["POST", "/elsewhere"],
+      ]) {
+        const res = await worker.fetch(path, { method, body: method === "GET" ? undefined : "{}" });
+        assert.equal(res.status, 201, `${method} ${path}: ${await res.clone().text()}`);
+      }
+    } finally {
+      await worker.dispose();
+      await server.close();
+    }
+  });
+});
+
 describe("bad routes", () => {
   // (what, the variables, the route's path when it fails alone, what the detail names)
   const rows = [
     [
-      "a route that can never match",
-      { IDEMPOTENCY_ROUTES: JSON.stringify([{ match: "POST /v1/*" }, { match: "POST /v1/payments", required: true }]) },
+      "a route given two matches",
+      { IDEMPOTENCY_ROUTES: '[{"match": "POST /v1/pay", "match": "POST /v1/other", "required": true}]' },
       null,
-      /IDEMPOTENCY_ROUTES: route 2 \(POST \/v1\/payments\) can never match: route 1 \(POST \/v1\/\*\) comes first/,
+      /IDEMPOTENCY_ROUTES: route 1: `match` is given twice/,
     ],
     [
       "a policy out of range",
@@ -298,7 +323,7 @@ describe("bad routes", () => {
         ]),
       },
       "/hooks/github",
-      /IDEMPOTENCY_ROUTES: route 1 \(POST \/hooks\/github\): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`/,
+      /IDEMPOTENCY_ROUTES: route 1 \(POST \/hooks\/github\): its webhook secret is not bound: `wrangler secret put` the name its `secret` gives/,
     ],
     [
       "a webhook secret not in its sender's form",
@@ -309,7 +334,7 @@ describe("bad routes", () => {
         STRIPE_SECRET: "sk_live_hunter2",
       },
       "/hooks/stripe",
-      /route 1 \(POST \/hooks\/stripe\): its secret STRIPE_SECRET: the secret is not a Stripe signing secret/,
+      /route 1 \(POST \/hooks\/stripe\): its webhook secret \(the one its `secret` names\): the secret is not a Stripe signing secret/,
     ],
     [
       "a secret's value pasted in place of its name",
@@ -320,6 +345,17 @@ describe("bad routes", () => {
       },
       "/hooks/stripe",
       /route 1 \(POST \/hooks\/stripe\): `secret` must be the name of a wrangler secret/,
+    ],
+    [
+      // A GitHub secret has no prefix: a hex value reads as a name, and is unbound.
+      "a secret's value that reads as a name, pasted in its place",
+      {
+        IDEMPOTENCY_ROUTES: JSON.stringify([
+          { match: "POST /hooks/github", webhook: "github", secret: "hunter2a94a8fe5ccb19ba61c4c0873d391e98" },
+        ]),
+      },
+      "/hooks/github",
+      /route 1 \(POST \/hooks\/github\): its webhook secret is not bound/,
     ],
     [
       "not JSON",

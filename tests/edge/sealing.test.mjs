@@ -4,7 +4,7 @@
 // answer; keys rotate with no failed replay; an answer no configured key
 // opens fails closed; a copy moved to another record does not open.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
@@ -51,6 +51,23 @@ function layerFiles(dir) {
 /** The files of the layer's storage under `dir` whose bytes hold `marker`. */
 function filesHolding(dir, marker) {
   return layerFiles(dir).filter((file) => readFileSync(file).includes(Buffer.from(marker)));
+}
+
+/**
+ * The plain fingerprint of an order for `item` (SPEC §2): SHA-256 over the
+ * length-prefixed method, path, media type and body, written apart from the
+ * Rust code. What anyone with the storage could search for, body by body.
+ */
+function plainFingerprint(item) {
+  const hash = createHash("sha256");
+  const body = JSON.stringify({ item, quantity: 1, amountCents: 500 });
+  for (const part of ["oncekey/fingerprint/1", "POST", "/api/orders", "application/json", body]) {
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(Buffer.byteLength(part)));
+    hash.update(len);
+    hash.update(part);
+  }
+  return hash.digest();
 }
 
 async function copyOf(worker, key) {
@@ -122,6 +139,12 @@ describe("with a seal key, nothing stored reveals an answer", () => {
     assert.ok(filesHolding(plain, item).length > 0, "without sealing, the answer is there to read");
     assert.ok(layerFiles(sealed).length > 0);
     assert.deepEqual(filesHolding(sealed, item), [], "neither the object's storage nor KV holds it");
+  });
+
+  test("the request's plain fingerprint is in the plain storage (a body can be searched for) and nowhere in the sealed one (SPEC §13)", () => {
+    const fingerprint = plainFingerprint(item);
+    assert.ok(filesHolding(plain, fingerprint).length > 0, "unsealed, the record keeps the plain SHA-256");
+    assert.deepEqual(filesHolding(sealed, fingerprint), [], "sealed, it keeps an HMAC under a key of the seal key's");
   });
 
   test("the KV copy replays, opened, when the object is down", async () => {

@@ -264,8 +264,8 @@ test("configProblems (oncekey check) names each bad route and each webhook route
     false,
   );
   assert.deepEqual(problems, [
-    "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its secret STRIPE_SECRET: the secret is not a Stripe signing secret (`whsec_…`)",
-    "IDEMPOTENCY_ROUTES: route 2 (POST /hooks/github): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`",
+    "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its webhook secret (the one its `secret` names): the secret is not a Stripe signing secret (`whsec_…`)",
+    "IDEMPOTENCY_ROUTES: route 2 (POST /hooks/github): its webhook secret is not bound: `wrangler secret put` the name its `secret` gives",
   ]);
   const sound = { ...BOUND, IDEMPOTENCY_ROUTES: routes, STRIPE_SECRET: "whsec_x", GITHUB_SECRET: "s" };
   assert.deepEqual(wasm.configProblems(sound, false), []);

@@ -152,7 +152,7 @@ test("oncekey check takes the names in .dev.vars beside the config as bound secr
   const bare = project("no-dev-vars");
   const unbound = oncekey(["check"], { cwd: bare });
   assert.equal(unbound.code, 1, unbound.out);
-  assert.match(unbound.out, /its secret STRIPE_WEBHOOK_SECRET is not bound/);
+  assert.match(unbound.out, /route 1 \(POST \/hooks\/stripe\): its webhook secret is not bound/);
   assert.doesNotMatch(unbound.out, /secrets from/);
   // Checked from elsewhere: the .dev.vars beside the config, not in the working directory.
   assert.equal(oncekey(["check", join(dir, "wrangler.toml")], { cwd: bare }).code, 0);
@@ -163,7 +163,10 @@ test("oncekey check takes the names in .dev.vars beside the config as bound secr
   const checked = oncekey(["check"], { cwd: wrong });
   assert.equal(checked.code, 1, checked.out);
   assert.match(checked.out, /secrets from \.dev\.vars: STRIPE_WEBHOOK_SECRET, IDEMPOTENCY_SEAL_KEYS/);
-  assert.match(checked.out, /its secret STRIPE_WEBHOOK_SECRET: the secret is not a Stripe signing secret/);
+  assert.match(
+    checked.out,
+    /its webhook secret \(the one its `secret` names\): the secret is not a Stripe signing secret/,
+  );
   assert.match(checked.out, /IDEMPOTENCY_SEAL_KEYS: key 2 /);
   quotesNoSecret(checked, "values of the wrong form in .dev.vars");
   // With --env NAME, wrangler dev reads .dev.vars.NAME first.

@@ -787,11 +787,11 @@ test("docs/webhooks.md's receiver inside a Worker: as written, with the packed p
     // that object holds it and served both deliveries; the same id at another
     // path names an object that holds nothing.
     const named = (path) =>
-      execFileSync(
-        "npx",
-        ["--no-install", "oncekey", "record", "--path", path, "--delivery", handled.event],
-        { cwd: APP, encoding: "utf8", stdio: "pipe" },
-      ).trim();
+      execFileSync("npx", ["--no-install", "oncekey", "record", "--path", path, "--delivery", handled.event], {
+        cwd: APP,
+        encoding: "utf8",
+        stdio: "pipe",
+      }).trim();
     const objects = await mf.getDurableObjectNamespace("IDEMPOTENCY_DO");
     const state = async (name) => (await objects.get(objects.idFromName(name)).fetch("http://coordinator/")).json();
     const record = named("/hooks/stripe");
@@ -1063,7 +1063,7 @@ test("npx --no-install oncekey check: the docs' proxy config is sound; a broken 
   writeFileSync(join(dir, "routes.toml"), fixed);
   const unbound = check("routes.toml");
   assert.equal(unbound.code, 1, unbound.out);
-  assert.match(unbound.out, /route 1 \(POST \/hooks\/github\): its secret GITHUB_WEBHOOK_SECRET is not bound/);
+  assert.match(unbound.out, /route 1 \(POST \/hooks\/github\): its webhook secret is not bound/);
   assert.equal(check(...secret).code, 0, "bound by name: sound");
 });
 

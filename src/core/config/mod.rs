@@ -22,7 +22,7 @@ pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, M
 pub use origin::{Origin, OriginUrl};
 pub use policy::{POLICY_OPTIONS, Policy};
 pub use routes::{ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
-pub use seal_keys::{KeyId, SealKey, SealKeys};
+pub use seal_keys::{SealKey, SealKeys};
 pub use variables::{
     Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, VARIABLES,
     default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable, unknown_variables,

@@ -123,20 +123,24 @@ impl Route {
     /// let route = config.route("POST", &CanonicalPath::of("/hooks/github")).unwrap();
     /// assert_eq!(route.secrets(Some("new,old")).unwrap().len(), 2);
     /// let unbound = route.secrets(None).unwrap_err();
-    /// assert_eq!(unbound.to_string(), "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/github): its secret GITHUB_SECRET is not bound: `wrangler secret put GITHUB_SECRET`");
+    /// assert_eq!(unbound.to_string(), "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/github): its webhook secret is not bound: `wrangler secret put` the name its `secret` gives");
+    /// assert!(!unbound.to_string().contains("GITHUB_SECRET"), "never the name: it may be a value pasted in its place");
     /// ```
     ///
     /// # Errors
-    /// A [`ConfigError`] of `IDEMPOTENCY_ROUTES` naming the route and its
-    /// secret's name when the secret is not bound or an entry of it is not
-    /// in its sender's form (by its place, never its value).
+    /// A [`ConfigError`] of `IDEMPOTENCY_ROUTES` naming the route when its
+    /// secret is not bound or an entry of it is not in its sender's form (by
+    /// its place, never its value; nor the binding's name, which may be a
+    /// value pasted in its place).
     pub fn secrets(&self, value: Option<&str>) -> Result<Vec<WebhookSecret>, ConfigError> {
         let Some(webhook) = &self.webhook else { return Ok(Vec::new()) };
-        let name = &webhook.secret;
         let Some(value) = value else {
-            return Err(self.error(format!("its secret {name} is not bound: `wrangler secret put {name}`")));
+            return Err(
+                self.error("its webhook secret is not bound: `wrangler secret put` the name its `secret` gives".into())
+            );
         };
-        WebhookSecret::parse_list(webhook.sender, value).map_err(|e| self.error(format!("its secret {name}: {e}")))
+        WebhookSecret::parse_list(webhook.sender, value)
+            .map_err(|e| self.error(format!("its webhook secret (the one its `secret` names): {e}")))
     }
 
     fn error(&self, why: String) -> ConfigError {
@@ -213,7 +217,7 @@ impl Config {
     /// let mut config = Config::from_vars(|name| (name == "IDEMPOTENCY_ROUTES").then(|| routes.to_owned())).unwrap();
     /// let mut unbound = config.clone();
     /// unbound.bind_webhook_secrets(|_| None);
-    /// assert!(unbound.routes[0].problem.as_deref().unwrap().contains("GITHUB_SECRET is not bound"));
+    /// assert!(unbound.routes[0].problem.as_deref().unwrap().contains("webhook secret is not bound"));
     /// config.bind_webhook_secrets(|name| (name == "GITHUB_SECRET").then(|| "new,old".to_owned()));
     /// assert_eq!(config.routes[0].webhook.as_ref().unwrap().secrets.len(), 2);
     /// ```
@@ -282,21 +286,22 @@ pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
     for (i, item) in items.iter().enumerate() {
         // A route whose match reads fails alone (SPEC §6); one whose match
         // does not could be any request's, so the whole variable fails.
-        let route = match read_route(i + 1, item, vars) {
+        let mut route = match read_route(i + 1, item, vars) {
             Ok(route) => route,
             Err(RouteError::Match(why)) => return Err(error(why)),
             Err(RouteError::Route(broken)) => *broken,
         };
-        if let Some(earlier) = shadowed_by(&routes, &route) {
+        // A route that can never match is misconfigured, and fails alone:
+        // no request is its, and `oncekey check` names it (SPEC §6, §13).
+        if let Some(earlier) = shadowed_by(&routes, &route).filter(|_| route.problem.is_none()) {
             let (them, verb) = match earlier.as_slice() {
                 [one] => (one.to_string(), "comes first and matches"),
                 many => {
                     (many.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and "), "come first and match")
                 }
             };
-            return Err(error(format!(
-                "{route} can never match: {them} {verb} every request it does (first match wins)"
-            )));
+            route.problem =
+                Some(format!("{route} can never match: {them} {verb} every request it does (first match wins)"));
         }
         routes.push(route);
     }
@@ -333,7 +338,11 @@ fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, Route
     let Json::Object(members) = item else {
         return Err(RouteError::Match(format!("route {index} is {}, not an object with a `match`", item.kind())));
     };
-    // Until its match is read, a route is named by its place alone.
+    // Until its match is read, a route is named by its place alone. Two
+    // matches could be any request's: the whole variable fails.
+    if members.iter().filter(|(name, _)| name == "match").count() > 1 {
+        return Err(RouteError::Match(format!("route {index}: `match` is given twice")));
+    }
     let (methods, path) = match members.iter().find(|(name, _)| name == "match") {
         Some((_, Json::String(written))) => {
             read_match(written).map_err(|why| RouteError::Match(format!("route {index}: `match` {why}")))?
@@ -965,7 +974,18 @@ mod tests {
         assert_eq!(place("PATCH", "/Hooks/GitHub/"), Some(1), "a broken webhook route keeps its path for any method");
         assert_eq!(place("POST", "/v1/orders"), Some(2));
         assert!(config.routes[2].problem.is_none(), "the rest go on");
-        for whole in [r#"[{"match": "POST"}]"#, r#"[{"ttlSeconds": 60}]"#, r#"[{"match": 1}]"#] {
+        // A route that can never match fails alone too: no request is its.
+        let shadowed =
+            with(r#"[{"match": "POST /v1/*"}, {"match": "POST /V1/Pay/"}, {"match": "GET /x"}]"#, &[]).unwrap();
+        assert_eq!(shadowed.route_problems().count(), 1);
+        assert_eq!(shadowed.route_place("GET", &CanonicalPath::of("/x")), Some(2), "the rest go on");
+        let whole = [
+            r#"[{"match": "POST"}]"#,
+            r#"[{"ttlSeconds": 60}]"#,
+            r#"[{"match": 1}]"#,
+            r#"[{"match": "POST /v1/pay", "match": "POST /v1/other", "required": true}]"#,
+        ];
+        for whole in whole {
             assert_eq!(with(whole, &[]).unwrap_err().variable, ROUTES, "{whole}");
         }
     }
@@ -1057,16 +1077,17 @@ mod tests {
         let unbound = bind(&|name| bound(name).filter(|_| name != "SVIX_SECRET"));
         assert_eq!(
             unbound.route_problems().collect::<Vec<_>>(),
-            ["IDEMPOTENCY_ROUTES: route 3 (POST /hooks/svix): its secret SVIX_SECRET is not bound: `wrangler secret \
-              put SVIX_SECRET`"]
+            [
+                "IDEMPOTENCY_ROUTES: route 3 (POST /hooks/svix): its webhook secret is not bound: `wrangler secret put` the name its `secret` gives"
+            ]
         );
         assert_eq!(unbound.routes[0].webhook.as_ref().unwrap().secrets.len(), 2, "the others still read theirs");
         let wrong_form = bind(&|name| Some(format!("sk_live_{name}_hunter2")));
         let problems: Vec<String> = wrong_form.route_problems().collect();
         assert_eq!(
             problems[0],
-            "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its secret STRIPE_WEBHOOK_SECRET: the secret is not a \
-             Stripe signing secret (`whsec_…`)"
+            "IDEMPOTENCY_ROUTES: route 1 (POST /hooks/stripe): its webhook secret (the one its `secret` names): the secret is not a Stripe \
+             signing secret (`whsec_…`)"
         );
         assert!(!problems.join(" ").contains("hunter2"));
         assert_eq!(config.routes[1].secrets(Some("anything")), Ok(Vec::new()), "no webhook, no secrets");

@@ -8,51 +8,48 @@
 //! A key is known by its [`KeyId`], a short digest of it: what records,
 //! logs and the admin paths carry. Nothing here ever prints a key.
 
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
 use crate::core::config::variables::ConfigError;
-use crate::core::request::digest::{PartHasher, hex};
+use crate::core::record::sealed::KeyId;
+use crate::core::request::fingerprint::Fingerprint;
 use crate::core::text::base64;
 
 /// The variable's name.
 pub(crate) const SEAL_KEYS: &str = "IDEMPOTENCY_SEAL_KEYS";
 
-/// A seal key's id: the first 4 bytes of a domain-tagged SHA-256 of the key.
-/// It names the key in a sealed record, a log line and the admin paths;
-/// it cannot be turned back into the key.
-///
-/// ```
-/// use oncekey::core::KeyId;
-/// assert_eq!(KeyId::of(&[0; 32]).to_hex().len(), 8);
-/// assert_ne!(KeyId::of(&[0; 32]), KeyId::of(&[1; 32]));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KeyId(pub [u8; 4]);
-
-impl KeyId {
-    /// The id of `key`.
-    pub fn of(key: &[u8; 32]) -> Self {
-        let mut hasher = PartHasher::new("oncekey/seal-key-id/1");
-        hasher.part(key);
-        let digest = hasher.finish();
-        Self([digest[0], digest[1], digest[2], digest[3]])
-    }
-
-    /// Lower-case hex, as logs and the admin paths show it.
-    pub fn to_hex(self) -> String {
-        hex(&self.0)
-    }
-}
-
-/// One AES-256-GCM key. Its `Debug` shows its id only.
+/// One AES-256-GCM key, and the key its records' fingerprints are keyed
+/// with (derived from it). Its `Debug` shows its id only.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SealKey {
     id: KeyId,
     key: [u8; 32],
+    /// HMAC-SHA256 of a domain tag under the key: a key of its own for the
+    /// fingerprints, so no cipher key is used for two jobs.
+    fingerprint_key: [u8; 32],
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// HMAC-SHA256 of `message` under `key`.
+fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 impl SealKey {
     /// The key made of these 32 bytes.
     pub fn new(key: [u8; 32]) -> Self {
-        Self { id: KeyId::of(&key), key }
+        Self { id: KeyId::of(&key), key, fingerprint_key: hmac(&key, b"oncekey/fingerprint-key/1") }
+    }
+
+    /// `plain` keyed under this key (SPEC §13, "Sealed means sealed"): what
+    /// a sealed deployment's records keep of a request, so stored bytes
+    /// reveal no request body, not even by trying every small one.
+    pub fn keyed(&self, plain: Fingerprint) -> Fingerprint {
+        Fingerprint(hmac(&self.fingerprint_key, &plain.0))
     }
 
     /// Its id.
@@ -131,6 +128,29 @@ impl SealKeys {
     /// Every configured key's id, in order.
     pub fn ids(&self) -> Vec<KeyId> {
         self.0.iter().map(SealKey::id).collect()
+    }
+
+    /// The fingerprints a request whose plain fingerprint is `plain` may be
+    /// stored under: keyed under each key, the sealing key's first (what a
+    /// new record keeps), then the others' (what a record begun before the
+    /// last rotation keeps, tried on a mismatch), then `plain` itself (what
+    /// a record written before sealing was turned on keeps). Without keys,
+    /// `plain` alone.
+    ///
+    /// ```
+    /// use oncekey::core::{Fingerprint, SealKeys};
+    /// let plain = Fingerprint([7; 32]);
+    /// assert_eq!(SealKeys::default().fingerprints(plain), [plain]);
+    /// let (a, b) = ("AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=");
+    /// let rotated = SealKeys::parse(&format!("{b},{a}")).unwrap().fingerprints(plain);
+    /// let before = SealKeys::parse(a).unwrap().fingerprints(plain);
+    /// assert_eq!(rotated.len(), 3);
+    /// assert_eq!(rotated[1], before[0], "a record begun before the rotation is still found");
+    /// assert_eq!(rotated[2], plain, "and one begun before sealing, last");
+    /// assert!(!rotated[..2].contains(&plain));
+    /// ```
+    pub fn fingerprints(&self, plain: Fingerprint) -> Vec<Fingerprint> {
+        self.0.iter().map(|key| key.keyed(plain)).chain([plain]).collect()
     }
 }
 

@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use oncekey::core::{Coordinator, Decision, Fingerprint, RecordPolicy, StoreCall, decode_decision};
-//! let begin = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 10_000, reservation: 0 };
+//! let begin = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 10_000, reservation: 0, open_keys: Some(Vec::new()) };
 //! let mut object = Coordinator::new();
 //! object.load(None);
 //! let first = object.call(1, &begin.encode(), 0).unwrap();
@@ -406,7 +406,8 @@ mod tests {
     }
 
     fn begin(wait_ms: u64) -> Vec<u8> {
-        StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms, reservation: 0 }.encode()
+        StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms, reservation: 0, open_keys: Some(Vec::new()) }
+            .encode()
     }
 
     fn finish(attempt: u32, status: u16) -> Vec<u8> {
@@ -582,8 +583,16 @@ mod tests {
 
     #[test]
     fn an_abandon_ends_its_parked_begin_and_one_that_overtakes_its_begin_leaves_a_mark() {
-        let with =
-            |reservation| StoreCall::Begin { policy: policy(), fingerprint: FP, wait_ms: 10_000, reservation }.encode();
+        let with = |reservation| {
+            StoreCall::Begin {
+                policy: policy(),
+                fingerprint: FP,
+                wait_ms: 10_000,
+                reservation,
+                open_keys: Some(Vec::new()),
+            }
+            .encode()
+        };
         let abandon = |reservation| StoreCall::Abandon { policy: policy(), reservation }.encode();
         let mut object = loaded();
         object.call(0, &with(1), 0).unwrap();

@@ -8,10 +8,10 @@
 //! the read. Integers are big-endian; nested records and responses reuse the
 //! record encoding.
 
-use crate::core::config::seal_keys::KeyId;
 use crate::core::record::codec::{Completed, DecodeError, Reader, Record, Writer};
 use crate::core::record::decision::{self, Decision, Finished, Outcome, Step};
 use crate::core::record::policy::RecordPolicy;
+use crate::core::record::sealed::KeyId;
 use crate::core::record::sealed::StoredAnswer;
 use crate::core::record::state::{self, RecordState, ReleaseAnswer};
 use crate::core::request::fingerprint::Fingerprint;
@@ -38,6 +38,12 @@ pub enum StoreCall {
         /// A number the caller drew for this call (0: none), kept in the
         /// reservation it makes, so it can abandon it if the reply is lost.
         reservation: u64,
+        /// The seal keys the Worker holds (`None`: a Worker from before they
+        /// were sent, which may hold any). A stored answer of another
+        /// fingerprint sealed by none of them may be this request's under a
+        /// key no longer configured (a sealed record's fingerprint is keyed,
+        /// SPEC §13): it is unreadable, never a mismatch (SPEC §4).
+        open_keys: Option<Vec<KeyId>>,
     },
     /// [`decision::abandon`]: give back the reservation `reservation`, made
     /// by a `begin` whose reply never came.
@@ -84,15 +90,15 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
-    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]), wait_ms: 0, reservation: 0 };
+    /// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([3; 32]), wait_ms: 0, reservation: 0, open_keys: Some(Vec::new()) };
     /// let step = StoreCall::decode(&call.encode()).unwrap().run(None, 0);
     /// assert_eq!(decode_decision(&step.answer).unwrap(), Decision::Execute { attempt: 1, reclaimed: false });
     /// assert!(matches!(step.write, Write::Put(_)));
     /// ```
     pub fn run(self, found: Option<Record>, now_ms: u64) -> Step<Vec<u8>> {
         match self {
-            Self::Begin { policy, fingerprint, reservation, .. } => {
-                let mut step = decision::begin(found, fingerprint, now_ms, &policy);
+            Self::Begin { policy, fingerprint, reservation, open_keys, .. } => {
+                let mut step = decision::begin_holding(found, fingerprint, now_ms, &policy, open_keys.as_deref());
                 if let decision::Write::Put(Record::InFlight(reserved)) = &mut step.write {
                     reserved.reservation = reservation;
                 }
@@ -136,7 +142,7 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{decode_decision, Decision, Fingerprint, RecordPolicy, StoreCall, Write};
-    /// let begin = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 0 };
+    /// let begin = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 0, open_keys: Some(Vec::new()) };
     /// let step = begin.run_unreadable(5);
     /// assert_eq!((decode_decision(&step.answer), step.write), (Ok(Decision::Unreadable), Write::Keep));
     /// ```
@@ -169,7 +175,7 @@ impl StoreCall {
     ///
     /// ```
     /// use oncekey::core::{Fingerprint, RecordPolicy, StoreCall};
-    /// let begin = |wait_ms| StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms, reservation: 1 };
+    /// let begin = |wait_ms| StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms, reservation: 1, open_keys: Some(Vec::new()) };
     /// let step = begin(10_000).run(None, 0);
     /// let oncekey::core::Write::Put(running) = step.write else { unreachable!() };
     /// assert_eq!(begin(10_000).wait_deadline(Some(&running), 5, 5), Some(10_005));
@@ -219,10 +225,18 @@ impl StoreCall {
             Self::Inspect => {}
         }
         match self {
-            Self::Begin { fingerprint, wait_ms, reservation, .. } => {
+            Self::Begin { fingerprint, wait_ms, reservation, open_keys, .. } => {
                 out.0.extend_from_slice(&fingerprint.0);
                 out.u64(*wait_ms);
                 out.u64(*reservation);
+                // Last, so that a begin without them (written before they
+                // were added) still reads: as not said.
+                if let Some(open_keys) = open_keys {
+                    out.u32(open_keys.len() as u32);
+                    for id in open_keys {
+                        out.0.extend_from_slice(&id.0);
+                    }
+                }
             }
             Self::Abandon { reservation, .. } => out.u64(*reservation),
             Self::Release { force, open_keys, .. } => {
@@ -270,7 +284,21 @@ impl StoreCall {
         }
         let policy = RecordPolicy { lease_ms, ttl_ms, release_on };
         let call = match kind {
-            BEGIN => Self::Begin { policy, fingerprint: r.fingerprint()?, wait_ms: r.u64()?, reservation: r.u64()? },
+            BEGIN => {
+                let (fingerprint, wait_ms, reservation) = (r.fingerprint()?, r.u64()?, r.u64()?);
+                let open_keys = match r.0.is_empty() {
+                    true => None,
+                    false => {
+                        let count = r.u32()? as usize;
+                        let mut keys = Vec::with_capacity(count.min(16));
+                        for _ in 0..count {
+                            keys.push(KeyId(r.array()?));
+                        }
+                        Some(keys)
+                    }
+                };
+                Self::Begin { policy, fingerprint, wait_ms, reservation, open_keys }
+            }
             ABANDON => Self::Abandon { policy, reservation: r.u64()? },
             // A release from the version before `force` ends here: not
             // forced; from the version before seal keys: none held.
@@ -547,6 +575,14 @@ mod tests {
                 fingerprint: Fingerprint([9; 32]),
                 wait_ms: 10_000,
                 reservation: 9,
+                open_keys: Some(Vec::new()),
+            },
+            StoreCall::Begin {
+                policy: policy.clone(),
+                fingerprint: Fingerprint([8; 32]),
+                wait_ms: 0,
+                reservation: 1,
+                open_keys: Some(vec![KeyId([1, 2, 3, 4]), KeyId([5; 4])]),
             },
             StoreCall::Abandon { policy: policy.clone(), reservation: u64::MAX },
             StoreCall::Finish { policy: policy.clone(), attempt: 7, reservation: 3, outcome: Outcome::NotSent },
@@ -585,6 +621,15 @@ mod tests {
                         assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(before), "the earlier layout decodes");
                         continue;
                     }
+                }
+                if let StoreCall::Begin { policy, fingerprint, wait_ms, reservation, open_keys: Some(keys) } = &call
+                    && cut == bytes.len() - 4 - 4 * keys.len()
+                {
+                    let (policy, fingerprint, wait_ms, reservation) =
+                        (policy.clone(), *fingerprint, *wait_ms, *reservation);
+                    let unsaid = StoreCall::Begin { policy, fingerprint, wait_ms, reservation, open_keys: None };
+                    assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(unsaid), "the earlier layout decodes");
+                    continue;
                 }
                 if let StoreCall::Finish { policy, attempt, outcome, .. } = &call
                     && cut == bytes.len() - 8
@@ -658,8 +703,13 @@ mod tests {
     #[test]
     fn inspect_and_release_run_in_the_store_and_release_writes_the_tombstone() {
         let policy = RecordPolicy::default();
-        let begin =
-            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 3 };
+        let begin = StoreCall::Begin {
+            policy: policy.clone(),
+            fingerprint: Fingerprint([1; 32]),
+            wait_ms: 0,
+            reservation: 3,
+            open_keys: Some(Vec::new()),
+        };
         let decision::Write::Put(running) = begin.run(None, 0).write else { panic!() };
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
@@ -678,11 +728,23 @@ mod tests {
     fn run_applies_the_pure_steps() {
         let policy = RecordPolicy::default();
         let fp = Fingerprint([1; 32]);
-        let first =
-            StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }.run(None, 0);
+        let first = StoreCall::Begin {
+            policy: policy.clone(),
+            fingerprint: fp,
+            wait_ms: 0,
+            reservation: 0,
+            open_keys: Some(Vec::new()),
+        }
+        .run(None, 0);
         let decision::Write::Put(record) = first.write else { panic!("begin must reserve") };
-        let again = StoreCall::Begin { policy: policy.clone(), fingerprint: fp, wait_ms: 0, reservation: 0 }
-            .run(Some(record.clone()), 1);
+        let again = StoreCall::Begin {
+            policy: policy.clone(),
+            fingerprint: fp,
+            wait_ms: 0,
+            reservation: 0,
+            open_keys: Some(Vec::new()),
+        }
+        .run(Some(record.clone()), 1);
         assert_eq!(
             decode_decision(&again.answer),
             Ok(Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 1 })
@@ -704,8 +766,13 @@ mod tests {
         // after its key expired and a new request began attempt 1 again,
         // released the new attempt while it ran.
         let policy = RecordPolicy { lease_ms: 10_000, ttl_ms: 60_000, release_on: vec![503] };
-        let begin =
-            StoreCall::Begin { policy: policy.clone(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 2 };
+        let begin = StoreCall::Begin {
+            policy: policy.clone(),
+            fingerprint: Fingerprint([1; 32]),
+            wait_ms: 0,
+            reservation: 2,
+            open_keys: Some(Vec::new()),
+        };
         let crate::core::Write::Put(running) = begin.run(None, 70_000).write else { panic!("reserved") };
         let late = |reservation| StoreCall::Finish {
             policy: policy.clone(),

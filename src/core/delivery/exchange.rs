@@ -329,6 +329,7 @@ impl DeliveryExchange {
             fingerprint: EVENT_FINGERPRINT,
             wait_ms: 0,
             reservation: 0,
+            open_keys: Some(Vec::new()),
         };
         delivery.stage = Stage::Beginning(Event { id, key, body, attempt: 0, reclaimed: false });
         let action = delivery.store(call);

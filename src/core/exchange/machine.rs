@@ -14,8 +14,8 @@ use crate::core::request::key_source::KeySource;
 use crate::core::{
     AdminRequest, CanonicalPath, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished,
     IdempotencyKey, KeyLookup, KeyRule, Outcome, Problem, Provenance, Record, RecordName, StoreCall, StoredAnswer,
-    StoredResponse, Write, begin, cookie_jar, decode_decision, decode_finished, decode_inspected, decode_released,
-    finish, replay_from_copy,
+    StoredResponse, Write, begin_holding, cookie_jar, decode_decision, decode_finished, decode_inspected,
+    decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -159,12 +159,27 @@ pub(super) struct Keyed {
     key: IdempotencyKey,
     reservation: u64,
     name: RecordName,
+    /// The fingerprint a new record keeps: keyed under the sealing key when
+    /// sealing is on (SPEC §13).
     fingerprint: Fingerprint,
+    /// The request's fingerprint under each other seal key, in order: what
+    /// a record begun before the last rotation keeps. Tried, one `begin`
+    /// each, only on a mismatch, so a retry across a rotation replays.
+    older: Vec<Fingerprint>,
     /// The body, until it goes to the origin.
     body: Vec<u8>,
     /// Whether the key field was taken out of the body: its length is no
     /// longer the one the client declared.
     body_edited: bool,
+}
+
+impl Keyed {
+    /// Of the request's fingerprints, the one `found` keeps, if any; else
+    /// the one a new record keeps.
+    fn matching(&self, found: Option<&Record>) -> Fingerprint {
+        let kept = found.and_then(Record::fingerprint);
+        kept.filter(|fp| self.older.contains(fp)).unwrap_or(self.fingerprint)
+    }
 }
 
 /// An attempt whose outcome is being recorded.
@@ -396,10 +411,11 @@ impl Exchange {
         body_edited: bool,
         now_ms: u64,
     ) -> Action {
-        let fingerprint = self.fingerprint(head, &body);
+        let mut older = self.config.seal_keys.fingerprints(self.fingerprint(head, &body));
+        let fingerprint = older.remove(0);
         let name = self.record_name(head, &key, &body);
         self.log.record = Some(name.to_hex());
-        let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, body, body_edited };
+        let keyed = Keyed { key, reservation: head.reservation, name, fingerprint, older, body, body_edited };
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
             self.stage = Stage::ReadFirst(keyed);
@@ -425,7 +441,7 @@ impl Exchange {
             Ok(found) => (found, None),
             Err(e) => (None, Some(format!("kv read: {e}"))),
         };
-        if let Some(completed) = replay_from_copy(found, keyed.fingerprint, now_ms) {
+        if let Some(completed) = replay_from_copy(found.clone(), keyed.matching(found.as_ref()), now_ms) {
             self.log.tier = Tier::Kv;
             let name = keyed.name;
             // Read first, the object is still to be asked: a sealed copy that
@@ -471,10 +487,12 @@ impl Exchange {
         let Stage::KvBeginning(keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
-        let fingerprint = keyed.fingerprint;
         let records = self.records().clone();
+        let open_keys = self.config.seal_keys.ids();
         let decision = found.map(|found| {
-            let step = begin(found.and_then(|r| r.live(now_ms)), fingerprint, now_ms, &records);
+            let found = found.and_then(|r| r.live(now_ms));
+            let fingerprint = keyed.matching(found.as_ref());
+            let step = begin_holding(found, fingerprint, now_ms, &records, Some(&open_keys));
             // Only a reservation is held; a replay's mark (its copy asked
             // for) means nothing here, where the copy is the record.
             if let Write::Put(record @ Record::InFlight(_)) = step.write {
@@ -523,6 +541,7 @@ impl Exchange {
             fingerprint: keyed.fingerprint,
             wait_ms,
             reservation: keyed.reservation,
+            open_keys: Some(self.config.seal_keys.ids()),
         };
         self.store(keyed.name, call)
     }
@@ -586,6 +605,15 @@ impl Exchange {
                 self.log.outcome = if outcome_unknown { Verdict::InFlightUnknown } else { Verdict::InFlight };
                 self.log.attempt = (attempt > 0).then_some(attempt);
                 self.refuse(Problem::KeyInFlight { retry_after_secs, outcome_unknown })
+            }
+            // A record begun before the last seal key rotation keeps the
+            // fingerprint keyed under an older key: ask again with that one.
+            Ok(Decision::Mismatch) if durable && !keyed.older.is_empty() => {
+                keyed.fingerprint = keyed.older.remove(0);
+                self.since = now_ms;
+                let action = self.begin_call(&keyed, 0);
+                self.stage = Stage::Beginning(keyed);
+                action
             }
             Ok(Decision::Mismatch) => self.refuse(Problem::KeyReused),
             Ok(Decision::Unreadable) => self.refuse(Problem::RecordUnreadable),

@@ -4,8 +4,8 @@
 //! then the kind's fields. Bytes and strings are a u32 length and the bytes.
 //! Bodies are stored as raw bytes, never as JSON arrays.
 
-use crate::core::config::seal_keys::KeyId;
 use crate::core::record::response::StoredResponse;
+use crate::core::record::sealed::KeyId;
 use crate::core::record::sealed::{SealedAnswer, StoredAnswer};
 use crate::core::request::fingerprint::Fingerprint;
 
@@ -115,6 +115,16 @@ pub enum DecodeError {
 }
 
 impl Record {
+    /// The fingerprint of the request the record is for; a released key's
+    /// tombstone has none.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        match self {
+            Self::InFlight(r) => Some(r.fingerprint),
+            Self::Completed(c) => Some(c.fingerprint),
+            Self::Released(_) => None,
+        }
+    }
+
     /// When the store may forget the record. Past this instant the record
     /// reads as absent, whether or not an alarm has deleted it yet.
     pub fn expires_at(&self) -> u64 {

@@ -6,7 +6,7 @@
 
 use crate::core::record::codec::{Completed, InFlight, Record, Released};
 use crate::core::record::policy::RecordPolicy;
-use crate::core::record::sealed::StoredAnswer;
+use crate::core::record::sealed::{KeyId, StoredAnswer};
 use crate::core::request::fingerprint::Fingerprint;
 
 /// Seconds a `key-in-flight` answer asks the caller to wait.
@@ -140,6 +140,33 @@ pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms:
     }
 }
 
+/// [`begin`] by a Worker that holds the seal keys `open_keys` (`None`: not
+/// said, as a Worker from before they were sent). A stored answer sealed by
+/// a key the Worker no longer holds keeps a fingerprint keyed under that
+/// key, which no request's matches any more (SPEC §13): it is still this
+/// key's answer, so it is answered as a replay, for the Worker to fail
+/// closed on as unopenable (503 `record-unreadable`, naming the key) —
+/// never a 422 (SPEC §4).
+pub fn begin_holding(
+    found: Option<Record>,
+    fingerprint: Fingerprint,
+    now_ms: u64,
+    policy: &RecordPolicy,
+    open_keys: Option<&[KeyId]>,
+) -> Step<Decision> {
+    let unopenable = match (&found, open_keys) {
+        (Some(Record::Completed(c)), Some(keys)) if c.response.sealed_by().is_some_and(|id| !keys.contains(&id)) => {
+            Some(c.clone())
+        }
+        _ => None,
+    };
+    let mut step = begin(found, fingerprint, now_ms, policy);
+    if let (Decision::Mismatch, Some(completed)) = (&step.answer, unopenable) {
+        step.answer = Decision::Replay(completed);
+    }
+    step
+}
+
 /// Gives back a reservation whose `begin` reply was lost (SPEC §3): the
 /// caller never called the origin, so a record still `InFlight`, running,
 /// with this `reservation` becomes `Released` (attempt numbers keep
@@ -148,7 +175,7 @@ pub fn replay_from_copy(found: Option<Record>, fingerprint: Fingerprint, now_ms:
 ///
 /// ```
 /// use oncekey::core::{abandon, Fingerprint, Record, RecordPolicy, StoreCall, Write};
-/// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 42 };
+/// let call = StoreCall::Begin { policy: RecordPolicy::default(), fingerprint: Fingerprint([1; 32]), wait_ms: 0, reservation: 42, open_keys: Some(Vec::new()) };
 /// let Write::Put(reserved) = call.run(None, 0).write else { unreachable!() };
 /// assert!(abandon(Some(reserved.clone()), 42, 5, &RecordPolicy::default()).answer);
 /// assert!(!abandon(Some(reserved), 7, 5, &RecordPolicy::default()).answer, "someone else's");

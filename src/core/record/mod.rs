@@ -21,10 +21,10 @@ pub(super) mod store;
 pub use codec::{Completed, DecodeError, InFlight, Record, Released};
 pub use decision::{
     Decision, Finished, IN_FLIGHT_RETRY_AFTER_SECS, KV_MIN_TTL_SECS, Outcome, Step, Write, abandon, begin,
-    copy_ttl_secs, finish, replay_from_copy,
+    begin_holding, copy_ttl_secs, finish, replay_from_copy,
 };
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use response::{StoredResponse, cookie_jar, reads_whole};
-pub use sealed::{SEAL_OVERHEAD, SealedAnswer, SealedPart, StoredAnswer, opened, plaintext_parts};
+pub use sealed::{KeyId, SEAL_OVERHEAD, SealedAnswer, SealedPart, StoredAnswer, opened, plaintext_parts};
 pub use state::{RecordState, ReleaseAnswer, inspect, release};
 pub use store::{MemoryStore, Store};

@@ -13,10 +13,37 @@
 //! is then the sealed answer without its second part: no cipher runs to
 //! write one.
 
-use crate::core::config::seal_keys::KeyId;
 use crate::core::record::codec::{DecodeError, Reader, Writer, read_response, write_response};
 use crate::core::record::response::StoredResponse;
+use crate::core::request::digest::{PartHasher, hex};
 use crate::core::request::scope::RecordName;
+
+/// A seal key's id: the first 4 bytes of a domain-tagged SHA-256 of the key.
+/// It names the key in a sealed record, a log line and the admin paths;
+/// it cannot be turned back into the key.
+///
+/// ```
+/// use oncekey::core::KeyId;
+/// assert_eq!(KeyId::of(&[0; 32]).to_hex().len(), 8);
+/// assert_ne!(KeyId::of(&[0; 32]), KeyId::of(&[1; 32]));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyId(pub [u8; 4]);
+
+impl KeyId {
+    /// The id of `key`.
+    pub fn of(key: &[u8; 32]) -> Self {
+        let mut hasher = PartHasher::new("oncekey/seal-key-id/1");
+        hasher.part(key);
+        let digest = hasher.finish();
+        Self([digest[0], digest[1], digest[2], digest[3]])
+    }
+
+    /// Lower-case hex, as logs and the admin paths show it.
+    pub fn to_hex(self) -> String {
+        hex(&self.0)
+    }
+}
 
 /// The bytes a host's seal adds to a part: the 12-byte nonce it drew,
 /// before the ciphertext, and GCM's 16-byte tag after it.

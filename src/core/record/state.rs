@@ -4,10 +4,10 @@
 //! settled. A [`RecordState`] holds no body, no header and no fingerprint:
 //! nothing of what the caller sent or the origin answered but its status.
 
-use crate::core::config::seal_keys::KeyId;
 use crate::core::record::codec::{Record, Released};
 use crate::core::record::decision::{Step, Write};
 use crate::core::record::policy::RecordPolicy;
+use crate::core::record::sealed::KeyId;
 use crate::core::request::scope::RecordName;
 
 /// A record's state, as the admin paths answer it.

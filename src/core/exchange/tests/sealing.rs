@@ -7,7 +7,7 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use super::*;
-use crate::core::{KeyId, SealKey, StoredAnswer};
+use crate::core::{Fingerprint, KeyId, SealKey, StoredAnswer};
 
 /// Two keys, in standard base64.
 const KEY_A: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
@@ -256,4 +256,56 @@ fn read_first_a_copy_that_does_not_open_is_no_answer_the_object_is_asked() {
     let down = world.run(keyed("k1"), order());
     assert_eq!((down.reply.status, code(&down.reply)), (503, "record-unreadable".to_owned()), "{:?}", down.steps);
     assert_eq!(world.calls, [1, 1]);
+}
+
+/// The fingerprint `stored`'s record keeps.
+fn kept_fingerprint(stored: &[u8]) -> Fingerprint {
+    Record::decode(stored).unwrap().fingerprint().expect("a record of a request")
+}
+
+#[test]
+fn a_sealed_record_keeps_a_keyed_fingerprint_no_body_can_be_found_from() {
+    // SPEC §13, "Sealed means sealed": without sealing, a record keeps the
+    // request's plain SHA-256, and an amount in a small body is found by
+    // trying each; sealed, the fingerprint is an HMAC under a key derived
+    // from the seal key, and the same search finds nothing.
+    let amount = |cents: u32| format!(r#"{{"item":"tea","amountCents":{cents}}}"#);
+    let plain = |cents: u32| Fingerprint::of("POST", "/api/orders", Some("application/json"), amount(cents).as_bytes());
+    let search = |kept: Fingerprint| (0..5_000).find(|&cents| plain(cents) == kept);
+    let mut open = World::new(&[]);
+    open.run(keyed("k"), BodyRead::Complete(amount(4_242).into_bytes()));
+    assert_eq!(search(kept_fingerprint(open.stored.values().next().unwrap())), Some(4_242), "the attack, unsealed");
+    let mut sealed = World::new(&[("IDEMPOTENCY_SEAL_KEYS", KEY_A)]);
+    sealed.run(keyed("k"), BodyRead::Complete(amount(4_242).into_bytes()));
+    let kept = kept_fingerprint(sealed.stored.values().next().unwrap());
+    assert_eq!(search(kept), None, "sealed, no body is found");
+    assert_eq!(kept, SealKey::new([1; 32]).keyed(plain(4_242)));
+    // The same request still replays; another body under the key is still 422.
+    let again = sealed.run(keyed("k"), BodyRead::Complete(amount(4_242).into_bytes()));
+    assert_eq!(header(&again.reply, "idempotent-replayed"), Some("true"));
+    let other = sealed.run(keyed("k"), BodyRead::Complete(amount(1).into_bytes()));
+    assert_eq!((other.reply.status, code(&other.reply)), (422, "key-reused".to_owned()));
+    assert_eq!(sealed.calls, [1]);
+}
+
+#[test]
+fn a_retry_across_a_key_rotation_or_sealing_turned_on_replays_and_another_body_is_still_422() {
+    // Before sealing, under key A, then under B with A kept: each record
+    // keeps the fingerprint of its time, and a retry finds it (one `begin`
+    // per older fingerprint, only when the first does not match).
+    let mut world = World::new(&[]);
+    world.run(keyed("plain"), order());
+    world.config = configured(&[("IDEMPOTENCY_SEAL_KEYS", KEY_A)]);
+    world.run(keyed("under-a"), order());
+    world.config = configured(&[("IDEMPOTENCY_SEAL_KEYS", &format!("{KEY_B},{KEY_A}"))]);
+    for (key, begins) in [("under-a", 2), ("plain", 3)] {
+        let retry = world.run(keyed(key), order());
+        assert_eq!(header(&retry.reply, "idempotent-replayed"), Some("true"), "{key}");
+        assert_eq!(retry.steps.iter().filter(|s| **s == "begin").count(), begins, "{key}: {:?}", retry.steps);
+        let other = world.run(keyed(key), BodyRead::Complete(br#"{"item":"coffee"}"#.to_vec()));
+        assert_eq!((other.reply.status, code(&other.reply)), (422, "key-reused".to_owned()), "{key}");
+    }
+    let new = world.run(keyed("under-b"), order());
+    assert_eq!(new.steps.iter().filter(|s| **s == "begin").count(), 1, "a new record: one begin");
+    assert_eq!(world.calls, [1, 1, 1], "each ran once");
 }
