@@ -232,7 +232,8 @@ fn the_time_limits_under_each_lease_are_the_ones_the_core_derives() {
         let lease = first_code(leases[row]).unwrap_or_else(|| panic!("no lease in `{}`", leases[row]));
         let config = config_with("IDEMPOTENCY_LEASE_SECONDS", lease).unwrap();
         let shown = (duration_ms(origin[row]), duration_ms(store[row]), duration_ms(wait[row]));
-        let derived = (config.origin_timeout_ms, config.store_timeout_ms, config.in_flight_wait_ms);
+        let derived =
+            (config.policy.origin_timeout_ms, config.policy.store_timeout_ms, config.policy.in_flight_wait_ms);
         assert_eq!(shown, derived, "lease {lease}: (origin, store, wait) in ms");
     }
 }

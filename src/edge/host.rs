@@ -203,7 +203,7 @@ impl<O: OriginCall> Host<O> {
         let env = &self.env;
         let store = self.store.get_or_insert_with(|| {
             env.durable_object(COORDINATOR_BINDING)
-                .map(|ns| DurableStore::new(ns, config.records.clone(), config.store_timeout_ms))
+                .map(|ns| DurableStore::new(ns, config.policy.records.clone(), config.policy.store_timeout_ms))
                 .map_err(|e| StoreError::Failed(e.to_string()).to_string())
         });
         store.as_ref().map_err(Clone::clone)

@@ -215,6 +215,25 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     assert.ok(!lines.includes(`Bearer ${TOKEN}`) && !lines.includes(`"${TOKEN}"`), "the token is never logged");
   });
 
+  test("the admin token on any other path is refused, never forwarded: it never leaves the layer (SPEC §12)", async () => {
+    for (const path of ["/.well-known/oncekey/record/x", "/.well-known/oncekey", "/api/orders"]) {
+      const res = await worker.fetch(path, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(res.status, 404, path);
+      const problem = await problemOf(res);
+      assert.equal(problem.code, "record-not-found", path);
+      assert.match(problem.detail, /no admin path/, path);
+    }
+    // Any spelling of an admin path is one.
+    const spelled = await worker.fetch(`/.WELL-KNOWN/oncekey//records/${"ab".repeat(32)}/`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(spelled.status, 404, "no such record: the admin path was read");
+    assert.doesNotMatch((await problemOf(spelled)).detail, /no admin path/);
+    // A caller's own token is the origin's business.
+    const own = await worker.fetch("/api/orders?item=x", { headers: { authorization: "Bearer a-user" } });
+    assert.equal(own.status, 200);
+  });
+
   test("metrics: one data point per decision, its fields the log line's (outcome, tier, finish, record; attempt, status, durations, wait, finish after the answer)", async () => {
     const before = worker.decisions().length;
     const key = newKey();

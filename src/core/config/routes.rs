@@ -193,7 +193,7 @@ impl Config {
     /// ```
     pub fn release_policy(&self) -> RecordPolicy {
         let longest = self.routes.iter().map(|route| route.policy.records.ttl_ms).max().unwrap_or(0);
-        RecordPolicy { ttl_ms: longest.max(self.records.ttl_ms), ..self.records.clone() }
+        RecordPolicy { ttl_ms: longest.max(self.policy.records.ttl_ms), ..self.policy.records.clone() }
     }
 
     /// The names of the secrets the webhook routes read: names in a
@@ -272,7 +272,7 @@ const MEMBERS: [&str; 13] = [
 /// (its place and its match) and the rule it breaks, when the variable is
 /// not a list of routes, a route's match cannot be read, or a route can
 /// never match.
-pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
+pub(super) fn read_routes(vars: &Vars<'_>, variables: &Policy) -> Result<Vec<Route>, ConfigError> {
     let raw = vars.get(ROUTES).unwrap_or_default();
     if raw.is_empty() {
         return Ok(Vec::new());
@@ -286,7 +286,7 @@ pub(super) fn read_routes(vars: &Vars<'_>) -> Result<Vec<Route>, ConfigError> {
     for (i, item) in items.iter().enumerate() {
         // A route whose match reads fails alone (SPEC §6); one whose match
         // does not could be any request's, so the whole variable fails.
-        let mut route = match read_route(i + 1, item, vars) {
+        let mut route = match read_route(i + 1, item, vars, variables) {
             Ok(route) => route,
             Err(RouteError::Match(why)) => return Err(error(why)),
             Err(RouteError::Route(broken)) => *broken,
@@ -334,7 +334,7 @@ enum RouteError {
 }
 
 /// One route, at place `index`.
-fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, RouteError> {
+fn read_route(index: usize, item: &Json, vars: &Vars<'_>, variables: &Policy) -> Result<Route, RouteError> {
     let Json::Object(members) = item else {
         return Err(RouteError::Match(format!("route {index} is {}, not an object with a `match`", item.kind())));
     };
@@ -360,12 +360,12 @@ fn read_route(index: usize, item: &Json, vars: &Vars<'_>) -> Result<Route, Route
             secret: String::new(),
             secrets: Vec::new(),
         });
-        let policy = Policy::read(vars).unwrap_or_else(|_| Policy::read(&Vars(&|_| None)).expect("the defaults hold"));
         RouteError::Route(Box::new(Route {
             index,
             methods,
             path,
-            policy,
+            // Never applied: the route's requests are refused.
+            policy: variables.clone(),
             key: Vec::new(),
             ignore: Vec::new(),
             webhook,
@@ -663,7 +663,7 @@ mod tests {
         assert_eq!(route.key, [KeySource::Header("idempotency-key".into())], "the default key source");
         assert_eq!(route.key_rule(), KeyRule::Required);
         // The variables' own values are untouched by the route.
-        assert_eq!((config.records.lease_ms, config.origin_timeout_ms), (120_000, 100_000));
+        assert_eq!((config.policy.records.lease_ms, config.policy.origin_timeout_ms), (120_000, 100_000));
         let optional = routes(r#"[{"match": "POST /x", "required": false}]"#);
         assert_eq!(optional[0].key_rule(), KeyRule::Optional);
         let empty_release = routes(r#"[{"match": "POST /x", "releaseOn": []}]"#);

@@ -4,8 +4,8 @@
 //! `misconfigured`; it is never replaced by a default.
 
 use crate::core::config::origin::OriginUrl;
+use crate::core::config::policy::Policy;
 use crate::core::config::seal_keys::{SEAL_KEYS, SealKeys};
-use crate::core::record::policy::RecordPolicy;
 use crate::core::request::admin::AdminToken;
 use crate::core::request::paths::{KeyRule, PathPattern};
 use crate::core::request::scope::ScopeSource;
@@ -61,22 +61,18 @@ pub struct Config {
     /// precedence ([`Origin::choose`](crate::core::Origin::choose)); unused by a
     /// layer that wraps its own handler.
     pub origin_url: Option<OriginUrl>,
-    /// Lease, TTL and release set (`IDEMPOTENCY_LEASE_SECONDS`,
-    /// `IDEMPOTENCY_TTL_SECONDS`, `IDEMPOTENCY_RELEASE_ON`).
-    pub records: RecordPolicy,
-    /// `IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS`, in ms; below the lease. Unset,
-    /// it leaves the rest of the lease to `finish` ([`origin_timeout_within`]).
-    pub origin_timeout_ms: u64,
-    /// `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`: how long a duplicate waits inside the
-    /// store for a running first attempt to end (0 answers 409 at once); at
-    /// most the lease.
-    pub in_flight_wait_ms: u64,
+    /// What a request no route matches is held to: lease, TTL and release
+    /// set, time limits, whether a key is required, body limits
+    /// (`IDEMPOTENCY_LEASE_SECONDS` and the rest of [`POLICY_OPTIONS`]'s
+    /// variables). A route's [`Policy`] replaces it for the route's
+    /// requests; each request is held to one, resolved once.
+    ///
+    /// [`POLICY_OPTIONS`]: crate::core::POLICY_OPTIONS
+    pub policy: Policy,
     /// `IDEMPOTENCY_METHODS`: covered methods, upper-case.
     pub methods: Vec<String>,
     /// `IDEMPOTENCY_PATHS`: covered paths (never empty).
     pub paths: Vec<PathPattern>,
-    /// `IDEMPOTENCY_REQUIRED`: a covered request without a key is a 400.
-    pub required: bool,
     /// `IDEMPOTENCY_REQUIRED_PATHS`: paths where a key is required; they
     /// are covered too, listed in `IDEMPOTENCY_PATHS` or not.
     pub required_paths: Vec<PathPattern>,
@@ -88,10 +84,6 @@ pub struct Config {
     pub routes: Vec<crate::core::config::routes::Route>,
     /// `IDEMPOTENCY_SCOPE`: where the caller's identity comes from.
     pub scope: Vec<ScopeSource>,
-    /// `IDEMPOTENCY_MAX_BODY_BYTES`: the largest keyed request body.
-    pub max_body_bytes: usize,
-    /// `IDEMPOTENCY_MAX_RESPONSE_BYTES`: the largest stored response body.
-    pub max_response_bytes: usize,
     /// `IDEMPOTENCY_CONSISTENCY`.
     pub consistency: Consistency,
     /// `IDEMPOTENCY_KV_REPLAY`: how completed answers are copied to KV and
@@ -103,10 +95,6 @@ pub struct Config {
     /// asked for again — its first replay, or a duplicate that waited — so
     /// a key never retried costs no KV write (SPEC §4).
     pub kv_copy_always: bool,
-    /// `IDEMPOTENCY_STORE_TIMEOUT_MS`: the time limit of one store call.
-    /// Unset, 5000, or what the lease leaves after the origin call when that
-    /// is less: one `finish` try always fits inside the lease.
-    pub store_timeout_ms: u64,
     /// `IDEMPOTENCY_FAIL_OPEN`: forward unprotected when the store fails.
     pub fail_open: bool,
     /// `IDEMPOTENCY_CORS_ORIGINS`: allowed cross-origin callers (`*` allowed).
@@ -277,30 +265,17 @@ impl Config {
     /// [`Config::from_vars`] behind a `dyn` reader: one copy of the parser
     /// in a wasm build, however many hosts call it.
     fn read(vars: &Vars<'_>) -> Result<Self, ConfigError> {
-        // The policies a route may set too: one reader for both (policy.rs).
-        let super::policy::Policy {
-            records,
-            origin_timeout_ms,
-            in_flight_wait_ms,
-            store_timeout_ms,
-            required,
-            max_body_bytes,
-            max_response_bytes,
-        } = super::policy::Policy::read(vars)?;
+        let policy = Policy::read(vars)?;
         Ok(Self {
             origin_url: vars.origin_url()?,
-            records,
-            origin_timeout_ms,
-            in_flight_wait_ms,
+            // The policies a route may set too: one reader for both (policy.rs).
+            policy: policy.clone(),
             methods: vars.methods()?,
             // Nothing covered would be a silent hole; no required path is a choice.
             paths: vars.paths("IDEMPOTENCY_PATHS", "/*", None)?,
-            required,
             required_paths: vars.paths("IDEMPOTENCY_REQUIRED_PATHS", "", Some(Vec::new()))?,
-            routes: super::routes::read_routes(vars)?,
+            routes: super::routes::read_routes(vars, &policy)?,
             scope: vars.scope()?,
-            max_body_bytes,
-            max_response_bytes,
             consistency: match vars.get("IDEMPOTENCY_CONSISTENCY").as_deref() {
                 None | Some("durable") => Consistency::Durable,
                 Some("kv") => Consistency::Kv,
@@ -319,7 +294,6 @@ impl Config {
                 Some("always") => true,
                 Some(other) => return Err(vars.bad("IDEMPOTENCY_KV_COPY", other, "`on-retry` or `always`")),
             },
-            store_timeout_ms,
             fail_open: vars.flag("IDEMPOTENCY_FAIL_OPEN", false)?,
             cors_origins: vars.cors_origins()?,
             cors_credentials: vars.cors_credentials()?,
@@ -366,7 +340,7 @@ impl Config {
         let required_path = matched(&self.required_paths);
         if !self.covers(method) || !(required_path || matched(&self.paths)) {
             KeyRule::Uncovered
-        } else if self.required || required_path {
+        } else if self.policy.required || required_path {
             KeyRule::Required
         } else {
             KeyRule::Optional
@@ -614,6 +588,7 @@ pub fn finish_time_ms(store_timeout_ms: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::record::policy::RecordPolicy;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -642,22 +617,22 @@ mod tests {
     fn defaults_match_the_spec() {
         let c = Config::default();
         assert_eq!(c.origin_url, None);
-        assert_eq!(c.records.ttl_ms, 86_400_000);
-        assert_eq!(c.records.lease_ms, 120_000);
-        assert_eq!(c.records.release_on, vec![408, 425, 429, 503]);
-        assert_eq!(c.in_flight_wait_ms, 10_000);
-        assert_eq!(c.origin_timeout_ms, 100_000);
+        assert_eq!(c.policy.records.ttl_ms, 86_400_000);
+        assert_eq!(c.policy.records.lease_ms, 120_000);
+        assert_eq!(c.policy.records.release_on, vec![408, 425, 429, 503]);
+        assert_eq!(c.policy.in_flight_wait_ms, 10_000);
+        assert_eq!(c.policy.origin_timeout_ms, 100_000);
         assert_eq!(c.methods, vec!["POST", "PATCH"]);
         assert_eq!(c.paths, vec!["/*".parse::<PathPattern>().unwrap()]);
-        assert!(!c.required);
+        assert!(!c.policy.required);
         assert!(c.required_paths.is_empty());
         assert_eq!(c.scope, vec![ScopeSource::Header("authorization".into())]);
-        assert_eq!(c.max_body_bytes, 1_048_576);
-        assert_eq!(c.max_response_bytes, 1_048_576);
+        assert_eq!(c.policy.max_body_bytes, 1_048_576);
+        assert_eq!(c.policy.max_response_bytes, 1_048_576);
         assert_eq!(c.consistency, Consistency::Durable);
         assert_eq!(c.kv_replay, KvReplayMode::Fallback);
         assert!(!c.kv_copy_always, "copies on retry");
-        assert_eq!(c.store_timeout_ms, 5000);
+        assert_eq!(c.policy.store_timeout_ms, 5000);
         assert!(!c.fail_open);
         assert!(c.cors_origins.is_empty());
         assert_eq!(c.admin_token, None);
@@ -692,19 +667,19 @@ mod tests {
         .unwrap();
         assert_eq!(c.admin_token, crate::core::AdminToken::new("s3cret"));
         assert_eq!(c.origin_url, Some(OriginUrl::Fixed("https://api.example.com".into())));
-        assert_eq!(c.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 900_000, release_on: vec![503] });
-        assert_eq!(c.in_flight_wait_ms, 900_000);
-        assert_eq!(c.origin_timeout_ms, 899_000);
+        assert_eq!(c.policy.records, RecordPolicy { lease_ms: 900_000, ttl_ms: 900_000, release_on: vec![503] });
+        assert_eq!(c.policy.in_flight_wait_ms, 900_000);
+        assert_eq!(c.policy.origin_timeout_ms, 899_000);
         assert_eq!(c.methods, vec!["POST", "PUT", "DELETE"]);
         let paths = PathPattern::parse_list("/v1/charges,/v1/payments/*").unwrap();
         assert_eq!(c.paths, paths);
         assert_eq!(c.required_paths, vec!["/v1/refunds".parse::<PathPattern>().unwrap()]);
-        assert!(c.required && c.fail_open);
+        assert!(c.policy.required && c.fail_open);
         assert_eq!(c.kv_replay, KvReplayMode::Off);
         assert_eq!(c.scope, vec![ScopeSource::Header("x-api-key".into()), ScopeSource::Cookie("session".into())]);
-        assert_eq!((c.max_body_bytes, c.max_response_bytes), (10, 1_572_864));
+        assert_eq!((c.policy.max_body_bytes, c.policy.max_response_bytes), (10, 1_572_864));
         assert_eq!(c.consistency, Consistency::Kv);
-        assert_eq!(c.store_timeout_ms, 250);
+        assert_eq!(c.policy.store_timeout_ms, 250);
         assert!(c.allows_origin("https://b.example") && !c.allows_origin("https://c.example"));
         let any = with(&[("IDEMPOTENCY_CORS_ORIGINS", "*")]).unwrap();
         assert!(any.allows_origin("https://any.example"));
@@ -909,9 +884,9 @@ mod tests {
 
     #[test]
     fn the_in_flight_wait_is_at_most_the_lease() {
-        assert_eq!(with(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]).unwrap().in_flight_wait_ms, 0);
+        assert_eq!(with(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]).unwrap().policy.in_flight_wait_ms, 0);
         let short = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2")]).unwrap();
-        assert_eq!(short.in_flight_wait_ms, 2_000, "unset, it follows a lease shorter than 10 s down");
+        assert_eq!(short.policy.in_flight_wait_ms, 2_000, "unset, it follows a lease shorter than 10 s down");
         let err = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2"), ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "2001")]).unwrap_err();
         assert_eq!(err.variable, "IDEMPOTENCY_IN_FLIGHT_WAIT_MS");
     }
@@ -923,8 +898,8 @@ mod tests {
             with(&[("IDEMPOTENCY_LEASE_SECONDS", "10"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "10")]).unwrap_err();
         assert_eq!(err.variable, "IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS");
         // Unset, the timeout follows a short lease down, leaving the rest to finish.
-        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().origin_timeout_ms, 5_000);
-        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "1")]).unwrap().origin_timeout_ms, 500);
+        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "10")]).unwrap().policy.origin_timeout_ms, 5_000);
+        assert_eq!(with(&[("IDEMPOTENCY_LEASE_SECONDS", "1")]).unwrap().policy.origin_timeout_ms, 500);
     }
 
     #[test]
@@ -932,14 +907,14 @@ mod tests {
         let c = with(&[]).unwrap();
         let pauses: u64 = crate::core::FINISH_RETRY_PAUSES_MS.iter().sum();
         assert!(
-            c.origin_timeout_ms + 3 * c.store_timeout_ms + pauses <= c.records.lease_ms,
+            c.policy.origin_timeout_ms + 3 * c.policy.store_timeout_ms + pauses <= c.policy.records.lease_ms,
             "defaults: every try fits"
         );
         let derived = with(&[("IDEMPOTENCY_LEASE_SECONDS", "30")]).unwrap();
-        assert_eq!((derived.origin_timeout_ms, derived.store_timeout_ms), (15_000, 5_000));
+        assert_eq!((derived.policy.origin_timeout_ms, derived.policy.store_timeout_ms), (15_000, 5_000));
         // An explicit origin limit: the store limit follows down into the room left.
         let tight = with(&[("IDEMPOTENCY_LEASE_SECONDS", "2"), ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "1")]).unwrap();
-        assert_eq!(tight.store_timeout_ms, 1_000);
+        assert_eq!(tight.policy.store_timeout_ms, 1_000);
         let no_room = with(&[
             ("IDEMPOTENCY_LEASE_SECONDS", "30"),
             ("IDEMPOTENCY_ORIGIN_TIMEOUT_SECONDS", "29"),
@@ -951,6 +926,6 @@ mod tests {
             assert!(no_room.reason.contains(named), "{}", no_room.reason);
         }
         let shorter = with(&[("IDEMPOTENCY_LEASE_SECONDS", "30"), ("IDEMPOTENCY_STORE_TIMEOUT_MS", "1000")]).unwrap();
-        assert_eq!(shorter.origin_timeout_ms, 26_500, "a shorter store limit leaves the origin more");
+        assert_eq!(shorter.policy.origin_timeout_ms, 26_500, "a shorter store limit leaves the origin more");
     }
 }

@@ -5,6 +5,7 @@
 //! user derives), runs [`begin`](crate::core::begin) on it, and maps the decision
 //! to what the queue should do with the message.
 
+use crate::core::output::metrics::DataPoint;
 use crate::core::record::decision::{Decision, Finished, Outcome};
 use crate::core::record::response::StoredResponse;
 use crate::core::request::digest::{PartHasher, hex};
@@ -241,6 +242,26 @@ pub struct ConsumerStats {
     /// Runs that took over an expired lease (a consumer crashed or hung
     /// mid-handler): a later attempt, not a first run.
     pub reclaims: u64,
+}
+
+impl ConsumerStats {
+    /// The data point of one batch of consumer `consumer`.
+    ///
+    /// ```
+    /// use oncekey::core::ConsumerStats;
+    /// let point = ConsumerStats { first_runs: 3, duplicates_skipped: 1, ..ConsumerStats::default() }.data_point("loyalty");
+    /// assert_eq!(point.blobs, ["consumer-batch", "loyalty"]);
+    /// assert_eq!(point.doubles, [3.0, 1.0, 0.0, 0.0, 0.0]);
+    /// assert_eq!(point.indexes, ["consumer-batch"]);
+    /// ```
+    pub fn data_point(&self, consumer: &str) -> DataPoint {
+        let counts = [self.first_runs, self.duplicates_skipped, self.in_flight_conflicts, self.releases, self.reclaims];
+        DataPoint {
+            blobs: vec!["consumer-batch".to_owned(), consumer.to_owned()],
+            doubles: counts.iter().map(|&n| n as f64).collect(),
+            indexes: vec!["consumer-batch".to_owned()],
+        }
+    }
 }
 
 /// Bytes of an encoded [`ConsumerStats`].

@@ -90,13 +90,13 @@ impl ConsumerConfig {
     /// use oncekey::core::{Config, ConsumerConfig};
     /// let config = Config::from_vars(|n| (n == "IDEMPOTENCY_STORE_TIMEOUT_MS").then(|| "900".into())).unwrap();
     /// let consumer = ConsumerConfig::from_layer("loyalty", &config);
-    /// assert_eq!((consumer.store_timeout_ms, consumer.handler_timeout_ms), (900, config.origin_timeout_ms));
+    /// assert_eq!((consumer.store_timeout_ms, consumer.handler_timeout_ms), (900, config.policy.origin_timeout_ms));
     /// ```
     pub fn from_layer(name: &str, config: &Config) -> Self {
         Self {
-            store_timeout_ms: config.store_timeout_ms,
-            handler_timeout_ms: config.origin_timeout_ms,
-            ..Self::new(name, config.records.clone())
+            store_timeout_ms: config.policy.store_timeout_ms,
+            handler_timeout_ms: config.policy.origin_timeout_ms,
+            ..Self::new(name, config.policy.records.clone())
         }
     }
 }

@@ -435,9 +435,9 @@ fn a_consumer_from_the_layer_s_variables_takes_its_records_and_time_limits() {
         .expect("valid");
     let consumer = ConsumerConfig::from_layer("loyalty", &layer);
     assert_eq!(consumer.name, "loyalty");
-    assert_eq!(consumer.policy, layer.records);
+    assert_eq!(consumer.policy, layer.policy.records);
     assert_eq!((consumer.store_timeout_ms, consumer.handler_timeout_ms), (750, 20_000));
-    let defaults = ConsumerConfig::new("loyalty", layer.records.clone());
+    let defaults = ConsumerConfig::new("loyalty", layer.policy.records.clone());
     assert_eq!(
         (consumer.strategy, consumer.max_retry_delay_secs, consumer.concurrency),
         (defaults.strategy, defaults.max_retry_delay_secs, defaults.concurrency)

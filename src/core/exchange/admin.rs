@@ -55,7 +55,7 @@ impl Exchange {
         self.log.record = Some(name.to_hex());
         self.stage = Stage::Admin(request);
         if self.config.consistency == Consistency::Kv {
-            return Action::ReadCopy { name, timeout_ms: self.config.store_timeout_ms };
+            return Action::ReadCopy { name, timeout_ms: self.config.policy.store_timeout_ms };
         }
         match request {
             AdminRequest::Inspect(name) => self.store(name, StoreCall::Inspect),

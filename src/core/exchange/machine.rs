@@ -244,7 +244,7 @@ impl Exchange {
         if let Some(admin) = AdminRequest::of(
             config.admin_token.as_ref(),
             &head.method,
-            &head.path,
+            &self.target,
             head.query.as_deref(),
             authorization,
         ) {
@@ -252,7 +252,7 @@ impl Exchange {
             self.cors = None;
             return match admin {
                 Ok(request) => self.admin(request),
-                Err(problem) => self.refuse(problem),
+                Err(refusal) => self.refuse(refusal.into()),
             };
         }
         // SPEC §6: a route that is misconfigured fails alone, closed.
@@ -293,7 +293,7 @@ impl Exchange {
 
     fn read_body(&mut self, key: Option<IdempotencyKey>, head: RequestHead) -> Action {
         let declared = head.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
-        let whole = declared.is_some_and(|n| n <= self.max_body_bytes() as u64);
+        let whole = declared.is_some_and(|n| n <= self.policy().max_body_bytes as u64);
         self.stage = Stage::Body { key, head, body: Vec::new(), read: 0 };
         Action::ReadBody { whole }
     }
@@ -305,7 +305,7 @@ impl Exchange {
     /// client still sending gets its 413 rather than a reset, then reading
     /// stops.
     pub fn body_chunk(&mut self, chunk: &[u8]) -> bool {
-        let limit = self.max_body_bytes();
+        let limit = self.policy().max_body_bytes;
         let Stage::Body { body, read, .. } = &mut self.stage else { return false };
         *read = read.saturating_add(chunk.len());
         if *read <= limit {
@@ -318,7 +318,7 @@ impl Exchange {
     /// The body's reading ended: `broken` when the stream failed (a
     /// truncated body is the client's error, not a 500).
     pub fn body_ended(&mut self, broken: bool, now_ms: u64) -> Action {
-        let limit = self.max_body_bytes();
+        let limit = self.policy().max_body_bytes;
         let Stage::Body { body, read, .. } = &mut self.stage else { return Action::Done };
         let result = if broken {
             BodyRead::Incomplete
@@ -338,7 +338,7 @@ impl Exchange {
         };
         let mut body = match read {
             BodyRead::Complete(body) => body,
-            BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.max_body_bytes() }),
+            BodyRead::TooLarge => return self.refuse(Problem::BodyTooLarge { limit: self.policy().max_body_bytes }),
             BodyRead::Incomplete => return self.refuse(Problem::BodyIncomplete),
         };
         // SPEC §13: a webhook delivery's signature is checked over the whole
@@ -419,7 +419,7 @@ impl Exchange {
         if self.config.consistency == Consistency::Durable && self.config.kv_replay.reads_first() {
             self.since = now_ms;
             self.stage = Stage::ReadFirst(keyed);
-            return Action::ReadCopy { name, timeout_ms: self.store_timeout_ms() };
+            return Action::ReadCopy { name, timeout_ms: self.policy().store_timeout_ms };
         }
         self.stage = Stage::Detaching(keyed);
         Action::Detach
@@ -471,7 +471,7 @@ impl Exchange {
         self.since = now_ms;
         if self.config.consistency == Consistency::Kv {
             // KV is the store: `begin` decides here, on the copy it holds.
-            let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.store_timeout_ms() };
+            let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.policy().store_timeout_ms };
             self.stage = Stage::KvBeginning(keyed);
             return action;
         }
@@ -487,7 +487,7 @@ impl Exchange {
         let Stage::KvBeginning(keyed) = std::mem::replace(&mut self.stage, Stage::Answered) else {
             return Action::Done;
         };
-        let records = self.records().clone();
+        let records = self.policy().records.clone();
         let open_keys = self.config.seal_keys.ids();
         let decision = found.map(|found| {
             let found = found.and_then(|r| r.live(now_ms));
@@ -530,14 +530,14 @@ impl Exchange {
             StoreCall::Begin { wait_ms, .. } => *wait_ms,
             _ => 0,
         };
-        Action::Store { name, call, timeout_ms: self.store_timeout_ms().saturating_add(wait_ms) }
+        Action::Store { name, call, timeout_ms: self.policy().store_timeout_ms.saturating_add(wait_ms) }
     }
 
     /// `begin` for a keyed request, waiting up to `wait_ms` inside the
     /// object for a running attempt.
     fn begin_call(&self, keyed: &Keyed, wait_ms: u64) -> Action {
         let call = StoreCall::Begin {
-            policy: self.records().clone(),
+            policy: self.policy().records.clone(),
             fingerprint: keyed.fingerprint,
             wait_ms,
             reservation: keyed.reservation,
@@ -550,7 +550,7 @@ impl Exchange {
     fn finish_call(&self) -> Action {
         let Stage::Finishing(finishing) = &self.stage else { return Action::Done };
         let call = StoreCall::Finish {
-            policy: self.records().clone(),
+            policy: self.policy().records.clone(),
             attempt: finishing.attempt,
             reservation: finishing.reservation,
             outcome: finishing.outcome.clone(),
@@ -579,13 +579,13 @@ impl Exchange {
             // The call may have landed and reserved the key though its reply
             // was lost: give the reservation back once the caller has an
             // answer, so a 503 does not hold the key for a lease.
-            let call = StoreCall::Abandon { policy: self.records().clone(), reservation: keyed.reservation };
+            let call = StoreCall::Abandon { policy: self.policy().records.clone(), reservation: keyed.reservation };
             self.after.push_back(self.store(keyed.name, call));
         }
         match decision {
             Err(error) if durable && self.config.kv_replay.falls_back() => {
                 self.since = now_ms;
-                let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.store_timeout_ms() };
+                let action = Action::ReadCopy { name: keyed.name, timeout_ms: self.policy().store_timeout_ms };
                 self.stage = Stage::Fallback { keyed, error };
                 action
             }
@@ -593,11 +593,11 @@ impl Exchange {
             // A duplicate of a running attempt waits for it inside the store
             // (SPEC §3), once; the wait's outcome is the answer.
             Ok(Decision::InFlight { outcome_unknown: false, .. })
-                if durable && self.in_flight_wait_ms() > 0 && !self.waiting =>
+                if durable && self.policy().in_flight_wait_ms > 0 && !self.waiting =>
             {
                 self.waiting = true;
                 self.since = now_ms;
-                let action = self.begin_call(&keyed, self.in_flight_wait_ms());
+                let action = self.begin_call(&keyed, self.policy().in_flight_wait_ms);
                 self.stage = Stage::Beginning(keyed);
                 action
             }
@@ -646,8 +646,8 @@ impl Exchange {
                     attempt,
                     edits,
                     body: std::mem::take(&mut keyed.body),
-                    timeout_ms: self.origin_timeout_ms(),
-                    answer: super::AnswerRead::new(self.max_response_bytes()),
+                    timeout_ms: self.policy().origin_timeout_ms,
+                    answer: super::AnswerRead::new(self.policy().max_response_bytes),
                 };
                 self.stage = Stage::Calling { keyed, attempt };
                 action
@@ -676,7 +676,7 @@ impl Exchange {
         };
         let (outcome, reply) = match result {
             OriginResult::Answered { status, headers, body } => {
-                let max = self.max_response_bytes();
+                let max = self.policy().max_response_bytes;
                 let (origin, jar) = (self.origin.as_deref(), self.cookie_jar.as_deref());
                 let stored = StoredResponse::capture(status, headers.clone(), Vec::new(), max, origin, jar);
                 let stored = StoredResponse { body: (body.len() <= max).then(|| body.clone()), ..stored };
@@ -748,8 +748,8 @@ impl Exchange {
     /// left to finish it (SPEC §3). `None` when no origin call is under way.
     pub fn caller_gone(&mut self, now_ms: u64) -> Option<u64> {
         let Stage::Calling { .. } = &self.stage else { return None };
-        let after = AFTER_DISCONNECT_MS.saturating_sub(crate::core::finish_time_ms(self.store_timeout_ms()));
-        let origin_left = self.since.saturating_add(self.origin_timeout_ms()).saturating_sub(now_ms);
+        let after = AFTER_DISCONNECT_MS.saturating_sub(crate::core::finish_time_ms(self.policy().store_timeout_ms));
+        let origin_left = self.since.saturating_add(self.policy().origin_timeout_ms).saturating_sub(now_ms);
         Some(after.min(origin_left))
     }
 
@@ -819,7 +819,7 @@ impl Exchange {
             return Action::Done;
         };
         let reserved = self.reserved.take();
-        let step = finish(reserved, finishing.attempt, finishing.outcome.clone(), now_ms, self.records());
+        let step = finish(reserved, finishing.attempt, finishing.outcome.clone(), now_ms, &self.policy().records);
         match step.answer {
             // The answer waits in `Finishing` for its copy ([`Exchange::copy_written`]).
             Finished::Stored(completed) => {
@@ -1004,7 +1004,7 @@ impl Exchange {
         if body_edited {
             edits.push(HeaderEdit::Remove("Content-Length"));
         }
-        Action::Forward { edits, body, timeout_ms: self.origin_timeout_ms() }
+        Action::Forward { edits, body, timeout_ms: self.policy().origin_timeout_ms }
     }
 
     /// Answers the caller: the reply with its `Server-Timing` and CORS

@@ -10,14 +10,15 @@ use std::borrow::Cow;
 use super::head::RequestHead;
 use super::machine::Exchange;
 use crate::core::{
-    Config, Fingerprint, IdempotencyKey, KeyLookup, KeyRule, Policy, Problem, ROUTES, RecordName, RecordPolicy, Route,
-    find_key, verify_delivery,
+    Config, Fingerprint, IdempotencyKey, KeyLookup, KeyRule, Policy, Problem, ROUTES, RecordName, Route, find_key,
+    verify_delivery,
 };
 
-/// The policy of the route at place `route` of `config`'s routes, if any:
-/// for code that holds part of the exchange borrowed.
-pub(super) fn policy_of(config: &Config, route: Option<usize>) -> Option<&Policy> {
-    route.and_then(|i| config.routes.get(i)).map(|route| &route.policy)
+/// The policy of the request whose route is at place `route` of
+/// `config`'s routes: the route's, or the variables' (`None`): for code
+/// that holds part of the exchange borrowed.
+pub(super) fn policy_of(config: &Config, route: Option<usize>) -> &Policy {
+    route.and_then(|i| config.routes.get(i)).map_or(&config.policy, |route| &route.policy)
 }
 
 impl Exchange {
@@ -26,38 +27,11 @@ impl Exchange {
         self.route.and_then(|i| self.config.routes.get(i))
     }
 
-    fn policy(&self) -> Option<&Policy> {
+    /// The one policy the request is held to (SPEC §13): its route's, or
+    /// the variables' when no route matched. Every limit of the exchange
+    /// reads it, so no rule can read another.
+    pub(super) fn policy(&self) -> &Policy {
         policy_of(&self.config, self.route)
-    }
-
-    /// Lease, TTL and release set.
-    pub(super) fn records(&self) -> &RecordPolicy {
-        self.policy().map_or(&self.config.records, |p| &p.records)
-    }
-
-    /// The origin's time limit, in ms.
-    pub(super) fn origin_timeout_ms(&self) -> u64 {
-        self.policy().map_or(self.config.origin_timeout_ms, |p| p.origin_timeout_ms)
-    }
-
-    /// How long a duplicate waits for a running attempt, in ms.
-    pub(super) fn in_flight_wait_ms(&self) -> u64 {
-        self.policy().map_or(self.config.in_flight_wait_ms, |p| p.in_flight_wait_ms)
-    }
-
-    /// One store call's time limit, in ms.
-    pub(super) fn store_timeout_ms(&self) -> u64 {
-        self.policy().map_or(self.config.store_timeout_ms, |p| p.store_timeout_ms)
-    }
-
-    /// The largest keyed request body.
-    pub(super) fn max_body_bytes(&self) -> usize {
-        self.policy().map_or(self.config.max_body_bytes, |p| p.max_body_bytes)
-    }
-
-    /// The largest stored response body.
-    pub(super) fn max_response_bytes(&self) -> usize {
-        self.policy().map_or(self.config.max_response_bytes, |p| p.max_response_bytes)
     }
 
     /// What the request needs: its route's rule, or the variables'.
@@ -86,7 +60,7 @@ impl Exchange {
             return Ok(KeyLookup::NeedsBody);
         }
         let raw = head.key.as_deref().map(String::from_utf8_lossy);
-        find_key(&route.key, route.key_rule(), |name| header(head, raw.as_ref(), name), None)
+        Ok(find_key(&route.key, route.key_rule(), |name| header(head, raw.as_ref(), name), None)?)
     }
 
     /// The key a route's body sources find in `body` once it is read (the

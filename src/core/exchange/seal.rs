@@ -52,7 +52,7 @@ impl Exchange {
     /// answer part is sealed.
     pub(super) fn next_seal(&mut self) -> Option<Action> {
         let config = Rc::clone(&self.config);
-        let records = policy_of(&config, self.route).map_or(&config.records, |policy| &policy.records);
+        let records = &policy_of(&config, self.route).records;
         let Stage::Finishing(finishing) = &mut self.stage else { return None };
         if finishing.sealing.is_none() {
             let Outcome::Answered(StoredAnswer::Plain(response)) = &finishing.outcome else { return None };

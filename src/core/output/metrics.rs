@@ -1,9 +1,8 @@
 //! Metrics (SPEC §12): with a Workers Analytics Engine dataset bound as
 //! `IDEMPOTENCY_METRICS`, one data point per decision, and one per queue
-//! consumer batch. The fields of each point are chosen here, so both hosts
-//! write the same columns and one SQL query reads either ([`DataPoint`]).
-
-use crate::core::delivery::event::ConsumerStats;
+//! consumer batch. Every column of each point is listed here, so both
+//! hosts write the same columns and one SQL query reads either
+//! ([`DataPoint`]).
 
 /// One Analytics Engine data point: `writeDataPoint({blobs, doubles,
 /// indexes})`.
@@ -23,7 +22,7 @@ use crate::core::delivery::event::ConsumerStats;
 /// | `double6` | ms a duplicate waited for a running attempt |
 /// | `double7` | ms the attempt's `finish` took after the caller had its answer |
 ///
-/// A consumer batch's point ([`ConsumerStats::data_point`]; index
+/// A consumer batch's point ([`ConsumerStats::data_point`](crate::core::ConsumerStats::data_point); index
 /// `consumer-batch`): `blob1` `consumer-batch`, `blob2` the consumer's
 /// name; `double1`–`double5` its first runs, duplicates skipped, in-flight
 /// conflicts, releases and reclaims.
@@ -35,24 +34,4 @@ pub struct DataPoint {
     pub doubles: Vec<f64>,
     /// The sampling index (Analytics Engine takes exactly one).
     pub indexes: Vec<String>,
-}
-
-impl ConsumerStats {
-    /// The data point of one batch of consumer `consumer`.
-    ///
-    /// ```
-    /// use oncekey::core::ConsumerStats;
-    /// let point = ConsumerStats { first_runs: 3, duplicates_skipped: 1, ..ConsumerStats::default() }.data_point("loyalty");
-    /// assert_eq!(point.blobs, ["consumer-batch", "loyalty"]);
-    /// assert_eq!(point.doubles, [3.0, 1.0, 0.0, 0.0, 0.0]);
-    /// assert_eq!(point.indexes, ["consumer-batch"]);
-    /// ```
-    pub fn data_point(&self, consumer: &str) -> DataPoint {
-        let counts = [self.first_runs, self.duplicates_skipped, self.in_flight_conflicts, self.releases, self.reclaims];
-        DataPoint {
-            blobs: vec!["consumer-batch".to_owned(), consumer.to_owned()],
-            doubles: counts.iter().map(|&n| n as f64).collect(),
-            indexes: vec!["consumer-batch".to_owned()],
-        }
-    }
 }

@@ -4,6 +4,32 @@
 use crate::core::JsonObject;
 
 use crate::core::record::state::RecordState;
+use crate::core::request::admin::AdminRefusal;
+use crate::core::request::key::KeyRefusal;
+
+/// A request without a usable key, as the layer answers it.
+impl From<KeyRefusal> for Problem {
+    fn from(refusal: KeyRefusal) -> Self {
+        match refusal {
+            KeyRefusal::Missing => Self::MissingKey,
+            KeyRefusal::Invalid(why) => Self::InvalidKey(why),
+        }
+    }
+}
+
+/// An admin path's refusal, as the layer answers it.
+impl From<AdminRefusal> for Problem {
+    fn from(refusal: AdminRefusal) -> Self {
+        match refusal {
+            AdminRefusal::Unauthorized => Self::Unauthorized,
+            AdminRefusal::NoRecord(why) => Self::RecordNotFound(why.into()),
+            AdminRefusal::NotAdminPath => {
+                Self::RecordNotFound("The admin token was sent on no admin path: the request was not forwarded.".into())
+            }
+            AdminRefusal::MethodNotAllowed { allow } => Self::MethodNotAllowed { allow },
+        }
+    }
+}
 
 /// Media type of every error the layer returns.
 pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";

@@ -154,17 +154,15 @@ pub fn begin_holding(
     policy: &RecordPolicy,
     open_keys: Option<&[KeyId]>,
 ) -> Step<Decision> {
-    let unopenable = match (&found, open_keys) {
-        (Some(Record::Completed(c)), Some(keys)) if c.response.sealed_by().is_some_and(|id| !keys.contains(&id)) => {
-            Some(c.clone())
+    let unopenable = |id: KeyId| open_keys.is_some_and(|keys| !keys.contains(&id));
+    match found.and_then(|record| record.live(now_ms)) {
+        Some(Record::Completed(c))
+            if c.fingerprint != fingerprint && c.response.sealed_by().is_some_and(unopenable) =>
+        {
+            Step { answer: Decision::Replay(c), write: Write::Keep }
         }
-        _ => None,
-    };
-    let mut step = begin(found, fingerprint, now_ms, policy);
-    if let (Decision::Mismatch, Some(completed)) = (&step.answer, unopenable) {
-        step.answer = Decision::Replay(completed);
+        live => begin(live, fingerprint, now_ms, policy),
     }
-    step
 }
 
 /// Gives back a reservation whose `begin` reply was lost (SPEC §3): the

@@ -3,14 +3,16 @@
 //! `POST …/records/{record}/release` releases an in-flight attempt. Which
 //! request is one of them, whether its token is right, and which record it
 //! names are decided here; without the token the paths are ordinary ones
-//! and go to the origin.
+//! and go to the origin. Paths are read in canonical form (SPEC §13), and
+//! a request that carries the token on any other path is refused: the
+//! token never leaves the layer.
 
 use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use crate::core::output::problem::Problem;
 use crate::core::request::scope::RecordName;
+use crate::core::request::target::CanonicalPath;
 
 /// Where the admin paths start.
 pub const ADMIN_PREFIX: &str = "/.well-known/oncekey/records";
@@ -79,35 +81,65 @@ pub enum AdminRequest {
     },
 }
 
+/// Why a request to an admin path is refused: the request layer's own
+/// refusal, answered by the output layer as its problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdminRefusal {
+    /// A wrong or missing token: 401 `unauthorized`.
+    Unauthorized,
+    /// The path names no record: 404 `record-not-found`, saying why.
+    NoRecord(&'static str),
+    /// The admin token on a path that is no admin path (a misspelled one):
+    /// 404 `record-not-found`, and the request goes no further, so the
+    /// token never reaches the origin (SPEC §12).
+    NotAdminPath,
+    /// Another method than the path takes: 405 `method-not-allowed`.
+    MethodNotAllowed {
+        /// The one method the path takes.
+        allow: &'static str,
+    },
+}
+
 impl AdminRequest {
-    /// The admin request a request is, when the token is set and its path
-    /// is under [`ADMIN_PREFIX`]: `None` for every other request (it goes on
-    /// as usual). The token is checked first, so a caller without it learns
-    /// nothing about the path: 401 `unauthorized`; then the path, 404
-    /// `record-not-found` for anything but a record name (64 lower-case hex
-    /// digits) with an optional `/release`; then the method, 405.
+    /// The admin request a request is, when the token is set and its
+    /// canonical path is under [`ADMIN_PREFIX`]: `None` for every other
+    /// request (it goes on as usual) — but one that carries the token, which
+    /// is refused ([`AdminRefusal::NotAdminPath`]). On an admin path the
+    /// token is checked first, so a caller without it learns nothing about
+    /// the path: 401 `unauthorized`; then the path, 404 `record-not-found`
+    /// for anything but a record name (64 hex digits) with an optional
+    /// `/release`; then the method, 405.
     ///
     /// ```
-    /// use oncekey::core::{AdminRequest, AdminToken, Problem};
+    /// use oncekey::core::{AdminRefusal, AdminRequest, AdminToken, CanonicalPath};
     /// let token = AdminToken::new("s3cret").unwrap();
-    /// let path = format!("/.well-known/oncekey/records/{}", "ab".repeat(32));
+    /// let path = CanonicalPath::of(&format!("/.well-known/oncekey/records/{}", "ab".repeat(32)));
     /// let auth = Some("Bearer s3cret");
     /// assert!(matches!(AdminRequest::of(Some(&token), "GET", &path, None, auth), Some(Ok(AdminRequest::Inspect(_)))));
-    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &path, None, None), Some(Err(Problem::Unauthorized)));
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &path, None, None), Some(Err(AdminRefusal::Unauthorized)));
     /// assert_eq!(AdminRequest::of(None, "GET", &path, None, auth), None, "no token: the origin's path");
-    /// assert_eq!(AdminRequest::of(Some(&token), "GET", "/api/orders", None, auth), None);
+    /// let elsewhere = CanonicalPath::of("/api/orders");
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &elsewhere, None, None), None);
+    /// assert_eq!(AdminRequest::of(Some(&token), "GET", &elsewhere, None, auth), Some(Err(AdminRefusal::NotAdminPath)));
     /// ```
     pub fn of(
         token: Option<&AdminToken>,
         method: &str,
-        path: &str,
+        path: &CanonicalPath,
         query: Option<&str>,
         authorization: Option<&str>,
-    ) -> Option<Result<Self, Problem>> {
+    ) -> Option<Result<Self, AdminRefusal>> {
         let token = token?;
-        let rest = path.strip_prefix(ADMIN_PREFIX).filter(|rest| rest.is_empty() || rest.starts_with('/'))?;
+        let path = path.as_str();
+        let Some(rest) = path.strip_prefix(ADMIN_PREFIX).filter(|rest| rest.is_empty() || rest.starts_with('/')) else {
+            // The token is the operator's: on any other path it is refused
+            // here, never forwarded (SPEC §12).
+            return authorization
+                .is_some_and(|_| token.admits(authorization))
+                .then_some(Err(AdminRefusal::NotAdminPath));
+        };
         if !token.admits(authorization) {
-            return Some(Err(Problem::Unauthorized));
+            return Some(Err(AdminRefusal::Unauthorized));
         }
         let rest = rest.strip_prefix('/').unwrap_or(rest);
         let (record, release) = match rest.strip_suffix("/release") {
@@ -115,10 +147,9 @@ impl AdminRequest {
             None => (rest, false),
         };
         let Some(name) = parse_record_name(record) else {
-            return Some(Err(Problem::RecordNotFound(
+            return Some(Err(AdminRefusal::NoRecord(
                 "The path names no record: a record's name is 64 lower-case hex digits, as every decision's log line \
-                 carries it (`GET …/records/{record}`, `POST …/records/{record}/release`)."
-                    .into(),
+                 carries it (`GET …/records/{record}`, `POST …/records/{record}/release`).",
             )));
         };
         Some(match (release, method) {
@@ -127,8 +158,8 @@ impl AdminRequest {
                 let force = query.is_some_and(|q| q.split('&').any(|pair| pair == "force=true"));
                 Ok(Self::Release { name, force })
             }
-            (false, _) => Err(Problem::MethodNotAllowed { allow: "GET" }),
-            (true, _) => Err(Problem::MethodNotAllowed { allow: "POST" }),
+            (false, _) => Err(AdminRefusal::MethodNotAllowed { allow: "GET" }),
+            (true, _) => Err(AdminRefusal::MethodNotAllowed { allow: "POST" }),
         })
     }
 
@@ -207,50 +238,60 @@ mod tests {
         let name = RecordName::new("shop.example", &[], |_| None, &IdempotencyKey::parse("k1").unwrap());
         let hex = name.to_hex();
         let auth = Some("Bearer s3cret-T0ken");
-        let of = |method: &str, path: &str| AdminRequest::of(Some(&t), method, path, None, auth);
+        let of = |method: &str, path: &str| AdminRequest::of(Some(&t), method, &CanonicalPath::of(path), None, auth);
         let inspect = format!("{ADMIN_PREFIX}/{hex}");
         let release = format!("{ADMIN_PREFIX}/{hex}/release");
         assert_eq!(of("GET", &inspect), Some(Ok(AdminRequest::Inspect(name))));
         assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false })));
+        // Any spelling of the path is the path (SPEC §13).
+        for spelling in [
+            format!("{ADMIN_PREFIX}/{}", hex.to_uppercase()),
+            format!("{ADMIN_PREFIX}/{hex}/"),
+            format!("/.WELL-KNOWN/oncekey//records/{hex}"),
+        ] {
+            assert_eq!(of("GET", &spelling), Some(Ok(AdminRequest::Inspect(name))), "{spelling}");
+        }
         for (query, force) in
             [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)]
         {
-            let asked = AdminRequest::of(Some(&t), "POST", &release, Some(query), auth);
+            let asked = AdminRequest::of(Some(&t), "POST", &CanonicalPath::of(&release), Some(query), auth);
             assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force })), "{query}");
         }
-        assert_eq!(of("POST", &inspect), Some(Err(Problem::MethodNotAllowed { allow: "GET" })));
-        assert_eq!(of("GET", &release), Some(Err(Problem::MethodNotAllowed { allow: "POST" })));
-        let not_found = |path: &str| matches!(of("GET", path), Some(Err(Problem::RecordNotFound(_))));
+        assert_eq!(of("POST", &inspect), Some(Err(AdminRefusal::MethodNotAllowed { allow: "GET" })));
+        assert_eq!(of("GET", &release), Some(Err(AdminRefusal::MethodNotAllowed { allow: "POST" })));
+        let not_found = |path: &str| matches!(of("GET", path), Some(Err(AdminRefusal::NoRecord(_))));
         for path in [
             ADMIN_PREFIX.to_owned(),
             format!("{ADMIN_PREFIX}/"),
-            format!("{ADMIN_PREFIX}/{}", hex.to_uppercase()),
             format!("{ADMIN_PREFIX}/{}", &hex[..63]),
             format!("{ADMIN_PREFIX}/{hex}0"),
             format!("{ADMIN_PREFIX}/{}g", &hex[..63]),
-            format!("{ADMIN_PREFIX}/{hex}/"),
             format!("{ADMIN_PREFIX}/{hex}/delete"),
             format!("{ADMIN_PREFIX}/x/{hex}"),
         ] {
             assert!(not_found(&path), "{path}");
         }
-        // Not admin paths at all: they go on to the origin.
+        // Not admin paths: without the token they go on to the origin; with
+        // it (a misspelled admin path) they are refused, never forwarded.
         for path in [
             "/",
             "/api/orders",
             "/.well-known/oncekey",
             "/.well-known/oncekey/recordsX",
             "/.well-known/oncekey/records-x",
+            "/.well-known/oncekey/record",
         ] {
-            assert_eq!(of("GET", path), None, "{path}");
+            assert_eq!(of("GET", path), Some(Err(AdminRefusal::NotAdminPath)), "{path}");
+            let without = AdminRequest::of(Some(&t), "GET", &CanonicalPath::of(path), None, Some("Bearer user-token"));
+            assert_eq!(without, None, "{path}");
         }
         // The token is checked before anything about the path is said.
         for (method, path) in [("GET", inspect.as_str()), ("DELETE", "/.well-known/oncekey/records/nope")] {
             assert_eq!(
-                AdminRequest::of(Some(&t), method, path, None, Some("Bearer wrong")),
-                Some(Err(Problem::Unauthorized))
+                AdminRequest::of(Some(&t), method, &CanonicalPath::of(path), None, Some("Bearer wrong")),
+                Some(Err(AdminRefusal::Unauthorized))
             );
         }
-        assert_eq!(AdminRequest::of(None, "GET", &inspect, None, auth), None);
+        assert_eq!(AdminRequest::of(None, "GET", &CanonicalPath::of(&inspect), None, auth), None);
     }
 }

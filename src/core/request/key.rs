@@ -26,6 +26,17 @@ pub const MAX_KEY_LEN: usize = 255;
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey(String);
 
+/// Why a covered request has no key to be protected under (SPEC §1, §13):
+/// the request layer's own refusal, answered by the output layer as its
+/// problem (`400 missing-key` or `400 invalid-key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRefusal {
+    /// A key is required and no source holds one.
+    Missing,
+    /// A key was found but breaks §1's rules: why, naming its source.
+    Invalid(String),
+}
+
 /// Why a header value is not a key. Every variant is answered with
 /// 400 `invalid-key`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

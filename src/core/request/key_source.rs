@@ -4,9 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::core::output::problem::Problem;
 use crate::core::request::form_field::{FieldKey, read_field};
-use crate::core::request::key::IdempotencyKey;
+use crate::core::request::key::{IdempotencyKey, KeyRefusal};
 use crate::core::request::paths::KeyRule;
 use crate::core::request::scope::is_token;
 use crate::core::text::json_pointer::{JsonPointer, JsonPointerError};
@@ -144,31 +143,31 @@ pub enum KeyLookup {
 /// whole body once read, `None` before.
 ///
 /// ```
-/// use oncekey::core::{IdempotencyKey, KeyLookup, KeyRule, KeySource, Problem, find_key};
+/// use oncekey::core::{IdempotencyKey, KeyLookup, KeyRefusal, KeyRule, KeySource, find_key};
 /// let sources: Vec<KeySource> = vec!["header:idempotency-key".parse().unwrap(), "json:/request_id".parse().unwrap()];
 /// let json = |name: &str| (name == "content-type").then_some("application/json");
 /// assert_eq!(find_key(&sources, KeyRule::Required, json, None), Ok(KeyLookup::NeedsBody));
 /// let found = find_key(&sources, KeyRule::Required, json, Some(br#"{"request_id": "r-1", "amount": 5}"#));
 /// assert_eq!(found, Ok(KeyLookup::Found(IdempotencyKey::parse("r-1").unwrap())));
-/// assert_eq!(find_key(&sources, KeyRule::Required, json, Some(b"{}")), Err(Problem::MissingKey));
+/// assert_eq!(find_key(&sources, KeyRule::Required, json, Some(b"{}")), Err(KeyRefusal::Missing));
 /// assert_eq!(find_key(&sources, KeyRule::Optional, json, Some(b"{}")), Ok(KeyLookup::Absent));
 /// ```
 ///
 /// # Errors
-/// [`Problem::InvalidKey`], naming the source, when the first value found
+/// [`KeyRefusal::Invalid`], naming the source, when the first value found
 /// breaks §1's rules (or, from a JSON body, is neither a string nor a
-/// number); [`Problem::MissingKey`] when `rule` requires a key and no
+/// number); [`KeyRefusal::Missing`] when `rule` requires a key and no
 /// source holds one.
 pub fn find_key<'a>(
     sources: &[KeySource],
     rule: KeyRule,
     header: impl Fn(&str) -> Option<&'a str>,
     body: Option<&[u8]>,
-) -> Result<KeyLookup, Problem> {
+) -> Result<KeyLookup, KeyRefusal> {
     if rule == KeyRule::Uncovered {
         return Ok(KeyLookup::Absent);
     }
-    let invalid = |source: &KeySource, why: String| Problem::InvalidKey(format!("{source}: {why}"));
+    let invalid = |source: &KeySource, why: String| KeyRefusal::Invalid(format!("{source}: {why}"));
     // A JSON body is read once, for however many pointers.
     let mut json: Option<Option<Json>> = None;
     for source in sources {
@@ -200,7 +199,7 @@ pub fn find_key<'a>(
         }
     }
     match rule {
-        KeyRule::Required => Err(Problem::MissingKey),
+        KeyRule::Required => Err(KeyRefusal::Missing),
         _ => Ok(KeyLookup::Absent),
     }
 }
@@ -215,7 +214,7 @@ mod tests {
         written.iter().map(|s| s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))).collect()
     }
 
-    fn key(k: &str) -> Result<KeyLookup, Problem> {
+    fn key(k: &str) -> Result<KeyLookup, KeyRefusal> {
         Ok(KeyLookup::Found(IdempotencyKey::from_chars(k).unwrap()))
     }
 
@@ -253,7 +252,7 @@ mod tests {
     #[test]
     fn the_first_source_holding_a_value_decides() {
         let all = sources(&["header:idempotency-key", "json:/request_id", "json:/meta/id", "form:request_id"]);
-        type Row<'a> = (&'a [(&'a str, &'a str)], Option<&'a [u8]>, Result<KeyLookup, Problem>);
+        type Row<'a> = (&'a [(&'a str, &'a str)], Option<&'a [u8]>, Result<KeyLookup, KeyRefusal>);
         let json = [("content-type", "application/json")];
         let form = [("content-type", "application/x-www-form-urlencoded")];
         let keyed = [("content-type", "application/json"), ("idempotency-key", "\"h-1\"")];
@@ -268,16 +267,16 @@ mod tests {
             (&json, Some(br#"{"request_id": null, "meta": {"id": "m-1"}}"#), key("m-1")),
             (&json, Some(br#"{"request_id": 12345}"#), key("12345")),
             // Not JSON: the JSON sources hold nothing, the form's is tried.
-            (&json, Some(br#"{"request_id": "r", "request_id": "last"}"#), Err(Problem::MissingKey)),
+            (&json, Some(br#"{"request_id": "r", "request_id": "last"}"#), Err(KeyRefusal::Missing)),
             (&form, Some(b"request_id=f-1&amount=5"), key("f-1")),
-            (&json, Some(b"request_id=f-1"), Err(Problem::MissingKey)),
-            (&json, Some(b"{}"), Err(Problem::MissingKey)),
-            (&json, Some(b""), Err(Problem::MissingKey)),
+            (&json, Some(b"request_id=f-1"), Err(KeyRefusal::Missing)),
+            (&json, Some(b"{}"), Err(KeyRefusal::Missing)),
+            (&json, Some(b""), Err(KeyRefusal::Missing)),
             // A value found but malformed: refused, never the next source.
             (
                 &bad_header,
                 None,
-                Err(Problem::InvalidKey(format!(
+                Err(KeyRefusal::Invalid(format!(
                     "header:idempotency-key: {}",
                     IdempotencyKey::parse("a b").unwrap_err()
                 ))),
@@ -285,22 +284,22 @@ mod tests {
             (
                 &json,
                 Some(br#"{"request_id": ""}"#),
-                Err(Problem::InvalidKey("json:/request_id: the key is empty".into())),
+                Err(KeyRefusal::Invalid("json:/request_id: the key is empty".into())),
             ),
             (
                 &json,
                 Some(br#"{"request_id": {"id": 1}}"#),
-                Err(Problem::InvalidKey("json:/request_id: the member is an object, not a string".into())),
+                Err(KeyRefusal::Invalid("json:/request_id: the member is an object, not a string".into())),
             ),
             (
                 &json,
                 Some(br#"{"request_id": true}"#),
-                Err(Problem::InvalidKey("json:/request_id: the member is a boolean, not a string".into())),
+                Err(KeyRefusal::Invalid("json:/request_id: the member is a boolean, not a string".into())),
             ),
             (
                 &form,
                 Some(b"request_id=a&request_id=b"),
-                Err(Problem::InvalidKey("form:request_id: the field is sent more than once".into())),
+                Err(KeyRefusal::Invalid("form:request_id: the field is sent more than once".into())),
             ),
         ];
         for (headers, body, expected) in rows {
@@ -328,7 +327,7 @@ mod tests {
         }
         assert_eq!(lookup(br#"{"request_id":"a\u0062"}"#), key("ab"), "plain JSON, escapes and all");
         let required = find_key(&by_id, KeyRule::Required, |_| None, Some(br#"{"request_id":"a","request_id":"b"}"#));
-        assert_eq!(required, Err(Problem::MissingKey));
+        assert_eq!(required, Err(KeyRefusal::Missing));
     }
 
     #[test]
@@ -336,7 +335,7 @@ mod tests {
         let header_only = sources(&[DEFAULT_KEY_SOURCE]);
         assert_eq!(find_key(&header_only, KeyRule::Uncovered, |_| Some("k"), None), Ok(KeyLookup::Absent));
         assert_eq!(find_key(&header_only, KeyRule::Optional, |_| None, None), Ok(KeyLookup::Absent));
-        assert_eq!(find_key(&header_only, KeyRule::Required, |_| None, None), Err(Problem::MissingKey));
+        assert_eq!(find_key(&header_only, KeyRule::Required, |_| None, None), Err(KeyRefusal::Missing));
         assert_eq!(find_key(&header_only, KeyRule::Optional, |_| Some("k-1"), None), key("k-1"));
         let body_only = sources(&["json:/id"]);
         assert_eq!(find_key(&body_only, KeyRule::Optional, |_| None, None), Ok(KeyLookup::NeedsBody));

@@ -28,11 +28,11 @@ pub(super) mod provenance;
 pub(super) mod scope;
 pub(super) mod target;
 
-pub use admin::{ADMIN_PREFIX, AdminRequest, AdminToken};
+pub use admin::{ADMIN_PREFIX, AdminRefusal, AdminRequest, AdminToken};
 pub use cors::{DEFAULT_ALLOW_HEADERS, is_serialized_origin, never_an_origin, preflight_allow_headers};
 pub use fingerprint::Fingerprint;
 pub use form_field::KEY_FIELD;
-pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use key::{IdempotencyKey, KeyError, KeyRefusal, MAX_KEY_LEN};
 pub use key_source::{DEFAULT_KEY_SOURCE, KeyLookup, KeySource, KeySourceError, find_key};
 pub use paths::{KeyRule, PathPattern, PathPatternError};
 pub use provenance::{Provenance, from_own_origin};

@@ -5,8 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::core::output::problem::Problem;
-use crate::core::request::key::IdempotencyKey;
+use crate::core::request::key::{IdempotencyKey, KeyRefusal};
 use crate::core::request::target::CanonicalPath;
 
 /// One entry of `IDEMPOTENCY_PATHS` or `IDEMPOTENCY_REQUIRED_PATHS`, or a
@@ -155,22 +154,22 @@ impl KeyRule {
     /// header (`None` when absent): `Ok(None)` passes it through.
     ///
     /// ```
-    /// use oncekey::core::{KeyRule, Problem};
+    /// use oncekey::core::{KeyRefusal, KeyRule};
     /// assert_eq!(KeyRule::Uncovered.key(Some(b"not a key")), Ok(None));
     /// assert_eq!(KeyRule::Optional.key(None), Ok(None));
-    /// assert_eq!(KeyRule::Required.key(None), Err(Problem::MissingKey));
+    /// assert_eq!(KeyRule::Required.key(None), Err(KeyRefusal::Missing));
     /// assert_eq!(KeyRule::Optional.key(Some(b"k-1")).unwrap().unwrap().as_str(), "k-1");
     /// ```
     ///
     /// # Errors
-    /// [`Problem::MissingKey`] when a required key is absent,
-    /// [`Problem::InvalidKey`] when a covered request's key is malformed.
-    pub fn key(self, header: Option<&[u8]>) -> Result<Option<IdempotencyKey>, Problem> {
+    /// [`KeyRefusal::Missing`] when a required key is absent,
+    /// [`KeyRefusal::Invalid`] when a covered request's key is malformed.
+    pub fn key(self, header: Option<&[u8]>) -> Result<Option<IdempotencyKey>, KeyRefusal> {
         match (self, header) {
             (Self::Uncovered, _) | (Self::Optional, None) => Ok(None),
-            (Self::Required, None) => Err(Problem::MissingKey),
+            (Self::Required, None) => Err(KeyRefusal::Missing),
             (_, Some(raw)) => {
-                IdempotencyKey::parse_bytes(raw).map(Some).map_err(|e| Problem::InvalidKey(e.to_string()))
+                IdempotencyKey::parse_bytes(raw).map(Some).map_err(|e| KeyRefusal::Invalid(e.to_string()))
             }
         }
     }
@@ -313,10 +312,10 @@ mod tests {
             (KeyRule::Uncovered, invalid, Ok(None)),
             (KeyRule::Optional, None, Ok(None)),
             (KeyRule::Optional, valid, key("k-1")),
-            (KeyRule::Optional, invalid, Err(Problem::InvalidKey(invalid_key.clone()))),
-            (KeyRule::Required, None, Err(Problem::MissingKey)),
+            (KeyRule::Optional, invalid, Err(KeyRefusal::Invalid(invalid_key.clone()))),
+            (KeyRule::Required, None, Err(KeyRefusal::Missing)),
             (KeyRule::Required, valid, key("k-1")),
-            (KeyRule::Required, invalid, Err(Problem::InvalidKey(invalid_key))),
+            (KeyRule::Required, invalid, Err(KeyRefusal::Invalid(invalid_key))),
         ];
         for (rule, header, expected) in rows {
             assert_eq!(rule.key(header), expected, "{rule:?} {header:?}");

@@ -31,20 +31,26 @@ impl CanonicalPath {
     /// a path may not hold as is).
     pub fn of(path: &str) -> Self {
         let path = path.split(['?', '#']).next().unwrap_or_default();
-        let mut segments: Vec<String> = Vec::new();
+        // Built in place: each segment's start, for a `..` to cut back to.
+        let mut out = String::with_capacity(path.len() + 1);
+        let mut starts: Vec<usize> = Vec::new();
         for raw in path.split('/') {
             // A segment's parameters (`;jsessionid=…`) name no other resource.
-            let raw = raw.split(';').next().unwrap_or_default();
-            let segment = decode_unreserved(raw);
+            let segment = decode_unreserved(raw.split(';').next().unwrap_or_default());
             match segment.as_str() {
                 "" | "." => {}
-                ".." => {
-                    segments.pop();
+                ".." => out.truncate(starts.pop().unwrap_or(0)),
+                _ => {
+                    starts.push(out.len());
+                    out.push('/');
+                    out.push_str(&segment);
                 }
-                _ => segments.push(segment),
             }
         }
-        Self(format!("/{}", segments.join("/")))
+        if out.is_empty() {
+            out.push('/');
+        }
+        Self(out)
     }
 
     /// The canonical path as text: it starts with `/`, and is `/` alone or
@@ -60,37 +66,32 @@ impl fmt::Display for CanonicalPath {
     }
 }
 
-/// `segment` in lower case, its percent-escapes of unreserved characters
-/// (RFC 3986: letters, digits, `-`, `.`, `_`, `~`) decoded, any other escape
+/// `segment` in lower case (ASCII: a path's other characters arrive
+/// percent-encoded), its percent-escapes of unreserved characters (RFC
+/// 3986: letters, digits, `-`, `.`, `_`, `~`) decoded, any other escape
 /// kept (lower-case hex): `%2F` stays an encoded `/`, never a separator.
+/// Byte by byte, with no `str` slicing or Unicode case tables: the core's
+/// wasm stays small (src/core/text/cut.rs).
 fn decode_unreserved(segment: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digit = |b: u8| char::from(b).to_digit(16).map(|d| d as u8);
     let bytes = segment.as_bytes();
-    let mut out = String::with_capacity(segment.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let escaped = match (byte, bytes.get(at + 1), bytes.get(at + 2)) {
+            (b'%', Some(&high), Some(&low)) => digit(high).zip(digit(low)).map(|(h, l)| h << 4 | l),
+            _ => None,
+        };
         match escaped {
-            Some(b) if b.is_ascii_alphanumeric() || b"-._~".contains(&b) => {
-                out.push(char::from(b.to_ascii_lowercase()));
-                i += 3;
-            }
-            Some(b) => {
-                out.push_str(&format!("%{b:02x}"));
-                i += 3;
-            }
-            None => {
-                // Every byte the loop steps on alone starts a character: an
-                // escape is three ASCII bytes.
-                let len = segment[i..].chars().next().map_or(1, char::len_utf8);
-                out.push_str(&segment[i..i + len].to_lowercase());
-                i += len;
-            }
+            Some(b) if b.is_ascii_alphanumeric() || b"-._~".contains(&b) => out.push(b.to_ascii_lowercase()),
+            Some(b) => out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]),
+            None => out.push(byte.to_ascii_lowercase()),
         }
+        at += if escaped.is_some() { 3 } else { 1 };
     }
-    out
+    // Only ASCII bytes were changed or added: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -129,6 +130,7 @@ mod tests {
             ("/%zz", "/%zz"),
             ("/%7E%7e~", "/~~~"),
             ("/café", "/café"),
+            ("/CAFÉ", "/cafÉ"),
         ];
         for (spelling, canonical) in rows {
             assert_eq!(CanonicalPath::of(spelling).as_str(), canonical, "{spelling:?}");

@@ -255,7 +255,7 @@ impl World {
         ];
         let config = Config::from_vars(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned()))
             .expect("the world's configuration");
-        let consumer = ConsumerConfig::new("loyalty", config.records.clone());
+        let consumer = ConsumerConfig::new("loyalty", config.policy.records.clone());
         let answers = properties::Answers::new(config.seal_keys.clone());
         let mut actors = vec![Actor::Caller; setup.callers];
         actors.extend(std::iter::repeat_n(Actor::Queued, setup.deliveries));
@@ -519,7 +519,7 @@ impl World {
             Move::Release => {
                 let force = self.budget.release.take().expect("a release");
                 let name = self.request;
-                let call = StoreCall::Release { policy: self.config.records.clone(), force, open_keys: vec![] };
+                let call = StoreCall::Release { policy: self.config.policy.records.clone(), force, open_keys: vec![] };
                 self.send(None, name, &call, u64::MAX);
             }
         };

@@ -148,7 +148,7 @@ impl World {
                 Action::Store { name, call, timeout_ms } => {
                     // Every call as the object answers it: encoded, decided
                     // by the coordinator, its reply decoded by the exchange.
-                    assert!(timeout_ms >= self.config.store_timeout_ms);
+                    assert!(timeout_ms >= self.config.policy.store_timeout_ms);
                     steps.push(match call {
                         StoreCall::Begin { .. } => "begin",
                         StoreCall::Finish { .. } => "finish",
@@ -610,7 +610,7 @@ fn in_flight_and_reused_keys_are_refused_with_the_decision_s_retry_after() {
     else {
         panic!("a duplicate waits")
     };
-    assert_eq!(timeout_ms, world.config.store_timeout_ms + wait_ms, "the wait on top of the store's limit");
+    assert_eq!(timeout_ms, world.config.policy.store_timeout_ms + wait_ms, "the wait on top of the store's limit");
     assert_eq!(wait_ms, 10_000);
     // ...and if that attempt still runs when the wait ends, 409.
     let Action::Respond(reply) = exchange.begun(Ok(in_flight), 10_003) else { panic!() };
@@ -1073,6 +1073,20 @@ fn admin_paths_need_the_token_name_a_record_and_pass_through_when_off() {
     let from_a_page =
         RequestHead { origin: Some("https://app.example".into()), ..admin("GET", &path, Some("Bearer s3cret")) };
     assert_eq!(header(&world.run(from_a_page, BodyRead::Incomplete).reply, "access-control-allow-origin"), None);
+    // SPEC §12: the token on any other path (a misspelled admin path) is
+    // refused, never forwarded: it never leaves the layer.
+    for misspelled in ["/.well-known/oncekey/record/x", "/.well-known/oncekey", "/api/orders"] {
+        let run = world.run(admin("GET", misspelled, Some("Bearer s3cret")), BodyRead::Incomplete);
+        assert_eq!((run.reply.status, code(&run.reply).as_str()), (404, "record-not-found"), "{misspelled}");
+        assert_eq!(run.steps, ["respond", "log"], "{misspelled}: not forwarded");
+    }
+    let spelled = world.run(
+        admin("GET", &format!("/.WELL-KNOWN/oncekey//records/{hex}/"), Some("Bearer s3cret")),
+        BodyRead::Incomplete,
+    );
+    assert_eq!(spelled.steps, ["inspect", "respond", "log"], "another spelling of an admin path is one");
+    let user = world.run(admin("GET", "/api/orders", Some("Bearer a-user")), BodyRead::Incomplete);
+    assert_eq!(user.steps, ["forward", "respond"], "a caller's own token goes on");
     // Without the token, the same paths are the origin's.
     let mut off = World::new(&[]);
     let passed = off.run(admin("POST", &format!("{path}/release"), Some("Bearer s3cret")), BodyRead::Incomplete);
