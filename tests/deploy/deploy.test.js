@@ -149,7 +149,7 @@ test("the root config is the production proxy on the JavaScript host: only the c
   // Sealing (SPEC §4) and routes and webhooks (§13) took the bundle to
   // 104.8 KB; cutting strings with no panic path brought it back under 100,
   // and the identity rules of §13 (canonical paths, strict JSON, sealed
-  // fingerprints) to 101.1 (docs/performance.md, "Bundle size"). That
+  // fingerprints) to 101.6 (docs/performance.md, "Bundle size"). That
   // panic's message is the mark of the formatting and Unicode tables it
   // pulls in (about 5 KB gzip).
   assert.equal(

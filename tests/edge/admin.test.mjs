@@ -223,6 +223,17 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
       assert.equal(problem.code, "record-not-found", path);
       assert.match(problem.detail, /no admin path/, path);
     }
+    // In any form: another scheme, a tab, the bare token, the query.
+    for (const [path, authorization] of [
+      ["/api/orders", `Token ${TOKEN}`],
+      ["/api/orders", `Bearer\t${TOKEN}`],
+      ["/api/orders", TOKEN],
+      [`/api/orders?token=${TOKEN}`, undefined],
+    ]) {
+      const res = await worker.fetch(path, { headers: authorization ? { authorization } : {} });
+      assert.equal(res.status, 404, `${path} ${authorization}`);
+      assert.match((await problemOf(res)).detail, /no admin path/);
+    }
     // Any spelling of an admin path is one.
     const spelled = await worker.fetch(`/.WELL-KNOWN/oncekey//records/${"ab".repeat(32)}/`, {
       headers: { authorization: `Bearer ${TOKEN}` },

@@ -2,11 +2,12 @@
 // in — the duplicate's replay carries the session cookie — and nobody else
 // ever receives that session: not another browser with the same key, not
 // another site's request, not a KV copy. The production proxy in front of a
-// real Node server that signs people in.
+// real Node server that signs people in; and a scope read from a cookie,
+// which a tossed cookie cannot share (SPEC §2).
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import { recordName, start } from "./harness.mjs";
+import { newKey, order, recordName, start, uniqueItem } from "./harness.mjs";
 
 describe("Set-Cookie on replays", () => {
   let api;
@@ -97,5 +98,28 @@ describe("Set-Cookie on replays", () => {
       keys.some(({ name }) => name === recordName("oncekey.test", undefined, key)),
       "this key's copy among them",
     );
+  });
+});
+
+describe("a scope read from a cookie (IDEMPOTENCY_SCOPE=cookie:session)", () => {
+  let worker;
+  before(async () => {
+    worker = await start({ vars: { IDEMPOTENCY_SCOPE: "cookie:session" } });
+  });
+  after(() => worker?.dispose());
+
+  test("a tossed cookie shares no record: every occurrence counts, in order and as sent (SPEC §2)", async () => {
+    // Another origin of the site tosses `session=tossed` into the victim's
+    // browser, which then sends both; the tosser sends its own.
+    const key = newKey();
+    const item = uniqueItem("tossed");
+    const victim = await order(worker, { key, item, headers: { cookie: "session=tossed; session=victim" } });
+    assert.equal(victim.status, 201);
+    for (const cookie of ["session=tossed", "session=victim", 'session="tossed"; session=victim']) {
+      const other = await order(worker, { key, item, headers: { cookie } });
+      assert.equal(other.headers.get("idempotent-replayed"), null, `${cookie}: never the victim's answer`);
+    }
+    const again = await order(worker, { key, item, headers: { cookie: "session=tossed; session=victim" } });
+    assert.equal(again.headers.get("idempotent-replayed"), "true", "the victim's own retry replays");
   });
 });

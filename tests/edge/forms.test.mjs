@@ -53,6 +53,10 @@ function server() {
         "content-length": Buffer.byteLength(PAGE),
         etag: '"page-v1"',
         "cache-control": "public, max-age=60",
+        // What CDNs obey over Cache-Control.
+        "cdn-cache-control": "max-age=600",
+        "cloudflare-cdn-cache-control": "max-age=600",
+        "surrogate-control": "max-age=600",
       });
       return res.end(PAGE);
     }
@@ -154,6 +158,10 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     // The body is new with each answer: nothing may describe the origin's bytes or share it.
     assert.equal(res.headers.get("etag"), null);
     assert.equal(res.headers.get("cache-control"), "private, max-age=60");
+    // No CDN in front of the worker may keep it either (SPEC §8).
+    for (const name of ["cdn-cache-control", "cloudflare-cdn-cache-control", "surrogate-control"]) {
+      assert.equal(res.headers.get(name), null, name);
+    }
     const again = formsOf(await (await proxy.fetch("/shop")).text());
     assert.notEqual(again.a[0], forms.a[0], "each page served has its own keys");
   });
@@ -449,6 +457,7 @@ describe("IDEMPOTENCY_FORMS unset (off)", () => {
     const res = await proxy.fetch("/shop");
     assert.equal(await res.text(), PAGE);
     assert.equal(res.headers.get("etag"), '"page-v1"');
+    assert.equal(res.headers.get("cdn-cache-control"), "max-age=600", "untouched when off");
     const post = await proxy.fetch("/orders", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },

@@ -59,10 +59,18 @@ pub(crate) fn may_hold_a_long_tag(known_len: Option<u64>) -> bool {
 /// validators go (a `304` would revive an old page's keys), and a shared
 /// cache may not keep it (`public` and `s-maxage` give way to `private`);
 /// the browser's own cache and back button still show the page it was
-/// served, keys and all, as they should.
+/// served, keys and all, as they should. The headers CDNs obey over
+/// `Cache-Control` (`CDN-Cache-Control`, `Cloudflare-CDN-Cache-Control`
+/// and any other `*-CDN-Cache-Control`, `Surrogate-Control`) go too: a
+/// CDN in front of the worker would otherwise hand one page's keys to many
+/// people (SPEC §8).
 pub(crate) fn edit_headers(headers: &mut Vec<(String, String)>) {
     const DESCRIBE_THE_BYTES: [&str; 5] = ["content-length", "etag", "last-modified", "content-digest", "repr-digest"];
-    headers.retain(|(name, _)| !DESCRIBE_THE_BYTES.iter().any(|d| name.eq_ignore_ascii_case(d)));
+    let cdn_cache = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        name.ends_with("cdn-cache-control") || name == "surrogate-control"
+    };
+    headers.retain(|(name, _)| !DESCRIBE_THE_BYTES.iter().any(|d| name.eq_ignore_ascii_case(d)) && !cdn_cache(name));
     let mut directives: Vec<String> = Vec::new();
     headers.retain(|(name, value)| {
         let cache_control = name.eq_ignore_ascii_case("cache-control");
@@ -226,10 +234,17 @@ mod tests {
             ("Cache-Control", "public, max-age=60"),
             ("cache-control", "s-maxage=600, stale-while-revalidate=30"),
             ("set-cookie", "s=1"),
+            // What CDNs obey over Cache-Control (SPEC §8).
+            ("CDN-Cache-Control", "max-age=600"),
+            ("Cloudflare-CDN-Cache-Control", "max-age=600"),
+            ("Fastly-CDN-Cache-Control", "max-age=600"),
+            ("Surrogate-Control", "max-age=600"),
+            ("x-cdn-cache-note", "kept: not a cache header"),
         ]);
         let expected = [
             ("content-type", "text/html"),
             ("set-cookie", "s=1"),
+            ("x-cdn-cache-note", "kept: not a cache header"),
             ("cache-control", "private, max-age=60, stale-while-revalidate=30"),
         ];
         assert_eq!(got, expected.map(|(n, v)| (n.to_owned(), v.to_owned())));

@@ -59,6 +59,27 @@ impl AdminToken {
         let same = constant_time_eq(&digest(given.trim_start().as_bytes()), &digest(self.0.as_bytes()));
         scheme.eq_ignore_ascii_case("bearer") & same
     }
+
+    /// Whether this token is in `text` in any form: a word of it, words
+    /// being split at white space, `,`, `;`, `&` and `=` (another scheme, a
+    /// tab, two `Authorization` headers joined, a query's `token=…`). Each
+    /// word is compared as [`AdminToken::admits`] compares.
+    ///
+    /// ```
+    /// use oncekey::core::AdminToken;
+    /// let token = AdminToken::new("s3cret").unwrap();
+    /// for text in ["Token s3cret", "Bearer\ts3cret", "Bearer x, Bearer s3cret", "a=1&token=s3cret", "s3cret"] {
+    ///     assert!(token.appears_in(text), "{text}");
+    /// }
+    /// assert!(!token.appears_in("Bearer s3cret2") && !token.appears_in("xs3cret"));
+    /// ```
+    pub fn appears_in(&self, text: &str) -> bool {
+        let digest = |bytes: &[u8]| -> [u8; 32] { Sha256::digest(bytes).into() };
+        let mine = digest(self.0.as_bytes());
+        text.split(|c: char| c.is_ascii_whitespace() || matches!(c, ',' | ';' | '&' | '='))
+            .filter(|word| word.len() == self.0.len())
+            .fold(false, |found, word| found | constant_time_eq(&digest(word.as_bytes()), &mine))
+    }
 }
 
 /// Whether two digests are equal, looking at every byte whatever differs.
@@ -132,11 +153,11 @@ impl AdminRequest {
         let token = token?;
         let path = path.as_str();
         let Some(rest) = path.strip_prefix(ADMIN_PREFIX).filter(|rest| rest.is_empty() || rest.starts_with('/')) else {
-            // The token is the operator's: on any other path it is refused
-            // here, never forwarded (SPEC §12).
-            return authorization
-                .is_some_and(|_| token.admits(authorization))
-                .then_some(Err(AdminRefusal::NotAdminPath));
+            // The token is the operator's: on any other path, in any form
+            // (`Authorization` or the query), it is refused here, never
+            // forwarded (SPEC §12).
+            let carried = [authorization, query].into_iter().flatten().any(|text| token.appears_in(text));
+            return carried.then_some(Err(AdminRefusal::NotAdminPath));
         };
         if !token.admits(authorization) {
             return Some(Err(AdminRefusal::Unauthorized));
@@ -282,6 +303,16 @@ mod tests {
             "/.well-known/oncekey/record",
         ] {
             assert_eq!(of("GET", path), Some(Err(AdminRefusal::NotAdminPath)), "{path}");
+            for (authorization, query) in [
+                (Some("Bearer\ts3cret-T0ken"), None),
+                (Some("Token s3cret-T0ken"), None),
+                (Some("Bearer user, Bearer s3cret-T0ken"), None),
+                (Some("s3cret-T0ken"), None),
+                (None, Some("token=s3cret-T0ken")),
+            ] {
+                let carried = AdminRequest::of(Some(&t), "GET", &CanonicalPath::of(path), query, authorization);
+                assert_eq!(carried, Some(Err(AdminRefusal::NotAdminPath)), "{path} {authorization:?} {query:?}");
+            }
             let without = AdminRequest::of(Some(&t), "GET", &CanonicalPath::of(path), None, Some("Bearer user-token"));
             assert_eq!(without, None, "{path}");
         }

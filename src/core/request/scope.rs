@@ -64,24 +64,34 @@ impl ScopeSource {
         }
     }
 
-    /// Reads this source's value from a request, given a header lookup
-    /// (case-insensitive names). A missing header or cookie is `None`.
-    pub fn read<'a>(&self, header: impl Fn(&str) -> Option<&'a str>) -> Option<&'a str> {
-        let value = header(self.header())?;
+    /// Every occurrence of this source's value in a request, in order and
+    /// as sent (quotes kept), given a header lookup (case-insensitive
+    /// names): a repeated header arrives joined by the runtime, as one; a
+    /// cookie tossed in beside the real one (`session=tossed;
+    /// session=victim`) is one more occurrence (SPEC §2), so no two
+    /// different sets of credentials read alike, whichever one the app
+    /// reads. None: the header or cookie is missing.
+    ///
+    /// ```
+    /// use oncekey::core::ScopeSource;
+    /// let session = ScopeSource::Cookie("session".into());
+    /// let cookies = |value: &'static str| move |_: &str| Some(value);
+    /// assert_eq!(session.occurrences(cookies("theme=dark; session=abc")), ["abc"]);
+    /// assert_eq!(session.occurrences(cookies("session=tossed; session=victim")), ["tossed", "victim"]);
+    /// assert_eq!(session.occurrences(cookies(r#"session="abc""#)), [r#""abc""#]);
+    /// ```
+    pub fn occurrences<'a>(&self, header: impl Fn(&str) -> Option<&'a str>) -> Vec<&'a str> {
+        let Some(value) = header(self.header()) else { return Vec::new() };
         match self {
-            Self::Header(_) => Some(value),
-            Self::Cookie(name) => cookie_value(value, name),
+            Self::Header(_) => vec![value],
+            Self::Cookie(name) => value
+                .split(';')
+                .filter_map(|pair| pair.trim().split_once('='))
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.trim())
+                .collect(),
         }
     }
-}
-
-/// The value of one cookie in a `Cookie` header (`a=1; session=xyz`).
-fn cookie_value<'a>(cookies: &'a str, name: &str) -> Option<&'a str> {
-    cookies
-        .split(';')
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v.trim().trim_matches('"'))
 }
 
 /// The name of a key's record: SHA-256 over the length-prefixed host, each
@@ -112,11 +122,15 @@ impl RecordName {
         hasher.part(host.to_ascii_lowercase().as_bytes());
         for source in sources {
             hasher.part(source.to_string().as_bytes());
-            match source.read(&header) {
-                // A tag byte keeps "absent" apart from every present value.
-                Some(value) => hasher.part(&[1]).part(value.as_bytes()),
-                None => hasher.part(&[0]),
-            };
+            let occurrences = source.occurrences(&header);
+            // A tag byte keeps "absent" apart from every present value; one
+            // occurrence names the record as it always has.
+            if occurrences.is_empty() {
+                hasher.part(&[0]);
+            }
+            for value in occurrences {
+                hasher.part(&[1]).part(value.as_bytes());
+            }
         }
         hasher.part(key.as_str().as_bytes());
         Self(hasher.finish())
@@ -196,9 +210,9 @@ mod tests {
     fn reads_cookies() {
         let cookie = ScopeSource::Cookie("session".into());
         let headers = |name: &str| (name == "cookie").then_some("theme=dark; session=abc; x=1");
-        assert_eq!(cookie.read(headers), Some("abc"));
-        assert_eq!(cookie.read(|_| Some("sessionx=1")), None);
-        assert_eq!(cookie.read(|_| None), None);
+        assert_eq!(cookie.occurrences(headers), ["abc"]);
+        assert!(cookie.occurrences(|_| Some("sessionx=1")).is_empty());
+        assert!(cookie.occurrences(|_| None).is_empty());
         assert_eq!(cookie.header(), "cookie");
         assert_eq!(ScopeSource::Header("x-api-key".into()).header(), "x-api-key");
     }
@@ -218,6 +232,25 @@ mod tests {
         assert_ne!(base, name("a.example", Some("Bearer 1"), Some("session=s"), "k2"));
         // Absent and empty are different identities.
         assert_ne!(name("a", None, None, "k"), name("a", Some(""), None, "k"));
+    }
+
+    #[test]
+    fn a_tossed_cookie_never_shares_the_victim_s_record() {
+        // SPEC §2: every occurrence counts, in order and as sent.
+        let sources = [ScopeSource::Cookie("session".into())];
+        let name = |cookie: &'static str| RecordName::new("shop.example", &sources, |_| Some(cookie), &key("k"));
+        let victim = name("session=victim");
+        for other in [
+            "session=tossed; session=victim",
+            "session=victim; session=tossed",
+            "session=tossed",
+            r#"session="victim""#,
+            "session=victim; session=victim",
+        ] {
+            assert_ne!(name(other), victim, "{other}");
+        }
+        assert_eq!(name(" theme=dark ;session=victim"), victim, "other cookies and spacing do not count");
+        assert_ne!(name("session=a; session=b"), name("session=b; session=a"), "in order");
     }
 
     #[test]
