@@ -11,8 +11,12 @@ use wasm_bindgen::{JsCast, JsValue};
 /// # Errors
 /// A value whose JSON would not stand for it, so that two different events
 /// would hash alike (SPEC §11): a `Map` or a `Set` anywhere in it (JSON
-/// writes `{}`), a `BigInt` or a cycle (JSON throws), `undefined`, a
-/// function or a symbol (no JSON at all).
+/// writes `{}`), `NaN` or an infinity (JSON writes `null`), an `undefined`,
+/// function or symbol member (JSON leaves it out, or writes `null` in an
+/// array), an object that is not plain — a `RegExp`, an `Error`, a class
+/// instance (JSON writes its own fields, or `{}`) — a `BigInt` or a cycle
+/// (JSON throws), and `undefined`, a function or a symbol as the body (no
+/// JSON at all).
 pub(crate) fn message_body_bytes(body: &JsValue) -> Result<Vec<u8>, String> {
     if let Some(text) = body.as_string() {
         return Ok(text.into_bytes());
@@ -41,15 +45,32 @@ pub(crate) fn message_body_bytes(body: &JsValue) -> Result<Vec<u8>, String> {
 }
 
 thread_local! {
-    /// A `JSON.stringify` replacer that refuses what JSON would write as
-    /// `{}`: made once for the isolate.
-    static REFUSE_COLLECTIONS: wasm_bindgen::closure::Closure<dyn FnMut(JsValue, JsValue) -> Result<JsValue, JsValue>> =
-        wasm_bindgen::closure::Closure::new(|_key: JsValue, value: JsValue| {
+    /// A `JSON.stringify` replacer that refuses what JSON would change
+    /// silently (see [`message_body_bytes`]): made once for the isolate.
+    /// It sees each value after its `toJSON` (a `Date` is its string).
+    static REFUSE_COLLECTIONS: wasm_bindgen::closure::Closure<dyn FnMut(JsValue, JsValue) -> Result<JsValue, JsValue>> = {
+        let plain = js_sys::Object::get_prototype_of(&js_sys::Object::new());
+        wasm_bindgen::closure::Closure::new(move |key: JsValue, value: JsValue| {
+            let refuse = |why: &str| Err(js_sys::Error::new(why).into());
+            let member = key.as_string().is_some_and(|key| !key.is_empty());
             if value.is_instance_of::<js_sys::Map>() || value.is_instance_of::<js_sys::Set>() {
-                return Err(js_sys::Error::new("it holds a Map or a Set, which JSON writes as {}").into());
+                return refuse("it holds a Map or a Set, which JSON writes as {}");
+            }
+            if value.as_f64().is_some_and(|n| !n.is_finite()) {
+                return refuse("it holds NaN or an infinity, which JSON writes as null");
+            }
+            if member && (value.is_undefined() || value.is_function() || value.is_symbol()) {
+                return refuse("it holds an undefined, function or symbol member, which JSON leaves out");
+            }
+            if value.is_object() && !value.is_function() && !js_sys::Array::is_array(&value) {
+                let proto = js_sys::Object::get_prototype_of(&value);
+                if !proto.is_null() && JsValue::from(proto) != JsValue::from(plain.clone()) {
+                    return refuse("it holds an object that is not plain (a RegExp, an Error, a class instance)");
+                }
             }
             Ok(value)
-        });
+        })
+    };
 }
 
 /// What a thrown value says.

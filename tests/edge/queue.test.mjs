@@ -318,12 +318,26 @@ describe("a consumer in a worker whose webhook route names an IDEMPOTENCY_ secre
 });
 
 describe("a content hash of bodies JSON cannot stand for (DEMO_EVENT_KEY=content-hash)", () => {
-  test("a Map, a Set and a BigInt body are retried alone, never hashed alike and acked as one event", async () => {
+  test("a Map, a Set, a BigInt, NaN, an infinity, an undefined member, a RegExp and an Error are retried alone, never hashed alike and acked as one event", async () => {
     const worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false" }, metrics: true });
     try {
       const c = customer("unhashable");
       const good = orderPlaced(c, 300);
-      const bodies = [new Map([["orderId", "a"]]), new Map([["orderId", "b"]]), new Set([1]), { n: 10n }];
+      // Each would read as another body in JSON: {} for the collections,
+      // null for NaN and the infinities, no member for undefined (null in
+      // an array), {} for a RegExp and an Error (SPEC §11).
+      const bodies = [
+        new Map([["orderId", "a"]]),
+        new Map([["orderId", "b"]]),
+        new Set([1]),
+        { n: 10n },
+        { orderId: "o", points: Number.NaN },
+        { orderId: "o", points: Number.POSITIVE_INFINITY },
+        { orderId: "o", note: undefined },
+        { orderId: "o", tags: [undefined] },
+        { orderId: "o", match: /x/ },
+        { orderId: "o", error: new Error("boom") },
+      ];
       const ids = bodies.map(() => randomUUID());
       const g = randomUUID();
       const result = await worker.deliver([...bodies.map((body, i) => ({ id: ids[i], body })), { id: g, body: good }]);
