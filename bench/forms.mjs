@@ -76,7 +76,7 @@ ${row("rust")}
 ${row("js")}
 
 With \`inject\`, the page streams through the runtime's \`HTMLRewriter\` (lol_html inside workerd, outside the
-wasm), and each post form costs one call of the core's \`key_input\` (a UUIDv7). Answers that are not HTML are
+wasm), and each form costs one call of the core's \`page_form_keys\` (its rule and a UUIDv7; forms with an \`id\` one call at the page's end). Answers that are not HTML are
 not rewritten and cost nothing more.
 <!-- forms:end -->`;
 writeSection("forms", section);

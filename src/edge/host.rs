@@ -335,9 +335,12 @@ impl<O: OriginCall> Host<O> {
     /// The caller's response for `reply`, an HTML body's forms given keys
     /// as it streams when the reply says so (SPEC §8).
     fn response(&mut self, reply: Reply) -> Result<Response> {
-        let (form_keys, longest_tag) = (reply.form_keys, reply.longest_tag);
+        let form_keys = reply.form_keys.clone();
         let response = http::reply_response(reply, self.kept.take())?;
-        Ok(if form_keys { form_keys::with_keys(response, longest_tag) } else { response })
+        Ok(match form_keys {
+            Some(forms) => form_keys::with_keys(response, &forms.page_origin, forms.longest_tag),
+            None => response,
+        })
     }
 }
 

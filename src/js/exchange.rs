@@ -161,19 +161,22 @@ impl JsExchange {
         pack_headers(&reply.headers)
     }
 
-    /// `respond`: give the body's post forms their keys as it streams
-    /// (`withFormKeys`, with [`key_input`](crate::core::key_input)).
-    #[wasm_bindgen(getter, js_name = formKeys)]
-    pub fn form_keys(&self) -> bool {
-        matches!(&self.pending, Pending::Respond(reply) if reply.form_keys)
+    /// `respond`: the page's own origin when the body's forms get keys as
+    /// it streams (`withFormKeys`, with
+    /// [`page_form_keys`](crate::core::page_form_keys)); undefined when
+    /// they do not.
+    #[wasm_bindgen(getter, js_name = formPage)]
+    pub fn form_page(&self) -> Option<String> {
+        let Pending::Respond(reply) = &self.pending else { return None };
+        reply.form_keys.as_ref().map(|forms| forms.page_origin.clone())
     }
 
-    /// `respond` with `formKeys`: the longest tag the rewriter may be
+    /// `respond` with `formPage`: the longest tag the rewriter may be
     /// handed, or 0 when the body cannot hold a longer one.
     #[wasm_bindgen(getter, js_name = longestTag)]
     pub fn longest_tag(&self) -> u32 {
         match &self.pending {
-            Pending::Respond(reply) => reply.longest_tag,
+            Pending::Respond(reply) => reply.form_keys.as_ref().map_or(0, |forms| forms.longest_tag),
             _ => 0,
         }
     }

@@ -15,7 +15,7 @@
 //! `oncekey/worker` wasm: both are left out of the proxy's with the queue);
 //! [`JsConsumer`] and [`JsDelivery`] carry the core's queue consumer
 //! protocol for `withQueueIdempotency` (feature `js-queue`: the proxy's
-//! build leaves them out); `keyInput` (src/shared/form_key_input.rs, shared with
+//! build leaves them out); `pageFormKeys` (src/shared/page_form_keys.rs, shared with
 //! the Rust host) gives an HTML answer's forms their keys. What crosses
 //! packed (the request's head, headers, header edits) is packed and
 //! unpacked in [`packed`] only, its flags and ops wasm-bindgen enums.

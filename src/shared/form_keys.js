@@ -1,58 +1,91 @@
-// Gives an HTML answer's post forms their keys as it streams to the caller
+// Gives an HTML answer's forms their keys as it streams to the caller
 // (SPEC §8, IDEMPOTENCY_FORMS=inject), with the runtime's HTMLRewriter —
 // the same file for both hosts: the JavaScript host imports it, the Rust
 // host binds it (src/edge/form_keys.rs). Glue only: it reports what it sees
-// of each form, and `keyInput` (the core's `key_input`) decides what goes
-// before the form's end tag, if anything. Nothing is held but one small
-// record per open form. Controls are matched without a `form` ancestor in
-// the selector (a descendant selector costs the rewriter a walk of the open
-// elements per element); the open forms say whose control it is.
+// of each form (its attributes, its controls, whether it sits in another
+// form or a template) and the page's first `<base href>`, and places what
+// `pageFormKeys` (the core's `page_form_keys`) gives: before a form's end
+// tag, or — for forms with an `id`, which controls anywhere on the page may
+// name — at the page's end. Controls are matched without a `form` ancestor
+// in the selector (a descendant selector costs the rewriter a walk of the
+// open elements per element); the open forms say whose control it is.
+
+const CONTROL_ATTRIBUTES = ["type", "name", "formmethod", "formaction", "formenctype"];
 
 /**
- * `response` with a hidden `idempotency_key` field before the end tag of
- * each form `keyInput(method, submitters, enctypes, hasField, nowMs, random)`
- * gives one: the form's `method`, the `formmethod` of each control in it,
- * its `enctype` and each control's `formenctype`, whether a control in it
- * is named `idempotency_key`, the clock, 10 random bytes. A page the
- * rewriter refuses is answered as the origin sent it, never broken (SPEC §8).
+ * `response` with a hidden `idempotency_key` field for each form
+ * `pageFormKeys(pageOrigin, base, formsJson, placement, nowMs, random)`
+ * gives one, on a page served from `pageOrigin`. A page the rewriter
+ * refuses is answered as the origin sent it, never broken (SPEC §8).
  */
-export function withFormKeys(response, keyInput, longestTag = 0) {
+export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0) {
   const open = [];
-  const innermost = () => open[open.length - 1];
+  // Forms with an id, kept to the page's end with the controls naming them.
+  const named = [];
+  const naming = new Map();
+  let templates = 0;
+  let base;
+  let guard;
+  const keys = (forms, placement) => {
+    const random = new Uint8Array(10 * forms.length);
+    for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
+    return pageFormKeys(pageOrigin, base, JSON.stringify(forms), placement, Date.now(), random);
+  };
   const rewriter = new HTMLRewriter()
+    .on("base[href]", {
+      element(element) {
+        base ??= element.getAttribute("href");
+      },
+    })
+    .on("template", {
+      element(template) {
+        templates += 1;
+        template.onEndTag(() => {
+          templates -= 1;
+        });
+      },
+    })
     .on("form", {
       element(form) {
-        const enctype = form.getAttribute("enctype");
-        const seen = { method: form.getAttribute("method"), submitters: [], enctypes: [], hasField: false };
-        if (enctype !== null) seen.enctypes.push(enctype);
+        const seen = {
+          method: form.getAttribute("method"),
+          action: form.getAttribute("action"),
+          enctype: form.getAttribute("enctype"),
+          id: form.getAttribute("id"),
+          nested: open.length > 0,
+          inTemplate: templates > 0,
+          controls: [],
+        };
+        for (const outer of open) outer.nested = true;
         open.push(seen);
+        if (seen.id !== null) named.push(seen);
         form.onEndTag((end) => {
           open.splice(open.lastIndexOf(seen), 1);
-          const random = crypto.getRandomValues(new Uint8Array(10));
-          const { method, submitters, enctypes, hasField } = seen;
-          const input = keyInput(method ?? undefined, submitters, enctypes, hasField, Date.now(), random);
+          if (seen.id !== null) return;
+          const input = keys([seen], "form-end");
           if (input !== undefined) end.before(input, { html: true });
         });
       },
     })
-    .on("[formmethod]", {
-      element(control) {
-        innermost()?.submitters.push(control.getAttribute("formmethod"));
+    .on("button, input, select, textarea", {
+      element(element) {
+        const control = { tag: element.tagName };
+        for (const name of CONTROL_ATTRIBUTES) control[name] = element.getAttribute(name);
+        const owner = element.getAttribute("form");
+        if (owner === null) open[open.length - 1]?.controls.push(control);
+        else if (naming.has(owner)) naming.get(owner).push(control);
+        else naming.set(owner, [control]);
       },
     })
-    .on("[formenctype]", {
-      element(control) {
-        innermost()?.enctypes.push(control.getAttribute("formenctype"));
-      },
-    })
-    .on('[name="idempotency_key"]', {
-      element() {
-        const seen = innermost();
-        if (seen !== undefined) seen.hasField = true;
+    .onDocument({
+      end(end) {
+        if (named.length === 0) return;
+        for (const form of named) form.controls.push(...(naming.get(form.id) ?? []));
+        const inputs = keys(named, guard?.cut ? "page-cut" : "page-end");
+        if (inputs !== undefined) end.append(inputs, { html: true });
       },
     });
   if (response.body === null) return response;
-  let guard;
   let rewritten;
   try {
     // A body the core knows is short goes to the rewriter as it is: the

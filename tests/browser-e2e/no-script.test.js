@@ -124,6 +124,10 @@ test("the page has no script and its form a UUIDv7 key", () =>
     assert.equal(await tab.locator("script").count(), 0);
     const key = await tab.getAttribute('input[name="idempotency_key"]', "value");
     assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // The form has an id: its key waits for the page's end (a control
+    // anywhere may name the form) and names it; the browser sends it with
+    // the form, as the one-order tests below show.
+    assert.equal(await tab.getAttribute('input[name="idempotency_key"]', "form"), "order");
   }));
 
 test("a second click while the first is pending makes one order and shows its confirmation", () =>

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import { start } from "./harness.mjs";
+import { BASE, start } from "./harness.mjs";
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const KEY_FIELD = /<input type="hidden" name="idempotency_key" value="([^"]+)">/g;
@@ -19,7 +19,9 @@ const PAGE = `<!doctype html><html><body>
 </body></html>`;
 const JSON_BODY = '{"html":"<form method=post></form>"}';
 const FOREIGN_PAGE = '<!doctype html><form method="post" action="/orders"><button>Buy</button></form>';
-const HUGE_TAG_PAGE = `<!doctype html><form method="post" id="a"><button>Buy</button></form>
+// Of the forms before the tag, the one with an id waits for the page's end,
+// which the rewriter never reaches: controls after the cut could name it.
+const HUGE_TAG_PAGE = `<!doctype html><form method="post"><button>Buy</button></form><form method="post" id="a"><button>Buy</button></form>
 <div id="app" data-page="${"x".repeat(4 * 1024 * 1024)}"></div>
 <form method="post" id="b"><button>Buy</button></form><p>the end</p>`;
 // Forms that could send a key some other way than a post's body.
@@ -30,12 +32,36 @@ const OTHER_WAYS = `<!doctype html>
 <form id="m"><button formmethod="post">Buy</button><button formmethod="get">Look</button></form>
 <form method="post" enctype="multipart/form-data" id="k"><button>Buy</button></form>`;
 
-/** Each form of a page, by id, with the keys given to it. */
+// A key for a form with an id: at the page's end, naming the form.
+const NAMED_KEY_FIELD = /<input type="hidden" form="([^"]+)" name="idempotency_key" value="([^"]+)">/g;
+// Forms whose key could leave the page's origin or land in a URL (SPEC §8).
+const ELSEWHERE = `<!doctype html><html><body>
+<form method="post" action="/orders" id="outside"><input name="item"><button>Buy</button></form>
+<p>Much later, outside the form: <button form="outside" formmethod="get" formaction="/orders/preview">Preview</button></p>
+<form method="post" action="https://evil.example/collect" id="foreign"><button>Buy</button></form>
+<form method="post" action="/orders" id="formaction"><button formaction="/\\evil.example/collect">Buy</button></form>
+<form method="get" action="/search" id="outer"><form method="post" action="/orders" id="inner"><button>Buy</button></form></form>
+<template><form method="post" action="/orders" id="templated"><button>Buy</button></form></template>
+<form method="post" action="/orders" id="twin"><button>Buy</button></form>
+<form method="post" action="/orders" id="twin"><button>Buy</button></form>
+<form method="post" action="/orders" id="plain"><button>Buy</button></form>
+<form method="post" action="/orders" id="absolute"><button formaction="ORIGIN/orders">Buy</button></form>
+<form method="post" action="/orders"><button>No id</button></form>
+</body></html>`;
+// A page whose base sends every relative action to another origin.
+const BASED = `<!doctype html><html><head><base href="https://evil.example/"></head><body>
+<form method="post" action="/orders" id="relative"><button>Buy</button></form>
+<form method="post" id="ownurl"><button>Buy</button></form>
+<form method="post" action="/orders"><button>No id</button></form>
+</body></html>`;
+
+/** Each form of a page, by id, with the keys given to it (inside it, or naming it). */
 function formsOf(html) {
   const forms = {};
-  for (const match of html.matchAll(/<form[^>]* id="(\w)"[^>]*>([\s\S]*?)<\/form>/gi)) {
+  for (const match of html.matchAll(/<form[^>]* id="(\w+)"[^>]*>([\s\S]*?)<\/form>/gi)) {
     forms[match[1]] = [...match[2].matchAll(KEY_FIELD)].map((m) => m[1]);
   }
+  for (const [, id, key] of html.matchAll(NAMED_KEY_FIELD)) forms[id]?.push(key);
   return forms;
 }
 
@@ -108,6 +134,11 @@ function server() {
       req.resume();
       res.writeHead(200, { "content-type": "text/html" });
       return res.end(HUGE_TAG_PAGE);
+    }
+    if (req.url === "/elsewhere" || req.url === "/based") {
+      res.writeHead(200, { "content-type": "text/html" });
+      // The page's own origin, as the worker is reached.
+      return res.end(req.url === "/based" ? BASED : ELSEWHERE.replace("ORIGIN", BASE));
     }
     if (req.url === "/other-ways") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -310,6 +341,27 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.match(forms.k[0], UUID7, "a multipart post form still gets one");
   });
 
+  test("a form that could send its key to another origin or in a URL gets none, every submitter considered", async () => {
+    const html = await (await proxy.fetch("/elsewhere")).text();
+    // Outside a control naming its form with GET, a foreign action or
+    // formaction, nested forms, a template, two forms sharing an id: none.
+    const named = [...html.matchAll(NAMED_KEY_FIELD)].map(([, id, key]) => [id, key]);
+    assert.deepEqual(
+      named.map(([id]) => id),
+      ["plain", "absolute"],
+      `a post form of the page's own origin (an absolute action too) still gets one:\n${html}`,
+    );
+    for (const [, key] of named) assert.match(key, UUID7);
+    const placedAt = html.indexOf('<input type="hidden" form="plain"');
+    assert.ok(placedAt > html.lastIndexOf("</html>"), "at the page's end, once every control was seen");
+    assert.equal([...html.matchAll(KEY_FIELD)].length, 1, "and the form with no id, before its end tag");
+    assert.match(html, /No id<\/button><input type="hidden" name="idempotency_key" value="[^"]+"><\/form>/);
+    const based = formsOf(await (await proxy.fetch("/based")).text());
+    assert.deepEqual(based.relative, [], "the base sends it to another origin");
+    assert.equal(based.ownurl.length, 1, "no action: the page's own URL, whatever the base");
+    assert.doesNotMatch(await (await proxy.fetch("/based")).text(), /No id<\/button><input/);
+  });
+
   test("pages the rewriter cannot read (UTF-16, an unknown charset, a 206 range) pass as sent", async () => {
     for (const path of ["/utf16", "/unknown-charset", "/range"]) {
       const res = await proxy.fetch(path, { headers: { "accept-encoding": "identity" } });
@@ -325,7 +377,8 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.equal(res.status, 200);
     const html = await res.text();
     const keys = [...html.matchAll(KEY_FIELD)].map((m) => m[1]);
-    assert.equal(keys.length, 1, "the form before the tag has its key");
+    assert.equal(keys.length, 1, "the form with no id before the tag has its key");
+    assert.doesNotMatch(html, NAMED_KEY_FIELD, "one with an id none: the page was never seen whole");
     assert.match(keys[0], UUID7);
     assert.equal(html.replace(KEY_FIELD, ""), HUGE_TAG_PAGE, "every other byte as the server sent it, none cut");
     // Keyed, the first answer is whole too; its 4 MB body is over the stored

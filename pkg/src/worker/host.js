@@ -171,7 +171,8 @@ class Host {
     const kept = this.kept;
     this.kept = undefined;
     const response = replyResponse(exchange, kept);
-    return exchange.formKeys ? withKeys(response, exchange.longestTag) : response;
+    const page = exchange.formPage;
+    return page === undefined ? response : withKeys(response, page, exchange.longestTag);
   }
 
   /** The user's handler, called once: its Response, or a rejection. */

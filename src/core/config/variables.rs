@@ -106,7 +106,7 @@ pub struct Config {
     pub cors_credentials: bool,
     /// `IDEMPOTENCY_FORMS=inject`: HTML answers' post forms get a hidden
     /// `idempotency_key` field, and a form post with no header takes its
-    /// key from it (SPEC §8, [`key_input`](crate::core::key_input)).
+    /// key from it (SPEC §8, [`page_form_keys`](crate::core::page_form_keys)).
     pub inject_forms: bool,
     /// `IDEMPOTENCY_ADMIN_TOKEN` (a secret): the bearer token of the admin
     /// paths (SPEC §12). Unset or empty, there are none: those paths go to

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::action::{Action, BodyRead, HeaderEdit, OriginResult};
 use super::head::RequestHead;
 use super::log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
-use super::reply::{Reply, ReplyBody};
+use super::reply::{FormRewrite, Reply, ReplyBody};
 use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_keys, may_hold_a_long_tag};
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::request::key_source::KeySource;
@@ -73,9 +73,9 @@ pub struct Exchange {
     /// KV-only mode: the reservation `begin` made, held in this request's
     /// memory (KV cannot hold one), for `finish`.
     pub(super) reserved: Option<Record>,
-    /// Whether an HTML answer's post forms get keys (`IDEMPOTENCY_FORMS=inject`,
-    /// and a request whose answer has a body).
-    pub(super) form_keys: bool,
+    /// The page's own origin when an HTML answer's forms get keys
+    /// (`IDEMPOTENCY_FORMS=inject`, and a request whose answer has a body).
+    pub(super) form_keys: Option<String>,
 }
 
 /// Every field but the configuration, which every exchange of a Worker
@@ -207,7 +207,8 @@ impl Exchange {
     /// Starts the exchange for a request with head `head` at `now_ms`.
     pub fn start(config: Rc<Config>, head: RequestHead, now_ms: u64) -> (Self, Action) {
         let cors = head.origin.clone().filter(|origin| config.allows_origin(origin));
-        let form_keys = config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD");
+        let form_keys =
+            (config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD")).then(|| head.own_origin.clone());
         let cookie_jar = head.is_from_own_origin().then(|| cookie_jar(head.header("cookie")));
         let target = CanonicalPath::of(&head.path);
         // SPEC §13: a webhook route's path, or the first route that
@@ -1032,7 +1033,8 @@ impl Exchange {
     /// keys (SPEC §8).
     fn dressed(&self, reply: Reply) -> Reply {
         let mut reply = reply.decorated(&self.timing, self.cors.as_deref(), self.config.cors_credentials);
-        if self.form_keys && gets_form_keys(reply.status, &reply.headers) {
+        let page_origin = self.form_keys.as_ref().filter(|_| gets_form_keys(reply.status, &reply.headers));
+        if let Some(page_origin) = page_origin {
             // Before the length goes: a body known to be short cannot hold a
             // tag the rewriter would choke on, and skips the guard's cost.
             let known_len = match &reply.body {
@@ -1043,9 +1045,9 @@ impl Exchange {
                     .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
                     .and_then(|(_, value)| value.trim().parse().ok()),
             };
-            reply.longest_tag = if may_hold_a_long_tag(known_len) { LONGEST_TAG_BYTES } else { 0 };
+            let longest_tag = if may_hold_a_long_tag(known_len) { LONGEST_TAG_BYTES } else { 0 };
             edit_headers(&mut reply.headers);
-            reply.form_keys = true;
+            reply.form_keys = Some(FormRewrite { page_origin: page_origin.clone(), longest_tag });
         }
         reply
     }

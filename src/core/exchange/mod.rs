@@ -45,7 +45,7 @@ pub use head::RequestHead;
 pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
 pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
 pub use origin_failure::EdgeAnswer;
-pub use reply::{Reply, ReplyBody};
+pub use reply::{FormRewrite, Reply, ReplyBody};
 
 #[cfg(test)]
 mod tests;

@@ -22,15 +22,22 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: ReplyBody,
-    /// Give the body's post forms their keys as it streams to the caller
-    /// (SPEC §8, `IDEMPOTENCY_FORMS=inject`): each form the rewriter
-    /// reports gets what [`key_input`](crate::core::key_input) returns
-    /// before its end tag. The headers are already those of the rewritten
-    /// body.
-    pub form_keys: bool,
-    /// With `form_keys`: the longest tag the rewriter may be handed, in
-    /// bytes, when the body could hold a longer one (its length unknown, or
-    /// over it); 0 when it cannot, and the body goes to the rewriter as it is
+    /// Give the body's forms their keys as it streams to the caller (SPEC
+    /// §8, `IDEMPOTENCY_FORMS=inject`): the rewriter reports each form and
+    /// places what [`page_form_keys`](crate::core::page_form_keys) returns.
+    /// The headers are already those of the rewritten body.
+    pub form_keys: Option<FormRewrite>,
+}
+
+/// How an answer's forms get their keys (SPEC §8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FormRewrite {
+    /// The page's own origin, `scheme://host[:port]`: a form that could
+    /// send its key to any other gets none.
+    pub page_origin: String,
+    /// The longest tag the rewriter may be handed, in bytes, when the body
+    /// could hold a longer one (its length unknown, or over it); 0 when it
+    /// cannot, and the body goes to the rewriter as it is
     /// ([`LONGEST_TAG_BYTES`](crate::core::LONGEST_TAG_BYTES)).
     pub longest_tag: u32,
 }
@@ -49,7 +56,7 @@ pub enum ReplyBody {
 impl Reply {
     /// An answer as it is, its forms untouched.
     pub fn new(status: u16, headers: Vec<(String, String)>, body: ReplyBody) -> Self {
-        Self { status, headers, body, form_keys: false, longest_tag: 0 }
+        Self { status, headers, body, form_keys: None }
     }
 
     /// One of the layer's own errors: problem+json, `Cache-Control:

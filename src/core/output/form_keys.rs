@@ -1,12 +1,10 @@
 //! Keys for HTML forms with no JavaScript (SPEC §8, `IDEMPOTENCY_FORMS=inject`):
-//! which answers get their post forms a hidden `idempotency_key` field, what
-//! that does to their headers, and the field itself. The host streams the
-//! body through the runtime's `HTMLRewriter`, reports what it sees of each
-//! form, and inserts what [`key_input`] gives before the form's end tag.
+//! which answers get their forms keys, and what that does to their headers.
+//! The host streams the body through the runtime's `HTMLRewriter`, reports
+//! what it sees of the page's forms, and places what
+//! [`page_form_keys`](crate::core::page_form_keys) gives (page_forms.rs).
 
-use crate::core::Uuid7Generator;
 use crate::core::request::fingerprint::media_type;
-use crate::core::request::form_field::KEY_FIELD;
 
 /// Whether an answer gets form keys: a whole body that is HTML, in a
 /// charset the runtime's rewriter reads. Statuses that carry no body have
@@ -90,90 +88,11 @@ pub(crate) fn edit_headers(headers: &mut Vec<(String, String)>) {
     headers.push(("cache-control".to_owned(), directives.join(", ")));
 }
 
-/// What goes before a form's end tag: the hidden key field, with a new
-/// UUIDv7 from `now_ms` and `random`, when the form posts and has no field
-/// of that name yet; `None` otherwise. `method` is the form's `method`
-/// attribute, `submitters` the `formmethod` of each control in it that has
-/// one (a form whose button posts it is a post form too), `enctypes` the
-/// form's `enctype` and its controls' `formenctype`s, `has_field` whether a
-/// control in it is named `idempotency_key` already (the page's own key
-/// wins).
-///
-/// A form that can send its fields any other way gets no key (SPEC §8): a
-/// control that submits it with GET would put the key in a URL (history,
-/// logs, `Referer`), and a `text/plain` body is no form the layer reads.
-pub fn key_input(
-    method: Option<&str>,
-    submitters: &[String],
-    enctypes: &[String],
-    has_field: bool,
-    now_ms: u64,
-    random: [u8; 10],
-) -> Option<String> {
-    // An enumerated attribute: its keyword in any case, nothing around it
-    // (HTML: a `method` of " post " is invalid, and the form submits with GET).
-    let posts = |m: &str| m.eq_ignore_ascii_case("post");
-    let posted = method.is_some_and(posts) || submitters.iter().any(|m| posts(m));
-    let sent_otherwise = submitters.iter().any(|m| !posts(m));
-    let plain_text = enctypes.iter().any(|e| e.trim().eq_ignore_ascii_case("text/plain"));
-    if has_field || !posted || sent_otherwise || plain_text {
-        return None;
-    }
-    let key = Uuid7Generator::format(&Uuid7Generator::default().next(now_ms, random));
-    Some(format!(r#"<input type="hidden" name="{KEY_FIELD}" value="{key}">"#))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
-
-    fn input(method: Option<&str>, submitters: &[&str], has_field: bool) -> Option<String> {
-        with_enctypes(method, submitters, &[], has_field)
-    }
-
-    fn with_enctypes(method: Option<&str>, submitters: &[&str], enctypes: &[&str], has_field: bool) -> Option<String> {
-        let submitters: Vec<String> = submitters.iter().map(|s| s.to_string()).collect();
-        let enctypes: Vec<String> = enctypes.iter().map(|s| s.to_string()).collect();
-        key_input(method, &submitters, &enctypes, has_field, 1_764_000_000_000, [0xab; 10])
-    }
-
-    #[test]
-    fn post_forms_without_the_field_get_one_with_a_new_uuid7() {
-        let field = input(Some("post"), &[], false).unwrap();
-        let key = field.strip_prefix(r#"<input type="hidden" name="idempotency_key" value=""#).unwrap();
-        let key = key.strip_suffix(r#"">"#).unwrap();
-        assert_eq!((key.len(), &key[14..15]), (36, "7"), "{key}");
-        assert!(crate::core::IdempotencyKey::parse(key).is_ok(), "a key §1 accepts");
-        for (method, submitters, has_field, gets) in [
-            (Some("POST"), &[][..], false, true),
-            (Some("pOsT"), &[], false, true),
-            (Some(" post "), &[], false, false),
-            (Some("get"), &["post"][..], false, true),
-            (None, &["POST"], false, true),
-            (None, &["get", "POST"], false, false),
-            (Some("post"), &["get"], false, false),
-            (Some("post"), &["dialog"], false, false),
-            (Some("post"), &["post"], false, true),
-            (Some("post"), &[], true, false),
-            (Some("get"), &[], false, false),
-            (None, &[], false, false),
-            (Some("dialog"), &["get"], false, false),
-        ] {
-            assert_eq!(input(method, submitters, has_field).is_some(), gets, "{method:?} {submitters:?} {has_field}");
-        }
-        let other = key_input(Some("post"), &[], &[], false, 1_764_000_000_000, [0xcd; 10]).unwrap();
-        assert_ne!(other, field, "each form its own key");
-    }
-
-    #[test]
-    fn forms_that_send_text_plain_get_no_key() {
-        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data"], false).is_some());
-        assert!(with_enctypes(Some("post"), &[], &["application/x-www-form-urlencoded"], false).is_some());
-        assert!(with_enctypes(Some("post"), &[], &["text/plain"], false).is_none());
-        assert!(with_enctypes(Some("post"), &[], &["multipart/form-data", " TEXT/PLAIN "], false).is_none());
-    }
 
     #[test]
     fn which_answers_get_keys() {

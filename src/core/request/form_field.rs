@@ -6,7 +6,7 @@
 use super::multipart;
 use crate::core::request::fingerprint::media_type;
 
-/// The field's name, as the edge gives it to forms ([`key_input`](crate::core::key_input)).
+/// The field's name, as the edge gives it to forms ([`page_form_keys`](crate::core::page_form_keys)).
 pub const KEY_FIELD: &str = "idempotency_key";
 
 /// What a form body says of its key field.

@@ -61,7 +61,7 @@ function formPage(item, quantity, amount, error) {
     "<h1>Order coffee, no JavaScript</h1>" +
       "<p>This page has no script: the edge gives its form a key, so a double click, the back button or a " +
       `reload sends one order.</p>${alert}` +
-      '<form method="post" action="/classic/orders">' +
+      '<form method="post" action="/classic/orders" id="order">' +
       `<label>Item <input name="item" value="${asHtml(item)}"></label>` +
       `<label>Quantity <input name="quantity" value="${asHtml(quantity)}"></label>` +
       `<label>Amount (cents) <input name="amountCents" value="${asHtml(amount)}"></label>` +

@@ -79,7 +79,7 @@ fn form_page(item: &str, quantity: &str, amount: &str, error: &str) -> String {
             "<h1>Order coffee, no JavaScript</h1>\
              <p>This page has no script: the edge gives its form a key, so a double click, the back button or a \
              reload sends one order.</p>{error}\
-             <form method=\"post\" action=\"/classic/orders\">\
+             <form method=\"post\" action=\"/classic/orders\" id=\"order\">\
              <label>Item <input name=\"item\" value=\"{}\"></label>\
              <label>Quantity <input name=\"quantity\" value=\"{}\"></label>\
              <label>Amount (cents) <input name=\"amountCents\" value=\"{}\"></label>\

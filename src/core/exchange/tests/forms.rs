@@ -189,9 +189,8 @@ fn only_a_page_that_could_hold_a_tag_too_long_for_the_rewriter_is_guarded() {
     for (length, guarded) in [(Some("61440"), false), (Some("1048576"), false), (Some("1048577"), true), (None, true)] {
         world.forwarded_headers = html(length);
         let run = world.run(get(), order());
-        assert!(run.reply.form_keys, "{length:?}");
         let want = if guarded { crate::core::LONGEST_TAG_BYTES } else { 0 };
-        assert_eq!(run.reply.longest_tag, want, "{length:?}");
+        assert_eq!(run.reply.form_keys.as_ref().map(|f| f.longest_tag), Some(want), "{length:?}");
         assert_eq!(header(&run.reply, "content-length"), None, "the length still goes");
     }
     // A stored answer's bytes are known: a small page's replay is not guarded.
@@ -202,7 +201,7 @@ fn only_a_page_that_could_hold_a_tag_too_long_for_the_rewriter_is_guarded() {
         body: b"<form method=post></form>".to_vec(),
     });
     world.run(keyed("k1"), order());
-    assert_eq!(world.run(keyed("k1"), order()).reply.longest_tag, 0);
+    assert_eq!(world.run(keyed("k1"), order()).reply.form_keys.map(|f| f.longest_tag), Some(0));
 }
 
 #[test]
@@ -213,35 +212,38 @@ fn html_answers_are_marked_for_form_keys_with_headers_for_a_body_new_each_time()
         ("etag".into(), "W/\"p\"".into()),
         ("last-modified".into(), "Tue, 24 Nov 2026 10:00:00 GMT".into()),
     ];
-    let get = world.run(RequestHead { method: "GET".into(), key: None, ..keyed("") }, order());
-    assert!(get.reply.form_keys);
+    let page_get =
+        RequestHead { method: "GET".into(), key: None, own_origin: "https://shop.example".into(), ..keyed("") };
+    let get = world.run(page_get, order());
+    let page_origin = get.reply.form_keys.as_ref().map(|f| f.page_origin.as_str());
+    assert_eq!(page_origin, Some("https://shop.example"), "the page's own origin: forms sending elsewhere get none");
     assert_eq!((header(&get.reply, "etag"), header(&get.reply, "last-modified")), (None, None));
     assert_eq!(header(&get.reply, "cache-control"), Some("private"));
     let head = world.run(RequestHead { method: "HEAD".into(), key: None, ..keyed("") }, order());
-    assert!(!head.reply.form_keys, "a HEAD answer has no body");
+    assert!(head.reply.form_keys.is_none(), "a HEAD answer has no body");
     // A first answer and its replay each get new keys; what is stored is the origin's own.
     world.origin = Box::new(|_| page());
     let first = world.run(urlencoded(), body("idempotency_key=k&item=tea"));
-    assert!(first.reply.form_keys);
+    assert!(first.reply.form_keys.is_some());
     assert_eq!(header(&first.reply, "cache-control"), Some("private, max-age=60"));
     assert_eq!(header(&first.reply, "content-length"), None);
     let replay = world.run(urlencoded(), body("idempotency_key=k&item=tea"));
-    assert!(replay.reply.form_keys && header(&replay.reply, "idempotent-replayed") == Some("true"));
+    assert!(replay.reply.form_keys.is_some() && header(&replay.reply, "idempotent-replayed") == Some("true"));
     assert_eq!(replay.reply.body, ReplyBody::Bytes(b"<form method=post><button>Buy</button></form>".to_vec()));
     // Not HTML, or no body: untouched.
     world.origin = Box::new(|_| created());
     let json = world.run(keyed("j1"), order());
-    assert!(!json.reply.form_keys);
+    assert!(json.reply.form_keys.is_none());
     let refused = world.run(urlencoded(), body("idempotency_key=bad+key"));
-    assert!(!refused.reply.form_keys);
+    assert!(refused.reply.form_keys.is_none());
     world.origin = Box::new(|_| OriginResult::Answered {
         status: 204,
         headers: vec![("content-type".into(), "text/html".into())],
         body: Vec::new(),
     });
-    assert!(!world.run(keyed("n1"), order()).reply.form_keys);
+    assert!(world.run(keyed("n1"), order()).reply.form_keys.is_none());
     // With `IDEMPOTENCY_FORMS` off, nothing is.
     let mut off = World::new(&[]);
     off.origin = Box::new(|_| page());
-    assert!(!off.run(keyed("k1"), order()).reply.form_keys);
+    assert!(off.run(keyed("k1"), order()).reply.form_keys.is_none());
 }

@@ -1,0 +1,516 @@
+//! Which of a page's forms get a key, and where it goes (SPEC §8,
+//! `IDEMPOTENCY_FORMS=inject`). The host's rewriter reports what it saw of
+//! each form — its attributes, its controls, whether it sat inside another
+//! form or a `<template>` — and the page's first `<base href>`; this file
+//! decides. A key never leaves the page's origin nor goes into a URL: a
+//! form gets one only when every way it can be sent posts a body this layer
+//! reads, to the page's own origin.
+//!
+//! A form with an `id` can be sent by controls anywhere on the page
+//! (`<button form="id">`), seen only later in the stream: its key is placed
+//! at the page's end, once every control has been seen, as a hidden input
+//! naming it (`form="id"`). A form with no `id` has every control inside
+//! it, and gets its key before its end tag.
+
+use crate::core::Uuid7Generator;
+use crate::core::request::form_field::KEY_FIELD;
+use crate::core::text::json_read::Json;
+
+/// Where the rewriter asks for keys: before one form's end tag, or at the
+/// end of the page for the forms other controls may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Before the end tag of the one form reported.
+    FormEnd,
+    /// At the end of a page the rewriter read whole.
+    PageEnd,
+    /// At the end of what the rewriter read of a page it was cut off from
+    /// (a tag over [`LONGEST_TAG_BYTES`](crate::core::LONGEST_TAG_BYTES)):
+    /// the controls after the cut were never seen, so no form waiting for
+    /// them gets a key.
+    PageCut,
+}
+
+impl Placement {
+    /// A placement by the name the rewriter's glue gives it: `form-end`,
+    /// `page-end`, `page-cut`.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "form-end" => Some(Self::FormEnd),
+            "page-end" => Some(Self::PageEnd),
+            "page-cut" => Some(Self::PageCut),
+            _ => None,
+        }
+    }
+}
+
+/// What goes into the page at `placement` for the forms `forms_json`
+/// reports, a JSON array the rewriter's glue writes: each form an object
+/// with its attributes `method`, `action`, `enctype` and `id` (strings, or
+/// `null` when absent), `nested` and `inTemplate`, and `controls` — every
+/// `button`, `input`, `select` and `textarea` of the form, each with its
+/// `tag` and its attributes `type`, `name`, `formmethod`, `formaction` and
+/// `formenctype`. `page_origin` is the page's own `scheme://host[:port]`,
+/// `base` the `href` of its first `<base>`. `random` gives 10 bytes per key
+/// (a form past its end gets none). `None`: nothing to place (a report it
+/// cannot read included: no key is the safe answer).
+pub fn page_form_keys(
+    page_origin: &str,
+    base: Option<&str>,
+    forms_json: &str,
+    placement: Placement,
+    now_ms: u64,
+    random: &[u8],
+) -> Option<String> {
+    let Json::Array(forms) = Json::parse(forms_json)? else { return None };
+    let page = Page::new(page_origin, base);
+    // Each key its own 10 random bytes; one generator for the page, so its
+    // keys are distinct even within a millisecond.
+    let mut randoms = random.chunks_exact(10);
+    let mut generator = Uuid7Generator::default();
+    let mut key = || {
+        let random: [u8; 10] = randoms.next()?.try_into().ok()?;
+        Some(Uuid7Generator::format(&generator.next(now_ms, random)))
+    };
+    let mut placed = String::new();
+    match placement {
+        // A form with an id waits for the page's end: controls anywhere may name it.
+        Placement::FormEnd => {
+            if let [form] = forms.as_slice()
+                && matches!(form.member("id"), Some(Json::Null))
+                && page.keys(form)
+            {
+                placed = format!(r#"<input type="hidden" name="{KEY_FIELD}" value="{}">"#, key()?);
+            }
+        }
+        Placement::PageCut => {}
+        Placement::PageEnd => {
+            for form in forms.iter().filter(|form| page.keys(form)) {
+                let Some(id) = attribute(form, "id").filter(|id| !id.is_empty()) else { continue };
+                // Two forms with one id: a control naming it reaches only
+                // the first, and so would both keys.
+                if forms.iter().filter(|other| attribute(other, "id") == Some(id)).count() > 1 {
+                    continue;
+                }
+                let Some(key) = key() else { break };
+                placed += r#"<input type="hidden" form=""#;
+                for c in id.chars() {
+                    match c {
+                        '&' => placed += "&amp;",
+                        '"' => placed += "&quot;",
+                        '<' => placed += "&lt;",
+                        c => placed.push(c),
+                    }
+                }
+                placed += &format!(r#"" name="{KEY_FIELD}" value="{key}">"#);
+            }
+        }
+    }
+    (!placed.is_empty()).then_some(placed)
+}
+
+/// A form's or control's attribute as the report gives it: a string, or
+/// none (`null`).
+fn attribute<'a>(element: &'a Json, name: &str) -> Option<&'a str> {
+    match element.member(name) {
+        Some(Json::String(value)) => Some(value),
+        _ => None,
+    }
+}
+
+/// A submit button: a `button` of any `type` but `button` or `reset` (an
+/// unknown type is a submit button), an `input` of type `submit` or
+/// `image`.
+fn submits(control: &Json) -> bool {
+    let tag = attribute(control, "tag").unwrap_or("");
+    let kind = |k: &str| attribute(control, "type").is_some_and(|t| t.eq_ignore_ascii_case(k));
+    if tag.eq_ignore_ascii_case("button") {
+        !kind("button") && !kind("reset")
+    } else {
+        tag.eq_ignore_ascii_case("input") && (kind("submit") || kind("image"))
+    }
+}
+
+/// The page the forms are on: its origin, and whether its base URL (the
+/// first `<base href>`, resolved against the page) is on that origin.
+struct Page<'a> {
+    scheme: &'a str,
+    authority: &'a str,
+    base_here: bool,
+}
+
+impl<'a> Page<'a> {
+    fn new(origin: &'a str, base: Option<&str>) -> Self {
+        let (scheme, authority) = origin.split_once(':').unwrap_or(("", origin));
+        let mut page = Self { scheme, authority: authority.trim_start_matches('/'), base_here: true };
+        page.base_here = base.is_none_or(|href| page.keeps(href));
+        page
+    }
+
+    /// Whether `form` gets a key: it has no key field of its own, sits in
+    /// no other form and no template, and every way it can be sent posts
+    /// a body this layer reads to the page's origin. The ways: each control
+    /// that submits it or names another way to (a browser reads a
+    /// `formmethod` only on a submit button; a script may make any button
+    /// one), and the form itself when no control submits it (Enter in a
+    /// field, `form.submit()`).
+    fn keys(&self, form: &Json) -> bool {
+        let Some(Json::Array(controls)) = form.member("controls") else { return false };
+        let flag = |name| !matches!(form.member(name), Some(Json::Bool(false)));
+        if flag("nested") || flag("inTemplate") || controls.iter().any(|c| attribute(c, "name") == Some(KEY_FIELD)) {
+            return false;
+        }
+        let own = |name| attribute(form, name);
+        let sent_here = |method: Option<&str>, action: Option<&str>, enctype: Option<&str>| {
+            // An enumerated attribute: its keyword in any case, nothing
+            // around it (HTML: a `method` of " post " is invalid: GET).
+            method.is_some_and(|m| m.eq_ignore_ascii_case("post"))
+                && action.is_none_or(|a| self.keeps(a))
+                && !enctype.is_some_and(|e| e.trim().eq_ignore_ascii_case("text/plain"))
+        };
+        let mut submitted = false;
+        for control in controls {
+            let [method, action, enctype] = ["formmethod", "formaction", "formenctype"].map(|n| attribute(control, n));
+            let submits = submits(control);
+            submitted |= submits;
+            let another_way = method.is_some() || action.is_some() || enctype.is_some();
+            if (submits || another_way)
+                && !sent_here(method.or(own("method")), action.or(own("action")), enctype.or(own("enctype")))
+            {
+                return false;
+            }
+        }
+        submitted || sent_here(own("method"), own("action"), own("enctype"))
+    }
+
+    /// Whether a URL written in the page (an `action`, a `formaction`, the
+    /// base's `href`) resolves to the page's origin. Read as a browser
+    /// reads it — spaces around it ignored, `\` as `/` — but strictly: any
+    /// spelling of a scheme or host it does not read with certainty (a tab
+    /// or line break inside, a user name, a percent-escape, a trailing dot,
+    /// `https:/host`) counts as another origin, and the form goes without a
+    /// key.
+    fn keeps(&self, reference: &str) -> bool {
+        let reference = reference.trim_matches(|c: char| c <= ' ').as_bytes();
+        // An empty action is the page's own URL, whatever the base.
+        if reference.is_empty() {
+            return true;
+        }
+        if reference.iter().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+            return false;
+        }
+        match scheme_end(reference) {
+            Some(colon) => {
+                let rest = &reference[colon + 1..];
+                // `https:path` is relative to the base; `https:/…` a host.
+                reference[..colon].eq_ignore_ascii_case(self.scheme.as_bytes())
+                    && if rest.first().is_some_and(slash) { self.is_authority(rest) } else { self.base_here }
+            }
+            None if reference.len() > 1 && slash(&reference[0]) && slash(&reference[1]) => {
+                self.base_here && self.is_authority(reference)
+            }
+            None => self.base_here,
+        }
+    }
+
+    /// Whether `rest`, after its leading slashes, names this page's host
+    /// and port.
+    fn is_authority(&self, rest: &[u8]) -> bool {
+        let rest = &rest[rest.iter().position(|b| !slash(b)).unwrap_or(rest.len())..];
+        let mut authority =
+            &rest[..rest.iter().position(|b| matches!(b, b'/' | b'\\' | b'?' | b'#')).unwrap_or(rest.len())];
+        let default_port: &[u8] = match self.scheme {
+            "https" => b":443",
+            "http" => b":80",
+            _ => b"",
+        };
+        if let Some(host) = authority.strip_suffix(default_port).filter(|_| !default_port.is_empty()) {
+            authority = host;
+        }
+        !authority.is_empty() && authority.eq_ignore_ascii_case(self.authority.as_bytes())
+    }
+}
+
+fn slash(byte: &u8) -> bool {
+    matches!(byte, b'/' | b'\\')
+}
+
+/// Where `reference`'s scheme ends (its `:`), if it starts with one: a
+/// letter, then letters, digits, `+`, `-`, `.`.
+fn scheme_end(reference: &[u8]) -> Option<usize> {
+    let colon = reference.iter().position(|b| *b == b':')?;
+    let scheme = &reference[..colon];
+    let valid = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    valid.then_some(colon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    const PAGE: &str = "https://shop.example";
+
+    /// One form as the rewriter's glue reports it.
+    #[derive(Clone, Default)]
+    struct FormSeen {
+        method: Option<String>,
+        action: Option<String>,
+        enctype: Option<String>,
+        id: Option<String>,
+        nested: bool,
+        in_template: bool,
+        controls: Vec<Control>,
+    }
+
+    /// One of its controls.
+    #[derive(Clone, Default)]
+    struct Control {
+        tag: String,
+        kind: Option<String>,
+        name: Option<String>,
+        formmethod: Option<String>,
+        formaction: Option<String>,
+        formenctype: Option<String>,
+    }
+
+    fn json(value: Option<&str>) -> String {
+        value.map_or("null".to_owned(), |v| format!("{v:?}"))
+    }
+
+    /// The report the rewriter's glue writes for `forms`.
+    fn report(forms: &[FormSeen]) -> String {
+        let control = |c: &Control| {
+            format!(
+                r#"{{"tag":{},"type":{},"name":{},"formmethod":{},"formaction":{},"formenctype":{}}}"#,
+                json(Some(&c.tag)),
+                json(c.kind.as_deref()),
+                json(c.name.as_deref()),
+                json(c.formmethod.as_deref()),
+                json(c.formaction.as_deref()),
+                json(c.formenctype.as_deref()),
+            )
+        };
+        let form = |f: &FormSeen| {
+            format!(
+                r#"{{"method":{},"action":{},"enctype":{},"id":{},"nested":{},"inTemplate":{},"controls":[{}]}}"#,
+                json(f.method.as_deref()),
+                json(f.action.as_deref()),
+                json(f.enctype.as_deref()),
+                json(f.id.as_deref()),
+                f.nested,
+                f.in_template,
+                f.controls.iter().map(control).collect::<Vec<_>>().join(","),
+            )
+        };
+        format!("[{}]", forms.iter().map(form).collect::<Vec<_>>().join(","))
+    }
+
+    fn form(method: Option<&str>, action: Option<&str>) -> FormSeen {
+        FormSeen { method: method.map(str::to_owned), action: action.map(str::to_owned), ..FormSeen::default() }
+    }
+
+    fn post() -> FormSeen {
+        form(Some("post"), Some("/orders"))
+    }
+
+    fn button(kind: Option<&str>, formmethod: Option<&str>, formaction: Option<&str>) -> Control {
+        Control {
+            tag: "button".to_owned(),
+            kind: kind.map(str::to_owned),
+            formmethod: formmethod.map(str::to_owned),
+            formaction: formaction.map(str::to_owned),
+            ..Control::default()
+        }
+    }
+
+    fn with(mut form: FormSeen, controls: Vec<Control>) -> FormSeen {
+        form.controls = controls;
+        form
+    }
+
+    fn keyed_on(base: Option<&str>, form: &FormSeen) -> bool {
+        page_form_keys(PAGE, base, &report(std::slice::from_ref(form)), Placement::FormEnd, 1_764_000_000_000, &[7; 10])
+            .is_some()
+    }
+
+    fn keyed(form: &FormSeen) -> bool {
+        keyed_on(None, form)
+    }
+
+    #[test]
+    fn a_post_form_gets_a_new_uuid7_before_its_end_tag() {
+        let field =
+            page_form_keys(PAGE, None, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xab; 10]).unwrap();
+        let key = field.strip_prefix(r#"<input type="hidden" name="idempotency_key" value=""#).unwrap();
+        let key = key.strip_suffix(r#"">"#).unwrap();
+        assert_eq!((key.len(), &key[14..15]), (36, "7"), "{key}");
+        assert!(crate::core::IdempotencyKey::parse(key).is_ok(), "a key §1 accepts");
+        let other = page_form_keys(PAGE, None, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xcd; 10]);
+        assert_ne!(other.as_deref(), Some(field.as_str()), "each form its own key");
+    }
+
+    /// Every submitter shape: the form's own method, its submit buttons
+    /// (with and without `formmethod`), buttons that submit nothing, inputs.
+    #[test]
+    fn a_form_gets_a_key_only_when_every_way_it_is_sent_posts() {
+        let input = |kind: &str, formmethod: Option<&str>| Control {
+            tag: "INPUT".to_owned(),
+            kind: Some(kind.to_owned()),
+            formmethod: formmethod.map(str::to_owned),
+            ..Control::default()
+        };
+        let get = || form(Some("get"), Some("/orders"));
+        let cases: Vec<(&str, FormSeen, bool)> = vec![
+            ("a post form", post(), true),
+            ("POST in any case", form(Some("pOsT"), None), true),
+            ("a method with spaces is invalid: GET", form(Some(" post "), None), false),
+            ("a get form", get(), false),
+            ("no method: GET", form(None, None), false),
+            ("a dialog form", form(Some("dialog"), None), false),
+            ("a post form, its button plain", with(post(), vec![button(None, None, None)]), true),
+            ("a get form whose one button posts", with(get(), vec![button(None, Some("post"), None)]), true),
+            (
+                "no method, a button posts",
+                with(form(None, None), vec![button(Some("submit"), Some("POST"), None)]),
+                true,
+            ),
+            (
+                "a get form, one button posting, one plain",
+                with(get(), vec![button(None, Some("post"), None), button(None, None, None)]),
+                false,
+            ),
+            ("a post form, a button sending GET", with(post(), vec![button(None, Some("get"), None)]), false),
+            ("a post form, a button closing a dialog", with(post(), vec![button(None, Some("dialog"), None)]), false),
+            ("an empty formmethod is invalid: GET", with(post(), vec![button(None, Some(""), None)]), false),
+            (
+                "a type=button posting, the form GET",
+                with(get(), vec![button(Some("button"), Some("post"), None)]),
+                false,
+            ),
+            ("a type=reset: the form itself posts", with(post(), vec![button(Some("RESET"), None, None)]), true),
+            ("an unknown button type submits", with(get(), vec![button(Some("bogus"), Some("post"), None)]), true),
+            ("an image input posting a get form", with(get(), vec![input("image", Some("post"))]), true),
+            ("a submit input with GET", with(post(), vec![input("Submit", Some("get"))]), false),
+            ("a text input's formmethod counts too", with(post(), vec![input("text", Some("get"))]), false),
+            ("a get form, a text input naming POST", with(get(), vec![input("text", Some("post"))]), false),
+        ];
+        for (what, form, gets) in cases {
+            assert_eq!(keyed(&form), gets, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_form_sent_to_another_origin_gets_no_key() {
+        for (action, gets) in [
+            ("/orders", true),
+            ("orders?x=1", true),
+            ("?q=1", true),
+            ("#top", true),
+            ("", true),
+            ("   ", true),
+            ("https://shop.example/orders", true),
+            ("HTTPS://SHOP.EXAMPLE/orders", true),
+            ("https://shop.example:443/orders", true),
+            ("https:orders", true),
+            (" https://evil.example/ ", false),
+            ("https://evil.example/orders", false),
+            ("//evil.example/orders", false),
+            ("/\\evil.example/orders", false),
+            ("\\\\evil.example/orders", false),
+            ("/\t/evil.example/orders", false),
+            ("ht\ntps://evil.example/", false),
+            ("https:/evil.example", false),
+            ("https:////evil.example", false),
+            ("http://shop.example/orders", false),
+            ("https://shop.example:8443/orders", false),
+            ("https://shop.example./orders", false),
+            ("https://user@shop.example/orders", false),
+            ("https://shop.example@evil.example/", false),
+            ("https://%73hop.example/", false),
+            ("javascript:alert(1)", false),
+            ("mailto:a@shop.example", false),
+        ] {
+            assert_eq!(keyed(&form(Some("post"), Some(action))), gets, "action {action:?}");
+            let by_button = with(form(Some("post"), None), vec![button(None, None, Some(action))]);
+            assert_eq!(keyed(&by_button), gets, "formaction {action:?}");
+        }
+    }
+
+    #[test]
+    fn a_base_on_another_origin_sends_relative_actions_there() {
+        let evil = Some("https://evil.example/");
+        assert!(!keyed_on(evil, &post()), "a relative action follows the base");
+        assert!(!keyed_on(evil, &with(form(Some("post"), None), vec![button(None, None, Some("/orders"))])));
+        assert!(keyed_on(evil, &form(Some("post"), None)), "no action: the page's own URL");
+        assert!(keyed_on(evil, &form(Some("post"), Some(""))), "an empty action: the page's own URL");
+        assert!(keyed_on(evil, &form(Some("post"), Some("https://shop.example/orders"))));
+        assert!(!keyed_on(Some("//evil.example"), &post()));
+        assert!(!keyed_on(Some("http://shop.example/"), &post()), "another scheme, another origin");
+        assert!(!keyed_on(evil, &form(Some("post"), Some("//shop.example/orders"))), "the base's scheme");
+        for here in ["/app/", "https://shop.example/app/", ""] {
+            assert!(keyed_on(Some(here), &post()), "{here:?}");
+        }
+    }
+
+    #[test]
+    fn text_plain_nested_templated_and_self_keyed_forms_get_none() {
+        let mut plain = post();
+        plain.enctype = Some(" TEXT/PLAIN ".to_owned());
+        assert!(!keyed(&plain));
+        let formenctype = Control { formenctype: Some("text/plain".to_owned()), ..button(None, None, None) };
+        assert!(!keyed(&with(post(), vec![formenctype])));
+        let mut multipart = post();
+        multipart.enctype = Some("multipart/form-data".to_owned());
+        assert!(keyed(&multipart));
+        let own = Control { tag: "textarea".to_owned(), name: Some(KEY_FIELD.to_owned()), ..Control::default() };
+        assert!(!keyed(&with(post(), vec![own])), "the page's own field wins");
+        let other_name =
+            Control { tag: "input".to_owned(), name: Some("Idempotency_Key".to_owned()), ..Control::default() };
+        assert!(keyed(&with(post(), vec![other_name])), "field names are exact");
+        assert!(!keyed(&FormSeen { nested: true, ..post() }));
+        assert!(!keyed(&FormSeen { in_template: true, ..post() }));
+    }
+
+    #[test]
+    fn a_form_with_an_id_gets_its_key_at_the_page_end_naming_it() {
+        let named = |id: &str, controls: Vec<Control>| FormSeen { id: Some(id.to_owned()), ..with(post(), controls) };
+        let at = |forms: &[FormSeen], placement: Placement| {
+            page_form_keys(PAGE, None, &report(forms), placement, 1_764_000_000_000, &[1; 40])
+        };
+        assert_eq!(at(&[named("f1", vec![])], Placement::FormEnd), None, "not before its end tag");
+        let placed = at(&[named("f1", vec![])], Placement::PageEnd).unwrap();
+        assert!(placed.starts_with(r#"<input type="hidden" form="f1" name="idempotency_key" value=""#), "{placed}");
+        assert_eq!(at(&[named("f1", vec![])], Placement::PageCut), None, "controls after the cut were never seen");
+        let late_get = named("f1", vec![button(None, Some("get"), Some("/orders/preview"))]);
+        assert_eq!(at(&[late_get], Placement::PageEnd), None, "a control outside it sends GET");
+        let two = at(&[named("a", vec![]), named("b\"><script>", vec![])], Placement::PageEnd).unwrap();
+        assert_eq!(two.matches("<input").count(), 2, "{two}");
+        assert!(two.contains(r#"form="b&quot;>&lt;script>""#), "the id cannot end the attribute: {two}");
+        let keys: Vec<&str> = two.split("value=\"").skip(1).map(|rest| &rest[..36]).collect();
+        assert_ne!(keys[0], keys[1], "each form its own key");
+        assert_eq!(at(&[named("same", vec![]), named("same", vec![])], Placement::PageEnd), None, "one id, two forms");
+        assert_eq!(at(&[named("", vec![])], Placement::PageEnd), None, "an empty id names nothing");
+        assert_eq!(at(&[post()], Placement::PageEnd), None, "a form with no id was keyed at its end tag");
+        let short = page_form_keys(
+            PAGE,
+            None,
+            &report(&[named("a", vec![]), named("b", vec![])]),
+            Placement::PageEnd,
+            1,
+            &[1; 15],
+        );
+        assert_eq!(short.map(|s| s.matches("<input").count()), Some(1), "no random bytes, no key");
+    }
+
+    #[test]
+    fn a_report_it_cannot_read_places_nothing() {
+        for report in ["", "{}", "[{}]", r#"[{"method":"post"}]"#, "[1]", "not json"] {
+            assert_eq!(page_form_keys(PAGE, None, report, Placement::FormEnd, 1, &[0; 10]), None, "{report}");
+        }
+        assert_eq!(Placement::named("page-end"), Some(Placement::PageEnd));
+        assert_eq!(Placement::named("end"), None);
+    }
+}
