@@ -639,6 +639,12 @@ export interface QueueStats {
   readonly releases: number;
   /** Runs that took over an expired lease (a later attempt, not a first run). */
   readonly reclaims: number;
+  /**
+   * Messages retried because their key (from your key function) was handled
+   * for an event with other content: retried until they dead-letter, never
+   * acknowledged as that event's duplicate.
+   */
+  readonly keysReused: number;
 }
 
 /**

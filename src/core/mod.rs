@@ -92,8 +92,8 @@ pub use coordinator::{
 };
 pub use delivery::{
     ConsumerConfig, ConsumerSetting, ConsumerStats, DEFAULT_MAX_RETRY_DELAY_SECS, Delivery, DeliveryAction,
-    DeliveryExchange, EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, Settle,
-    batch_lanes, content_key, event_record_name, handler_outcome, settle,
+    DeliveryExchange, EVENT_FINGERPRINT, Event, EventKeyStrategy, HandlerRun, MAX_CONCURRENCY, Message, MessageBody,
+    Settle, batch_lanes, content_key, event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
     AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, CipherCall, CipherOp, DecisionLog, EdgeAnswer, Exchange,

@@ -235,7 +235,7 @@ impl Consumer {
         // The key function reads the body's bytes: with none that stand for
         // the body, it cannot key the message.
         let custom_key = self.key_fn.as_ref().map(|key_fn| match &body {
-            Ok(bytes) => Ok(key_fn(&id, bytes)),
+            Ok(body) => Ok(key_fn(&id, body.bytes())),
             Err(why) => Err(format!("the body cannot be read as bytes: {why}")),
         });
         let message_info = Message { id, body, timestamp_ms: message.timestamp().as_millis() };

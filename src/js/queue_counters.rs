@@ -23,7 +23,7 @@ pub fn add_counts(total: Option<Vec<u8>>, delta: &[u8]) -> Option<Vec<u8>> {
 
 /// Counts (encoded, or undefined for none) as the object `queueStats`
 /// answers: `{firstRuns, duplicatesSkipped, inFlightConflicts, releases,
-/// reclaims}`.
+/// reclaims, keysReused}`.
 #[wasm_bindgen(js_name = countsOf)]
 pub fn counts_of(counts: Option<Vec<u8>>) -> JsValue {
     let s = counts.as_deref().and_then(ConsumerStats::decode).unwrap_or_default();
@@ -33,6 +33,7 @@ pub fn counts_of(counts: Option<Vec<u8>>) -> JsValue {
         .set("inFlightConflicts", s.in_flight_conflicts as f64)
         .set("releases", s.releases as f64)
         .set("reclaims", s.reclaims as f64)
+        .set("keysReused", s.keys_reused as f64)
         .done()
 }
 

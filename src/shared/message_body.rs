@@ -4,9 +4,12 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-/// `body` as bytes: a string as its UTF-8, an `ArrayBuffer` or any view of
-/// one (a `Uint8Array`, a `DataView`) as its bytes, any other value as its
-/// JSON text.
+use crate::core::MessageBody;
+
+/// `body` as bytes, with its form: a string as its UTF-8, an `ArrayBuffer`
+/// or any view of one (a `Uint8Array`, a `DataView`) as its bytes, any other
+/// value as its JSON text. The form keeps a string apart from the object
+/// its text spells (SPEC §11).
 ///
 /// # Errors
 /// A value whose JSON would not stand for it, so that two different events
@@ -17,29 +20,27 @@ use wasm_bindgen::{JsCast, JsValue};
 /// instance (JSON writes its own fields, or `{}`) — a `BigInt` or a cycle
 /// (JSON throws), and `undefined`, a function or a symbol as the body (no
 /// JSON at all).
-pub(crate) fn message_body_bytes(body: &JsValue) -> Result<Vec<u8>, String> {
+pub(crate) fn message_body_bytes(body: &JsValue) -> Result<MessageBody, String> {
     if let Some(text) = body.as_string() {
-        return Ok(text.into_bytes());
+        return Ok(MessageBody::Text(text.into_bytes()));
     }
     if let Some(buffer) = body.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Ok(js_sys::Uint8Array::new(buffer).to_vec());
+        return Ok(MessageBody::Bytes(js_sys::Uint8Array::new(buffer).to_vec()));
     }
     if js_sys::ArrayBuffer::is_view(body) {
         // `buffer`, `byteOffset` and `byteLength` are read as properties,
         // which every view has.
         let view: &js_sys::Uint8Array = body.unchecked_ref();
-        return Ok(js_sys::Uint8Array::new_with_byte_offset_and_length(
-            &view.buffer(),
-            view.byte_offset(),
-            view.byte_length(),
-        )
-        .to_vec());
+        return Ok(MessageBody::Bytes(
+            js_sys::Uint8Array::new_with_byte_offset_and_length(&view.buffer(), view.byte_offset(), view.byte_length())
+                .to_vec(),
+        ));
     }
     REFUSE_COLLECTIONS.with(|replacer| {
         let text = js_sys::JSON::stringify_with_replacer(body, replacer.as_ref())
             .map_err(|e| format!("its JSON failed: {}", error_text(&e)))?;
         text.as_string()
-            .map(String::into_bytes)
+            .map(|text| MessageBody::Value(text.into_bytes()))
             .ok_or_else(|| "it has no JSON (undefined, a function or a symbol)".to_owned())
     })
 }

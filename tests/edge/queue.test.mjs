@@ -117,6 +117,21 @@ describe("the wrapper alone (handler-side check off)", () => {
     assert.equal(twice.orders.length, 2);
   });
 
+  test("a string body and the object it spells are two events to the content hash, never one acked as the other", async () => {
+    const c = customer("string-object");
+    const body = orderPlaced(c, 700);
+    const [object, text] = [randomUUID(), randomUUID()];
+    const before = await stats(hashed);
+    const first = await hashed.deliver([{ id: object, body }]);
+    // A producer that sends the event as JSON text: the same characters
+    // the object's JSON has, so a hash of the text alone would call it a copy.
+    const second = await hashed.deliver([{ id: text, body: JSON.stringify(body) }]);
+    assert.ok(first.acked.has(object) && second.acked.has(text), "both acknowledged");
+    const d = delta(await stats(hashed), before);
+    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [2, 0], "each ran: two events");
+    assert.equal((await loyalty(hashed, c)).points, 14, "the handler read both (guard off): 7 points twice");
+  });
+
   test("Demo-Fault: redeliver publishes the event twice; the content-hash key skips the copy", async () => {
     const c = customer("redeliver");
     const before = await stats(hashed);
@@ -150,16 +165,16 @@ describe("the wrapper alone (handler-side check off)", () => {
 describe('a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), handler-side check off', () => {
   let worker;
   before(async () => {
-    worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" } });
+    worker = await start({ vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id" }, metrics: true });
   });
   after(() => worker?.dispose());
 
-  test("different message ids and content, same order id → the handler runs once, under the function's key", async () => {
+  test("a republish of the same body under the function's key → the handler runs once, the copy acked unrun", async () => {
     const c = customer("key-fn-same");
     const body = orderPlaced(c, 800);
-    // Another publish of the same business event: a new message id, and
-    // content the content hash would not call a copy (a new eventId).
-    const republished = { ...body, eventId: randomUUID(), publishedAt: new Date(Date.now() + 1000).toISOString() };
+    // Another publish of the same event: a new message id, the same content
+    // (its members in another order: the same JSON to the record).
+    const republished = Object.fromEntries(Object.entries(body).reverse());
     const [m1, m2] = [randomUUID(), randomUUID()];
     const before = await stats(worker);
     const first = await worker.deliver([{ id: m1, body }]);
@@ -171,11 +186,33 @@ describe('a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), ha
     assert.equal(account.points, 8, "without the handler's own check a second run would show 16");
     assert.equal(account.orders.length, 1);
     const d = delta(await stats(worker), before);
-    assert.deepEqual([d.firstRuns, d.duplicatesSkipped], [1, 1]);
+    assert.deepEqual([d.firstRuns, d.duplicatesSkipped, d.keysReused], [1, 1, 0]);
     // Both deliveries went to the record the function's key names: begin,
     // finish, then the duplicate's begin; none to a message id's record.
     assert.equal(await worker.calls(eventRecord("loyalty", `OrderPlaced:${body.orderId}`)), 3);
     for (const id of [m1, m2]) assert.equal(await worker.calls(eventRecord("loyalty", id)), 0);
+  });
+
+  test("the function's key reused for other content → retried until it dead-letters, logged and counted, never acked", async () => {
+    const c = customer("key-fn-reused");
+    const body = orderPlaced(c, 800);
+    // The same order id with other content: a new eventId and amount. As
+    // HTTP answers a key reused for another body 422, this is no duplicate.
+    const other = { ...body, eventId: randomUUID(), amountCents: 90_000 };
+    const [m1, m2] = [randomUUID(), randomUUID()];
+    const before = await stats(worker);
+    assert.ok((await worker.deliver([{ id: m1, body }])).acked.has(m1));
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const again = await worker.deliver([{ id: m2, body: other, attempts: attempt }]);
+      assert.ok(again.retried.has(m2) && !again.acked.has(m2), `attempt ${attempt}: retried, not acked`);
+    }
+    const account = await loyalty(worker, c);
+    assert.equal(account.points, 8, "the handler never ran for the other content");
+    const d = delta(await stats(worker), before);
+    assert.deepEqual([d.firstRuns, d.duplicatesSkipped, d.keysReused], [1, 0, 3]);
+    const lines = worker.lines().filter((line) => line.includes('"delivery":"key-reused"') && line.includes(m2));
+    assert.equal(lines.length, 3, worker.lines().join("\n"));
+    assert.match(lines[0], /other content/);
   });
 
   test("different order ids → the handler runs twice, once under each key", async () => {

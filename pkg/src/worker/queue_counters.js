@@ -9,7 +9,7 @@ export { countersObject };
 /**
  * The counters of the consumer named `name` (by default, its queue's name),
  * summed over every batch and isolate: `{firstRuns, duplicatesSkipped,
- * inFlightConflicts, releases, reclaims}`.
+ * inFlightConflicts, releases, reclaims, keysReused}`.
  */
 export async function queueStats(env, name, options = {}) {
   const { coordinator } = bindingNames(options);

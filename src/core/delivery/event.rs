@@ -34,11 +34,12 @@ impl EventKeyStrategy {
     /// [`Custom`](Self::Custom) (the adapter calls the user's function).
     ///
     /// ```
-    /// use oncekey::core::EventKeyStrategy;
-    /// assert_eq!(EventKeyStrategy::MessageId.key("m-1", b"{}").as_deref(), Some("m-1"));
-    /// assert_eq!(EventKeyStrategy::Custom.key("m-1", b"{}"), None);
+    /// use oncekey::core::{EventKeyStrategy, MessageBody};
+    /// let body = MessageBody::Value(b"{}".to_vec());
+    /// assert_eq!(EventKeyStrategy::MessageId.key("m-1", &body).as_deref(), Some("m-1"));
+    /// assert_eq!(EventKeyStrategy::Custom.key("m-1", &body), None);
     /// ```
-    pub fn key(&self, message_id: &str, body: &[u8]) -> Option<String> {
+    pub fn key(&self, message_id: &str, body: &MessageBody) -> Option<String> {
         match self {
             Self::MessageId => Some(message_id.to_owned()),
             Self::ContentHash { ignore_fields } => {
@@ -48,11 +49,58 @@ impl EventKeyStrategy {
             Self::Custom => None,
         }
     }
+
+    /// The fingerprint of a message's event record under this strategy.
+    /// Under a key of the user's own it is the body's content (its
+    /// [`content_key`], nothing ignored), so a later event under that key
+    /// with other content is told apart ([`Delivery::KeyReused`]); under a
+    /// message id or a content hash the key already names the content, and
+    /// every record carries [`EVENT_FINGERPRINT`].
+    pub fn fingerprint(&self, body: &MessageBody) -> Fingerprint {
+        match self {
+            Self::Custom => {
+                let mut hasher = PartHasher::new("oncekey/event-content/1");
+                hasher.part(content_key(body, &[]).as_bytes());
+                Fingerprint(hasher.finish())
+            }
+            Self::MessageId | Self::ContentHash { .. } => EVENT_FINGERPRINT,
+        }
+    }
 }
 
-/// The fingerprint every event record carries. An event is named by its key
-/// alone: two deliveries under one key are the same event, whatever their
-/// bytes, so [`Decision::Mismatch`] never arises from a consumer.
+/// A queue message's body as the consumer read it: its bytes, and the form
+/// they came in. The content hash keeps the forms apart (SPEC §11): a string
+/// body and an object body whose JSON is that string are two events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageBody {
+    /// A string, as its UTF-8.
+    Text(Vec<u8>),
+    /// An `ArrayBuffer` or a view of one, as its bytes.
+    Bytes(Vec<u8>),
+    /// Any other value (an object, an array, a number, …), as its JSON.
+    Value(Vec<u8>),
+}
+
+impl MessageBody {
+    /// The body's bytes, whatever its form.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Text(bytes) | Self::Bytes(bytes) | Self::Value(bytes) => bytes,
+        }
+    }
+
+    /// The body's bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Self::Text(bytes) | Self::Bytes(bytes) | Self::Value(bytes) => bytes,
+        }
+    }
+}
+
+/// The fingerprint of an event record whose key already names its event
+/// (a message id, a content hash): two deliveries under such a key are the
+/// same event. A key of the user's own carries the body's content instead
+/// ([`EventKeyStrategy::fingerprint`]).
 pub const EVENT_FINGERPRINT: Fingerprint = Fingerprint([0xE7; 32]);
 
 /// Seconds before a message whose record does not decode is tried again:
@@ -98,20 +146,31 @@ pub fn handler_outcome(run: HandlerRun) -> Outcome {
     }
 }
 
-/// The content key of a message body: SHA-256 over its canonical JSON
-/// (no white space, object keys sorted, strings escaped one way, numbers as
+/// The content key of a message body: SHA-256 over its form (a string,
+/// bytes, or another value's JSON: never alike) and its canonical JSON (no
+/// white space, object keys sorted, strings escaped one way, numbers as
 /// written; `ignore_fields` removed from the top level). A body that is not
 /// JSON is hashed as raw bytes.
 ///
 /// ```
-/// use oncekey::core::content_key;
-/// let a = content_key(br#"{"orderId":"o1","at":"10:00","points":5}"#, &["at"]);
-/// let b = content_key(br#"{"points":5, "at":"10:01","orderId":"o1"}"#, &["at"]);
+/// use oncekey::core::{MessageBody, content_key};
+/// let value = |json: &str| MessageBody::Value(json.as_bytes().to_vec());
+/// let a = content_key(&value(r#"{"orderId":"o1","at":"10:00","points":5}"#), &["at"]);
+/// let b = content_key(&value(r#"{"points":5, "at":"10:01","orderId":"o1"}"#), &["at"]);
 /// assert_eq!(a, b);
-/// assert_ne!(a, content_key(br#"{"orderId":"o2","at":"10:00","points":5}"#, &["at"]));
+/// assert_ne!(a, content_key(&value(r#"{"orderId":"o2","at":"10:00","points":5}"#), &["at"]));
+/// let text = MessageBody::Text(br#"{"orderId":"o1","at":"10:00","points":5}"#.to_vec());
+/// assert_ne!(a, content_key(&text, &["at"]), "a string is not the object it spells");
 /// ```
-pub fn content_key(body: &[u8], ignore_fields: &[&str]) -> String {
+pub fn content_key(body: &MessageBody, ignore_fields: &[&str]) -> String {
     let mut hasher = PartHasher::new("oncekey/event/1");
+    // A value's key is as it was before the forms were told apart.
+    match body {
+        MessageBody::Text(_) => _ = hasher.part(b"string"),
+        MessageBody::Bytes(_) => _ = hasher.part(b"bytes"),
+        MessageBody::Value(_) => {}
+    }
+    let body = body.bytes();
     let text = std::str::from_utf8(body).ok();
     if let Some(members) = text.and_then(canonical_members) {
         hasher.part(b"object");
@@ -145,15 +204,21 @@ pub enum Delivery {
         /// Seconds before the queue redelivers it.
         delay_secs: u32,
     },
+    /// The key (one of the user's own) was handled for an event with other
+    /// content: retry it until it dead-letters, logged and counted, never
+    /// acknowledge it as that event's duplicate (SPEC §11, as HTTP answers
+    /// `422`).
+    KeyReused,
 }
 
 impl Delivery {
-    /// Maps a store decision to a queue action. A key reused with other
-    /// content is treated as handled: the event under that key already ran.
+    /// Maps a store decision to a queue action.
     pub fn from_decision(decision: &Decision) -> Self {
         match decision {
             Decision::Execute { attempt, reclaimed } => Self::Run { attempt: *attempt, reclaimed: *reclaimed },
-            Decision::Replay(_) | Decision::Mismatch => Self::AckDuplicate,
+            Decision::Replay(_) => Self::AckDuplicate,
+            // The key was handled for other content: never that event's duplicate.
+            Decision::Mismatch => Self::KeyReused,
             Decision::InFlight { retry_after_secs, .. } => Self::RetryLater { delay_secs: *retry_after_secs },
             // Until an operator releases the record: try again later, never run.
             Decision::Unreadable => Self::RetryLater { delay_secs: UNREADABLE_RETRY_SECS },
@@ -242,6 +307,10 @@ pub struct ConsumerStats {
     /// Runs that took over an expired lease (a consumer crashed or hung
     /// mid-handler): a later attempt, not a first run.
     pub reclaims: u64,
+    /// Messages retried because their key (a key of the user's own) was
+    /// handled for an event with other content (SPEC §11): retried until
+    /// they dead-letter, never acknowledged as duplicates.
+    pub keys_reused: u64,
 }
 
 impl ConsumerStats {
@@ -251,21 +320,20 @@ impl ConsumerStats {
     /// use oncekey::core::ConsumerStats;
     /// let point = ConsumerStats { first_runs: 3, duplicates_skipped: 1, ..ConsumerStats::default() }.data_point("loyalty");
     /// assert_eq!(point.blobs, ["consumer-batch", "loyalty"]);
-    /// assert_eq!(point.doubles, [3.0, 1.0, 0.0, 0.0, 0.0]);
+    /// assert_eq!(point.doubles, [3.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
     /// assert_eq!(point.indexes, ["consumer-batch"]);
     /// ```
     pub fn data_point(&self, consumer: &str) -> DataPoint {
-        let counts = [self.first_runs, self.duplicates_skipped, self.in_flight_conflicts, self.releases, self.reclaims];
         DataPoint {
             blobs: vec!["consumer-batch".to_owned(), consumer.to_owned()],
-            doubles: counts.iter().map(|&n| n as f64).collect(),
+            doubles: self.fields().iter().map(|&n| n as f64).collect(),
             indexes: vec!["consumer-batch".to_owned()],
         }
     }
 }
 
 /// Bytes of an encoded [`ConsumerStats`].
-const STATS_LEN: usize = 40;
+const STATS_LEN: usize = 48;
 
 impl ConsumerStats {
     /// The storage key under which a consumer's counters object keeps its
@@ -296,6 +364,7 @@ impl ConsumerStats {
             }
             Delivery::AckDuplicate => self.duplicates_skipped += 1,
             Delivery::RetryLater { .. } => self.in_flight_conflicts += 1,
+            Delivery::KeyReused => self.keys_reused += 1,
         }
     }
 
@@ -308,12 +377,13 @@ impl ConsumerStats {
 
     /// Adds another set of counts (a batch's) to these.
     pub fn add(&mut self, other: &Self) {
-        let [a, b, c, d, e] = other.fields();
+        let [a, b, c, d, e, f] = other.fields();
         self.first_runs = self.first_runs.saturating_add(a);
         self.duplicates_skipped = self.duplicates_skipped.saturating_add(b);
         self.in_flight_conflicts = self.in_flight_conflicts.saturating_add(c);
         self.releases = self.releases.saturating_add(d);
         self.reclaims = self.reclaims.saturating_add(e);
+        self.keys_reused = self.keys_reused.saturating_add(f);
     }
 
     /// Whether nothing was counted.
@@ -321,16 +391,24 @@ impl ConsumerStats {
         *self == Self::default()
     }
 
-    fn fields(&self) -> [u64; 5] {
-        [self.first_runs, self.duplicates_skipped, self.in_flight_conflicts, self.releases, self.reclaims]
+    fn fields(&self) -> [u64; 6] {
+        [
+            self.first_runs,
+            self.duplicates_skipped,
+            self.in_flight_conflicts,
+            self.releases,
+            self.reclaims,
+            self.keys_reused,
+        ]
     }
 
-    /// The counts as 40 bytes (five big-endian `u64`), for a store.
+    /// The counts as 48 bytes (six big-endian `u64`), for a store.
     pub fn encode(&self) -> Vec<u8> {
         self.fields().iter().flat_map(|n| n.to_be_bytes()).collect()
     }
 
-    /// Counts written by [`encode`](Self::encode); `None` for anything else.
+    /// Counts written by [`encode`](Self::encode) (or by a version before
+    /// `keys_reused`, 40 bytes); `None` for anything else.
     ///
     /// ```
     /// use oncekey::core::ConsumerStats;
@@ -339,16 +417,18 @@ impl ConsumerStats {
     /// assert_eq!(ConsumerStats::decode(b"short"), None);
     /// ```
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != STATS_LEN {
+        if bytes.len() != STATS_LEN && bytes.len() != STATS_LEN - 8 {
             return None;
         }
-        let n = |i: usize| u64::from_be_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let n =
+            |i: usize| bytes.get(i * 8..i * 8 + 8).map_or(0, |b| u64::from_be_bytes(b.try_into().unwrap_or_default()));
         Some(Self {
             first_runs: n(0),
             duplicates_skipped: n(1),
             in_flight_conflicts: n(2),
             releases: n(3),
             reclaims: n(4),
+            keys_reused: n(5),
         })
     }
 }
@@ -361,26 +441,30 @@ mod tests {
 
     use crate::core::{Completed, Fingerprint, StoredResponse};
 
+    fn value_key(json: &[u8], ignore_fields: &[&str]) -> String {
+        content_key(&MessageBody::Value(json.to_vec()), ignore_fields)
+    }
+
     #[test]
     fn content_key_ignores_order_whitespace_and_named_fields() {
-        let a = content_key(br#"{"customerId":"c1","orderId":"o1","eventId":"e1"}"#, &["eventId"]);
-        let b = content_key(br#"{ "orderId": "o1", "customerId": "c1", "eventId": "e2" }"#, &["eventId"]);
+        let a = value_key(br#"{"customerId":"c1","orderId":"o1","eventId":"e1"}"#, &["eventId"]);
+        let b = value_key(br#"{ "orderId": "o1", "customerId": "c1", "eventId": "e2" }"#, &["eventId"]);
         assert_eq!(a, b);
-        assert_ne!(a, content_key(br#"{"customerId":"c1","orderId":"o1","eventId":"e1"}"#, &[]));
-        assert_ne!(a, content_key(br#"{"customerId":"c2","orderId":"o1","eventId":"e1"}"#, &["eventId"]));
+        assert_ne!(a, value_key(br#"{"customerId":"c1","orderId":"o1","eventId":"e1"}"#, &[]));
+        assert_ne!(a, value_key(br#"{"customerId":"c2","orderId":"o1","eventId":"e1"}"#, &["eventId"]));
         // Only the top level is filtered.
         assert_ne!(
-            content_key(br#"{"o":{"eventId":1}}"#, &["eventId"]),
-            content_key(br#"{"o":{"eventId":2}}"#, &["eventId"])
+            value_key(br#"{"o":{"eventId":1}}"#, &["eventId"]),
+            value_key(br#"{"o":{"eventId":2}}"#, &["eventId"])
         );
         assert_eq!(a.len(), 64);
     }
 
     #[test]
     fn content_key_hashes_non_json_as_bytes() {
-        assert_eq!(content_key(b"not json", &[]), content_key(b"not json", &["x"]));
-        assert_ne!(content_key(b"not json", &[]), content_key(b"not json!", &[]));
-        assert_ne!(content_key(b"\"s\"", &[]), content_key(b"s", &[]));
+        assert_eq!(value_key(b"not json", &[]), value_key(b"not json", &["x"]));
+        assert_ne!(value_key(b"not json", &[]), value_key(b"not json!", &[]));
+        assert_ne!(value_key(b"\"s\"", &[]), value_key(b"s", &[]));
     }
 
     #[test]
@@ -396,7 +480,7 @@ mod tests {
             (Decision::Execute { attempt: 3, reclaimed: true }, Delivery::Run { attempt: 3, reclaimed: true }),
             (Decision::Execute { attempt: 1, reclaimed: false }, Delivery::Run { attempt: 1, reclaimed: false }),
             (Decision::Replay(done), Delivery::AckDuplicate),
-            (Decision::Mismatch, Delivery::AckDuplicate),
+            (Decision::Mismatch, Delivery::KeyReused),
             (
                 Decision::InFlight { retry_after_secs: 1, outcome_unknown: false, attempt: 0 },
                 Delivery::RetryLater { delay_secs: 1 },
@@ -418,7 +502,14 @@ mod tests {
         stats.count_finish(&Finished::Stale);
         assert_eq!(
             stats,
-            ConsumerStats { first_runs: 1, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 1, reclaims: 1 }
+            ConsumerStats {
+                first_runs: 1,
+                duplicates_skipped: 1,
+                in_flight_conflicts: 3,
+                releases: 1,
+                reclaims: 1,
+                keys_reused: 1
+            }
         );
     }
 
@@ -446,13 +537,40 @@ mod tests {
 
     #[test]
     fn strategies_name_messages() {
-        let body = br#"{"orderId":"o1","publishedAt":"10:00"}"#;
+        let value = |json: &[u8]| MessageBody::Value(json.to_vec());
+        let body = &value(br#"{"orderId":"o1","publishedAt":"10:00"}"#);
         assert_eq!(EventKeyStrategy::MessageId.key("m1", body).as_deref(), Some("m1"));
         let hashed = EventKeyStrategy::ContentHash { ignore_fields: vec!["publishedAt".into()] };
-        assert_eq!(hashed.key("m1", body), hashed.key("m2", br#"{"publishedAt":"10:05","orderId":"o1"}"#));
+        assert_eq!(hashed.key("m1", body), hashed.key("m2", &value(br#"{"publishedAt":"10:05","orderId":"o1"}"#)));
         assert_eq!(hashed.key("m1", body), Some(content_key(body, &["publishedAt"])));
         assert_ne!(hashed.key("m1", body), EventKeyStrategy::ContentHash { ignore_fields: vec![] }.key("m1", body));
         assert_eq!(EventKeyStrategy::Custom.key("m1", body), None);
+    }
+
+    #[test]
+    fn a_string_bytes_and_a_value_never_hash_alike() {
+        let json = br#"{"orderId":"o1"}"#.to_vec();
+        let forms = [MessageBody::Text(json.clone()), MessageBody::Bytes(json.clone()), MessageBody::Value(json)];
+        let keys: Vec<String> = forms.iter().map(|body| content_key(body, &[])).collect();
+        assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2], "{keys:?}");
+        // Each form reads JSON alike: white space and member order do not matter.
+        let spaced = MessageBody::Text(br#"{ "orderId" : "o1" }"#.to_vec());
+        assert_eq!(content_key(&spaced, &[]), keys[0]);
+    }
+
+    #[test]
+    fn a_user_key_s_record_carries_its_content() {
+        let value = |json: &[u8]| MessageBody::Value(json.to_vec());
+        let (a, b) = (value(br#"{"orderId":"o1","points":5}"#), value(br#"{"points":5,"orderId":"o1"}"#));
+        assert_eq!(EventKeyStrategy::Custom.fingerprint(&a), EventKeyStrategy::Custom.fingerprint(&b));
+        assert_ne!(
+            EventKeyStrategy::Custom.fingerprint(&a),
+            EventKeyStrategy::Custom.fingerprint(&value(br#"{"orderId":"o1","points":50}"#))
+        );
+        assert_ne!(EventKeyStrategy::Custom.fingerprint(&a), EVENT_FINGERPRINT);
+        for named in [EventKeyStrategy::MessageId, EventKeyStrategy::ContentHash { ignore_fields: vec![] }] {
+            assert_eq!(named.fingerprint(&a), EVENT_FINGERPRINT, "the key names the content already");
+        }
     }
 
     #[test]
@@ -514,19 +632,36 @@ mod tests {
     fn stats_add_and_round_trip() {
         let mut total = ConsumerStats::default();
         assert!(total.is_empty());
-        let batch =
-            ConsumerStats { first_runs: 1, duplicates_skipped: 2, in_flight_conflicts: 3, releases: 4, reclaims: 5 };
+        let batch = ConsumerStats {
+            first_runs: 1,
+            duplicates_skipped: 2,
+            in_flight_conflicts: 3,
+            releases: 4,
+            reclaims: 5,
+            keys_reused: 6,
+        };
         total.add(&batch);
         total.add(&batch);
         assert_eq!(
             total,
-            ConsumerStats { first_runs: 2, duplicates_skipped: 4, in_flight_conflicts: 6, releases: 8, reclaims: 10 }
+            ConsumerStats {
+                first_runs: 2,
+                duplicates_skipped: 4,
+                in_flight_conflicts: 6,
+                releases: 8,
+                reclaims: 10,
+                keys_reused: 12
+            }
         );
         assert!(!total.is_empty());
         assert_eq!(ConsumerStats::decode(&total.encode()), Some(total));
-        assert_eq!(total.encode().len(), 40);
+        assert_eq!(total.encode().len(), 48);
+        // Counts kept before keys_reused was counted: 40 bytes, read with none.
+        let before = ConsumerStats { keys_reused: 0, ..total };
+        assert_eq!(ConsumerStats::decode(&before.encode()[..40]), Some(before));
         assert_eq!(ConsumerStats::decode(&[0; 39]), None);
         assert_eq!(ConsumerStats::decode(&[0; 41]), None);
+        assert_eq!(ConsumerStats::decode(&[0; 49]), None);
         let mut full = ConsumerStats { first_runs: u64::MAX, ..ConsumerStats::default() };
         full.add(&batch);
         assert_eq!(full.first_runs, u64::MAX, "counts saturate");

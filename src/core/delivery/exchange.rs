@@ -4,8 +4,8 @@ use crate::core::FINISH_RETRY_PAUSES_MS;
 use crate::core::config::variables::{Config, DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
 use crate::core::coordinator::wire::{StoreCall, decode_decision, decode_finished};
 use crate::core::delivery::event::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, conflict_backoff_secs,
-    event_record_name, handler_outcome, settle,
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, MessageBody, Settle,
+    conflict_backoff_secs, event_record_name, handler_outcome, settle,
 };
 use crate::core::record::decision::{Decision, Finished};
 use crate::core::record::policy::RecordPolicy;
@@ -163,11 +163,11 @@ impl ConsumerSetting {
 pub struct Message {
     /// The queue's message id.
     pub id: String,
-    /// The body: a string body as its UTF-8 bytes, bytes as they are, any
-    /// other value as JSON; or why it has no bytes that stand for it (a
-    /// `Map`, a `BigInt`, a cycle), which only matters to a strategy that
-    /// hashes it.
-    pub body: Result<Vec<u8>, String>,
+    /// The body: a string as its UTF-8 bytes, bytes as they are, any other
+    /// value as JSON, each with its form; or why it has no bytes that stand
+    /// for it (a `Map`, a `BigInt`, a cycle), which only matters to a
+    /// strategy that hashes it.
+    pub body: Result<MessageBody, String>,
     /// When it was first sent, in ms since the Unix epoch.
     pub timestamp_ms: u64,
 }
@@ -295,10 +295,8 @@ impl DeliveryExchange {
             (EventKeyStrategy::Custom, Some(Err(why)), _) => Err(format!("the key function gave no key: {why}")),
             (EventKeyStrategy::Custom, None, _) => Err("the key function was not called".to_owned()),
             (EventKeyStrategy::ContentHash { .. }, _, Err(why)) => Err(format!("the body cannot be hashed: {why}")),
-            (strategy, _, body) => {
-                let bytes = body.as_deref().unwrap_or_default();
-                Ok(strategy.key(&id, bytes).unwrap_or_else(|| id.clone()))
-            }
+            (strategy, _, Ok(body)) => Ok(strategy.key(&id, body).unwrap_or_else(|| id.clone())),
+            (_, _, Err(_)) => Ok(id.clone()),
         };
         let mut delivery = Self {
             name: RecordName([0; 32]),
@@ -323,10 +321,11 @@ impl DeliveryExchange {
         let name = event_record_name(&config.name, &key);
         delivery.name = name;
         delivery.log.record = name.to_hex();
-        let body = body.unwrap_or_default();
+        let fingerprint = body.as_ref().map_or(EVENT_FINGERPRINT, |body| config.strategy.fingerprint(body));
+        let body = body.map(MessageBody::into_bytes).unwrap_or_default();
         let call = StoreCall::Begin {
             policy: config.policy.clone(),
-            fingerprint: EVENT_FINGERPRINT,
+            fingerprint,
             wait_ms: 0,
             reservation: 0,
             open_keys: Some(Vec::new()),
@@ -444,6 +443,15 @@ impl DeliveryExchange {
             Delivery::RetryLater { delay_secs } => {
                 self.log.delivery = "in-flight";
                 self.retry(delay_secs)
+            }
+            Delivery::KeyReused => {
+                self.log.delivery = "key-reused";
+                self.log.error = Some(format!(
+                    "message {}: its key was handled for an event with other content; retried until it dead-letters, \
+                     never acknowledged as that event's duplicate",
+                    event.id
+                ));
+                self.retry(self.conflict_delay(1, age_ms))
             }
             Delivery::Run { attempt, reclaimed } => {
                 self.log.delivery = if reclaimed { "run-reclaimed" } else { "run" };

@@ -10,11 +10,12 @@
 //!
 //! ```
 //! use oncekey::core::{
-//!     ConsumerConfig, Decision, DeliveryAction, DeliveryExchange, HandlerRun, Message, RecordPolicy, encode_decision,
+//!     ConsumerConfig, Decision, DeliveryAction, DeliveryExchange, HandlerRun, Message, MessageBody, RecordPolicy,
+//!     encode_decision,
 //! };
 //!
 //! let config = ConsumerConfig::new("loyalty", RecordPolicy::default());
-//! let message = Message { id: "m-1".into(), body: Ok(b"{}".to_vec()), timestamp_ms: 0 };
+//! let message = Message { id: "m-1".into(), body: Ok(MessageBody::Value(b"{}".to_vec())), timestamp_ms: 0 };
 //! let (mut delivery, action) = DeliveryExchange::start(&config, message, None);
 //! assert!(matches!(action, DeliveryAction::Store { .. }));
 //! let begun = encode_decision(&Decision::Execute { attempt: 1, reclaimed: false });
@@ -33,8 +34,8 @@ pub(super) mod event;
 pub(super) mod exchange;
 
 pub use event::{
-    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, Settle, content_key, event_record_name,
-    handler_outcome, settle,
+    ConsumerStats, Delivery, EVENT_FINGERPRINT, EventKeyStrategy, HandlerRun, MessageBody, Settle, content_key,
+    event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
     ConsumerConfig, ConsumerSetting, DEFAULT_MAX_RETRY_DELAY_SECS, DeliveryAction, DeliveryExchange, Event,

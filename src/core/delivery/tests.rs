@@ -21,7 +21,7 @@ fn config() -> ConsumerConfig {
 }
 
 fn message(id: &str, body: &str, timestamp_ms: u64) -> Message {
-    Message { id: id.into(), body: Ok(body.as_bytes().to_vec()), timestamp_ms }
+    Message { id: id.into(), body: Ok(MessageBody::Value(body.as_bytes().to_vec())), timestamp_ms }
 }
 
 fn begun(decision: Decision) -> Result<Vec<u8>, String> {
@@ -62,7 +62,7 @@ fn each_key_strategy_names_the_record() {
         (
             EventKeyStrategy::ContentHash { ignore_fields: vec!["at".into()] },
             None,
-            crate::core::content_key(body.as_bytes(), &["at"]),
+            crate::core::content_key(&MessageBody::Value(body.as_bytes().to_vec()), &["at"]),
         ),
         (EventKeyStrategy::Custom, Some(Ok("OrderPlaced:o1".to_owned())), "OrderPlaced:o1".to_owned()),
         // A key given to a consumer that is not custom is not used.
@@ -71,8 +71,12 @@ fn each_key_strategy_names_the_record() {
     for (strategy, custom, key) in cases {
         let config = ConsumerConfig { strategy: strategy.clone(), ..config() };
         let (mut delivery, action) = DeliveryExchange::start(&config, message("m-1", body, 0), custom);
-        let DeliveryAction::Store { name, .. } = action else { panic!() };
+        let DeliveryAction::Store { name, call: StoreCall::Begin { fingerprint, .. }, .. } = action else { panic!() };
         assert_eq!(name, event_record_name("loyalty", &key), "{strategy:?}");
+        // A key of the user's own carries the content: reused for other
+        // content, it is told apart (SPEC §11).
+        let content = strategy == EventKeyStrategy::Custom;
+        assert_eq!(fingerprint != crate::core::EVENT_FINGERPRINT, content, "{strategy:?}");
         let run = delivery.store_answered(begun(Decision::Execute { attempt: 1, reclaimed: false }), 0);
         let DeliveryAction::RunHandler { event, .. } = run else { panic!() };
         assert_eq!(event.key, key);
@@ -159,6 +163,7 @@ fn what_each_begin_answer_does_with_the_message() {
         in_flight_conflicts,
         releases: 0,
         reclaims,
+        keys_reused: 0,
     };
     type Case = (Result<Vec<u8>, String>, u64, DeliveryAction, &'static str, ConsumerStats);
     let cases: Vec<Case> = vec![
@@ -166,7 +171,15 @@ fn what_each_begin_answer_does_with_the_message() {
         (begun(Decision::Execute { attempt: 2, reclaimed: false }), 0, run(2, false), "run", stats(0, 0, 0, 0)),
         (begun(Decision::Execute { attempt: 3, reclaimed: true }), 0, run(3, true), "run-reclaimed", stats(0, 0, 0, 1)),
         (begun(completed()), 0, DeliveryAction::Ack, "duplicate", stats(0, 1, 0, 0)),
-        (begun(Decision::Mismatch), 0, DeliveryAction::Ack, "duplicate", stats(0, 1, 0, 0)),
+        // A key of the user's own, handled for other content: retried until
+        // it dead-letters, counted, never acked (SPEC §11).
+        (
+            begun(Decision::Mismatch),
+            9_500,
+            DeliveryAction::Retry { delay_secs: 9 },
+            "key-reused",
+            ConsumerStats { keys_reused: 1, ..stats(0, 0, 0, 0) },
+        ),
         // Another consumer holds the key: the delay grows with the
         // message's age, capped by the lease.
         (begun(in_flight(1)), 0, DeliveryAction::Retry { delay_secs: 1 }, "in-flight", stats(0, 0, 1, 0)),

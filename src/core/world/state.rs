@@ -454,7 +454,11 @@ impl World {
             }
             Move::Deliver => {
                 let i = self.actors.iter().position(|a| matches!(a, Actor::Queued)).expect("a delivery");
-                let message = Message { id: "m-1".into(), body: Ok(b"{}".to_vec()), timestamp_ms: START_MS };
+                let message = Message {
+                    id: "m-1".into(),
+                    body: Ok(crate::core::MessageBody::Value(b"{}".to_vec())),
+                    timestamp_ms: START_MS,
+                };
                 let (delivery, action) = DeliveryExchange::start(&self.consumer, message, None);
                 self.drive_delivery(i, delivery, None, false, action)?;
             }

@@ -183,8 +183,8 @@ pub async fn serve(path: &str, env: &Env) -> Result<Response> {
     if path == "/api/consumer/stats" {
         let s = Consumer::stats(env, CONSUMER).await?;
         return json_response(format!(
-            r#"{{"consumer":"{CONSUMER}","firstRuns":{},"duplicatesSkipped":{},"inFlightConflicts":{},"releases":{},"reclaims":{}}}"#,
-            s.first_runs, s.duplicates_skipped, s.in_flight_conflicts, s.releases, s.reclaims
+            r#"{{"consumer":"{CONSUMER}","firstRuns":{},"duplicatesSkipped":{},"inFlightConflicts":{},"releases":{},"reclaims":{},"keysReused":{}}}"#,
+            s.first_runs, s.duplicates_skipped, s.in_flight_conflicts, s.releases, s.reclaims, s.keys_reused
         ));
     }
     let raw = path.trim_start_matches("/api/loyalty/");
