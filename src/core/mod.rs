@@ -103,9 +103,9 @@ pub use exchange::{
 pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Placement, Problem, page_form_keys};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
-    KV_MIN_TTL_SECS, KeyId, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, Released,
-    SEAL_OVERHEAD, SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon, begin,
-    begin_holding, cookie_jar, copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release,
+    KV_MIN_TTL_SECS, KeyId, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, ReleaseAsked,
+    Released, SEAL_OVERHEAD, SealedAnswer, SealedPart, Step, Store, StoredAnswer, StoredResponse, Write, abandon,
+    begin, begin_holding, cookie_jar, copy_ttl_secs, finish, inspect, opened, plaintext_parts, reads_whole, release,
     replay_from_copy,
 };
 pub use request::{

@@ -310,7 +310,7 @@ describe("admin paths with IDEMPOTENCY_ADMIN_TOKEN set", () => {
     );
     assert.deepEqual(batches.at(-1), {
       blobs: ["consumer-batch", "loyalty"],
-      doubles: [1, 1, 0, 0, 0],
+      doubles: [1, 1, 0, 0, 0, 0],
       indexes: ["consumer-batch"],
     });
   });

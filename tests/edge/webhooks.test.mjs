@@ -389,4 +389,55 @@ describe("webhook routes", () => {
       ["1", "2"],
     );
   });
+
+  test("any answer outside 2xx releases the delivery (a receiver's 400 fixed later): the retry runs again", async () => {
+    for (const [sender, status] of [
+      ["standard", 400],
+      ["github", 404],
+      ["stripe", 409],
+      ["shopify", 422],
+      ["stripe", 501],
+      ["github", 302],
+    ]) {
+      const delivery = event(sender);
+      origin.script(delivery.id, { statuses: [status] });
+      assert.equal((await deliver(sender, delivery)).status, status, `${sender} ${status}`);
+      const retry = await deliver(sender, delivery);
+      assert.equal(retry.status, 200, `${sender} after ${status}: the fixed receiver runs it`);
+      assert.equal(retry.headers.get("idempotent-replayed"), null);
+      assert.deepEqual(
+        origin.runs(PATHS[sender], delivery.id).map((r) => r.attempt),
+        ["1", "2"],
+        `${sender} ${status}`,
+      );
+      // The 200 is the delivery handled: stored and replayed.
+      assert.equal((await deliver(sender, delivery)).headers.get("idempotent-replayed"), "true");
+    }
+  });
+
+  test("an answered delivery forgotten with release?completed=true runs again on its redelivery, as the next attempt", async () => {
+    const delivery = event("stripe");
+    assert.equal((await deliver("stripe", delivery)).status, 200);
+    const record = deliveryRecord("stripe", PATHS.stripe, delivery);
+    const release = (query) =>
+      worker.fetch(`/.well-known/oncekey/records/${record}/release${query}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    const plain = await release("");
+    assert.equal(plain.status, 409, "a plain release leaves an answer alone");
+    assert.match((await plain.json()).detail, /\?completed=true/);
+    const forgot = await release("?completed=true");
+    assert.equal(forgot.status, 200);
+    const state = await forgot.json();
+    assert.deepEqual([state.kind, state.attempt], ["released", 1], "the answer's attempt kept");
+    const redelivered = await deliver("stripe", delivery);
+    assert.equal(redelivered.status, 200);
+    assert.equal(redelivered.headers.get("idempotent-replayed"), null);
+    assert.deepEqual(
+      origin.runs(PATHS.stripe, delivery.id).map((r) => r.attempt),
+      ["1", "2"],
+      "attempt numbers keep rising",
+    );
+  });
 });

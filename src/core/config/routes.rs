@@ -239,12 +239,13 @@ impl Config {
 }
 
 /// What a webhook route releases the key on when it leaves `releaseOn` out,
-/// whatever `IDEMPOTENCY_RELEASE_ON` says: besides the statuses that say
-/// "not now", every 5xx a receiver answers when it failed. A sender's retry
-/// is how a failed delivery is handled after all (Stripe retries for three
-/// days); a stored 500 would answer every retry, and the event would never
-/// be handled. A route that sets `releaseOn` gets what it sets.
-pub const WEBHOOK_RELEASE_ON: &str = "408,425,429,500,502,503,504";
+/// whatever `IDEMPOTENCY_RELEASE_ON` says: every status outside 2xx (SPEC
+/// §13). Every sender retries any answer outside 2xx — that is how a failed
+/// delivery gets handled after all (Stripe retries for three days) — so a
+/// stored 400 or 404 (a receiver's bug, fixed an hour later) would answer
+/// every retry and every manual redelivery for the TTL, and the event would
+/// never be handled. A route that sets `releaseOn` gets what it sets.
+pub const WEBHOOK_RELEASE_ON: &str = "3xx,4xx,5xx";
 
 /// Every member a route may have.
 const MEMBERS: [&str; 13] = [
@@ -433,10 +434,11 @@ fn read_policy<'j>(
                     .iter()
                     .map(|status| match status {
                         Json::Number(n) => Some(n.as_str()),
+                        Json::String(class) if super::variables::status_class(class).is_some() => Some(class.as_str()),
                         _ => None,
                     })
                     .collect();
-                numbers.ok_or("`releaseOn` must be a list of HTTP statuses, numbers")?.join(",")
+                numbers.ok_or("`releaseOn` must be a list of HTTP statuses (numbers) or classes (\"5xx\")")?.join(",")
             }
             ("releaseOn", other) => {
                 return Err(format!("`releaseOn` is {}, not a list of HTTP statuses", other.kind()));
@@ -671,19 +673,33 @@ mod tests {
     }
 
     #[test]
-    fn a_webhook_route_releases_on_a_receiver_s_failure_unless_it_says_otherwise() {
+    fn a_webhook_route_releases_on_every_status_outside_2xx_unless_it_says_otherwise() {
         let vars = [("IDEMPOTENCY_RELEASE_ON", "503")];
         let config = with(
             r#"[
                 {"match": "POST /hooks/a", "webhook": "github", "secret": "A"},
                 {"match": "POST /hooks/b", "webhook": "github", "secret": "B", "releaseOn": [503]},
+                {"match": "POST /hooks/c", "webhook": "github", "secret": "C", "releaseOn": ["5xx", 409]},
                 {"match": "POST /v1/*"}
             ]"#,
             &vars,
         )
         .unwrap();
         let release_on: Vec<&[u16]> = config.routes.iter().map(|r| r.policy.records.release_on.as_slice()).collect();
-        assert_eq!(release_on, [&[408, 425, 429, 500, 502, 503, 504][..], &[503], &[503]]);
+        assert_eq!(release_on, [&[3, 4, 5][..], &[503], &[5, 409], &[503]]);
+        let hook = &config.routes[0].policy.records;
+        for status in [301, 400, 404, 409, 422, 500, 501, 599] {
+            assert!(hook.releases(status), "a receiver's {status} is retried by its sender");
+        }
+        for status in [200, 201, 202, 204, 299] {
+            assert!(!hook.releases(status), "{status} is the delivery handled");
+        }
+        let problem = |route: &str| {
+            let config = with(&format!("[{route}]"), &[]).unwrap();
+            config.route_problems().next().unwrap_or_default()
+        };
+        assert!(problem(r#"{"match": "POST /x", "releaseOn": ["6xx"]}"#).contains("or classes (\"5xx\")"));
+        assert!(!problem(r#"{"match": "POST /x", "releaseOn": ["5xx,200"]}"#).is_empty(), "one status per member");
     }
 
     #[test]
@@ -723,7 +739,7 @@ mod tests {
             hook.webhook,
             Some(Webhook { sender: Sender::Stripe, secret: "STRIPE_WEBHOOK_SECRET".into(), secrets: Vec::new() })
         );
-        assert_eq!(hook.policy.records.release_on, [408, 425, 429, 500, 502, 503, 504], "a receiver's 5xx is retried");
+        assert_eq!(hook.policy.records.release_on, [3, 4, 5], "whatever is not 2xx is retried");
         assert!(hook.key.is_empty(), "the delivery id is the key");
         assert_eq!((hook.key_rule(), hook.headers_read()), (KeyRule::Required, vec!["stripe-signature"]));
     }
@@ -798,11 +814,11 @@ mod tests {
             ),
             (
                 one(r#"{"match": "POST /x", "releaseOn": [99]}"#),
-                "route 1 (POST /x): `releaseOn`: not an HTTP status from 100 to 599".into(),
+                "route 1 (POST /x): `releaseOn`: not an HTTP status from 100 to 599, or a class from 1xx to 5xx".into(),
             ),
             (
                 one(r#"{"match": "POST /x", "releaseOn": ["503"]}"#),
-                "route 1 (POST /x): `releaseOn` must be a list of HTTP statuses, numbers".into(),
+                "route 1 (POST /x): `releaseOn` must be a list of HTTP statuses (numbers) or classes (\"5xx\")".into(),
             ),
             (
                 one(r#"{"match": "POST /x", "releaseOn": 503}"#),

@@ -435,9 +435,10 @@ impl Vars<'_> {
         raw.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|s| match s.parse::<u16>() {
-                Ok(code) if (100..=599).contains(&code) => Ok(code),
-                _ => Err(self.bad(name, s, "an HTTP status from 100 to 599")),
+            .map(|s| match (s.parse::<u16>(), status_class(s)) {
+                (Ok(code), _) if (100..=599).contains(&code) => Ok(code),
+                (_, Some(class)) => Ok(class),
+                _ => Err(self.bad(name, s, "an HTTP status from 100 to 599, or a class from 1xx to 5xx")),
             })
             .collect()
     }
@@ -583,6 +584,17 @@ pub fn finish_time_ms(store_timeout_ms: u64) -> u64 {
     let pauses: u64 = crate::core::FINISH_RETRY_PAUSES_MS.iter().sum();
     let tries = crate::core::FINISH_RETRY_PAUSES_MS.len() as u64 + 1;
     tries.saturating_mul(store_timeout_ms).saturating_add(pauses)
+}
+
+/// A class of statuses written `4xx` (any case): its first digit, as
+/// [`RecordPolicy::releases`](crate::core::RecordPolicy::releases) reads it.
+pub(super) fn status_class(text: &str) -> Option<u16> {
+    match text.as_bytes() {
+        [digit @ b'1'..=b'5', x, y] if x.eq_ignore_ascii_case(&b'x') && y.eq_ignore_ascii_case(&b'x') => {
+            Some(u16::from(digit - b'0'))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -571,7 +571,8 @@ mod tests {
         assert!(!object.alarm(1_000_000_000).delete_all, "the alarm keeps what it cannot read");
         let seen = object.call(102, &StoreCall::Inspect.encode(), 2).unwrap();
         assert_eq!(decode_inspected(&seen.replies[0].bytes), Ok(Some(RecordState::Unreadable)));
-        let release = StoreCall::Release { policy: policy(), force: false, open_keys: vec![] }.encode();
+        let release =
+            StoreCall::Release { policy: policy(), force: false, completed: false, open_keys: vec![] }.encode();
         let released = object.call(103, &release, 3).unwrap();
         assert!(matches!(decode_released(&released.replies[0].bytes), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.put, Some(Record::Released(ref r)) if r.last_attempt == 0));

@@ -76,6 +76,8 @@ pub enum StoreCall {
         policy: RecordPolicy,
         /// Release a running attempt too (`?force=true`).
         force: bool,
+        /// Forget a completed answer too (`?completed=true`).
+        completed: bool,
         /// The seal keys the Worker holds: a stored answer sealed by none of
         /// them can never be replayed, so it may be released too (SPEC §4).
         open_keys: Vec<KeyId>,
@@ -127,8 +129,8 @@ impl StoreCall {
                 let step = state::inspect(found, now_ms);
                 Step { answer: encode_inspected(step.answer.as_ref()), write: step.write }
             }
-            Self::Release { policy, force, open_keys } => {
-                let step = state::release(found, now_ms, &policy, force, &open_keys);
+            Self::Release { policy, force, completed, open_keys } => {
+                let step = state::release(found, now_ms, &policy, state::ReleaseAsked { force, completed }, &open_keys);
                 Step { answer: encode_released(&step.answer), write: step.write }
             }
         }
@@ -239,8 +241,8 @@ impl StoreCall {
                 }
             }
             Self::Abandon { reservation, .. } => out.u64(*reservation),
-            Self::Release { force, open_keys, .. } => {
-                out.0.push(u8::from(*force));
+            Self::Release { force, completed, open_keys, .. } => {
+                out.0.push(u8::from(*force) | (u8::from(*completed) << 1));
                 out.u32(open_keys.len() as u32);
                 for id in open_keys {
                     out.0.extend_from_slice(&id.0);
@@ -301,15 +303,17 @@ impl StoreCall {
             }
             ABANDON => Self::Abandon { policy, reservation: r.u64()? },
             // A release from the version before `force` ends here: not
-            // forced; from the version before seal keys: none held.
+            // forced; from the version before seal keys: none held. Its
+            // flags: 1 force, 2 completed (before `completed`, only 1).
             RELEASE => {
-                let force = !r.0.is_empty() && r.u8()? != 0;
+                let flags = if r.0.is_empty() { 0 } else { r.u8()? };
+                let (force, completed) = (flags & 1 != 0, flags & 2 != 0);
                 let count = if r.0.is_empty() { 0 } else { r.u32()? as usize };
                 let mut open_keys = Vec::with_capacity(count.min(16));
                 for _ in 0..count {
                     open_keys.push(KeyId(r.array()?));
                 }
-                Self::Release { policy, force, open_keys }
+                Self::Release { policy, force, completed, open_keys }
             }
             FINISH => {
                 let attempt = r.u32()?;
@@ -600,24 +604,30 @@ mod tests {
                 outcome: Outcome::Answered(answer(201, Some(b"\0ok".to_vec()))),
             },
             StoreCall::Inspect,
-            StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] },
-            StoreCall::Release { policy: policy.clone(), force: true, open_keys: vec![] },
-            StoreCall::Release { policy, force: true, open_keys: vec![KeyId([1, 2, 3, 4]), KeyId([5; 4])] },
+            StoreCall::Release { policy: policy.clone(), force: false, completed: false, open_keys: vec![] },
+            StoreCall::Release { policy: policy.clone(), force: true, completed: false, open_keys: vec![] },
+            StoreCall::Release { policy: policy.clone(), force: false, completed: true, open_keys: vec![] },
+            StoreCall::Release {
+                policy,
+                force: true,
+                completed: true,
+                open_keys: vec![KeyId([1, 2, 3, 4]), KeyId([5; 4])],
+            },
         ];
         for call in calls {
             assert_eq!(StoreCall::decode(&call.encode()), Ok(call.clone()));
             let bytes = call.encode();
             for cut in 0..bytes.len() {
-                if let StoreCall::Release { policy, force, open_keys } = &call {
-                    // The layouts before the keys, and before `force`.
+                if let StoreCall::Release { policy, force, completed, open_keys } = &call {
+                    // The layouts before the keys, and before the flags.
                     let keys_at = bytes.len() - 4 - 4 * open_keys.len();
                     let earlier = match cut {
-                        _ if cut == keys_at => Some(*force),
-                        _ if cut == keys_at - 1 => Some(false),
+                        _ if cut == keys_at => Some((*force, *completed)),
+                        _ if cut == keys_at - 1 => Some((false, false)),
                         _ => None,
                     };
-                    if let Some(force) = earlier {
-                        let before = StoreCall::Release { policy: policy.clone(), force, open_keys: vec![] };
+                    if let Some((force, completed)) = earlier {
+                        let before = StoreCall::Release { policy: policy.clone(), force, completed, open_keys: vec![] };
                         assert_eq!(StoreCall::decode(&bytes[..cut]), Ok(before), "the earlier layout decodes");
                         continue;
                     }
@@ -714,11 +724,12 @@ mod tests {
         let seen = StoreCall::Inspect.run(Some(running.clone()), 1);
         assert_eq!(seen.write, decision::Write::Keep);
         assert!(matches!(decode_inspected(&seen.answer), Ok(Some(RecordState::InFlight { attempt: 1, .. }))));
-        let refused = StoreCall::Release { policy: policy.clone(), force: false, open_keys: vec![] }
+        let refused = StoreCall::Release { policy: policy.clone(), force: false, completed: false, open_keys: vec![] }
             .run(Some(running.clone()), 2);
         assert!(matches!(decode_released(&refused.answer), Ok(ReleaseAnswer::Running(_))));
         assert_eq!(refused.write, decision::Write::Keep, "a running attempt is not released unforced");
-        let released = StoreCall::Release { policy, force: true, open_keys: vec![] }.run(Some(running), 2);
+        let released =
+            StoreCall::Release { policy, force: true, completed: false, open_keys: vec![] }.run(Some(running), 2);
         assert!(matches!(decode_released(&released.answer), Ok(ReleaseAnswer::Released(_))));
         assert!(matches!(released.write, decision::Write::Put(Record::Released(ref r)) if r.last_attempt == 1));
         assert_eq!(decode_inspected(&StoreCall::Inspect.run(None, 3).answer), Ok(None));

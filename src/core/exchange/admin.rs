@@ -59,9 +59,10 @@ impl Exchange {
         }
         match request {
             AdminRequest::Inspect(name) => self.store(name, StoreCall::Inspect),
-            AdminRequest::Release { name, force } => {
+            AdminRequest::Release { name, force, completed } => {
                 let open_keys = self.config.seal_keys.ids();
-                self.store(name, StoreCall::Release { policy: self.config.release_policy(), force, open_keys })
+                let policy = self.config.release_policy();
+                self.store(name, StoreCall::Release { policy, force, completed, open_keys })
             }
         }
     }

@@ -179,7 +179,8 @@ impl Problem {
             Self::RecordNotFound(why) => why.clone(),
             Self::MethodNotAllowed { allow } => format!("This path takes {allow} only."),
             Self::NotInFlight(RecordState::Completed { attempt, status, .. }) => format!(
-                "The record is completed: attempt {attempt} answered {status}, and that answer is replayed to every retry. There is no attempt in flight to release."
+                "The record is completed: attempt {attempt} answered {status}, and that answer is replayed to every retry. There is no attempt in flight to release; `?completed=true` forgets the answer, so the next request runs again (as attempt {}).",
+                attempt.saturating_add(1)
             ),
             Self::NotInFlight(RecordState::Released { last_attempt, .. }) => format!(
                 "The record is already released (last attempt {last_attempt}): the next request with this key runs as attempt {}. There is no attempt in flight to release.",

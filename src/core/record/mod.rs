@@ -26,5 +26,5 @@ pub use decision::{
 pub use policy::{DEFAULT_RELEASE_ON, RecordPolicy};
 pub use response::{StoredResponse, cookie_jar, reads_whole};
 pub use sealed::{KeyId, SEAL_OVERHEAD, SealedAnswer, SealedPart, StoredAnswer, opened, plaintext_parts};
-pub use state::{RecordState, ReleaseAnswer, inspect, release};
+pub use state::{RecordState, ReleaseAnswer, ReleaseAsked, inspect, release};
 pub use store::{MemoryStore, Store};

@@ -12,15 +12,23 @@ pub struct RecordPolicy {
     /// How long a completed answer or a release tombstone is kept, in ms
     /// (`IDEMPOTENCY_TTL_SECONDS`).
     pub ttl_ms: u64,
-    /// Origin statuses that release the key (`IDEMPOTENCY_RELEASE_ON`).
+    /// Origin statuses that release the key (`IDEMPOTENCY_RELEASE_ON`): a
+    /// status, or a class as its first digit (`5` for every `5xx`).
     pub release_on: Vec<u16>,
 }
 
 impl RecordPolicy {
     /// Whether an answer with this status releases the key, rather than
     /// being stored.
+    ///
+    /// ```
+    /// use oncekey::core::RecordPolicy;
+    /// let policy = RecordPolicy { release_on: vec![503, 4], ..RecordPolicy::default() };
+    /// assert!(policy.releases(503) && policy.releases(400) && policy.releases(499));
+    /// assert!(!policy.releases(500) && !policy.releases(201) && !policy.releases(4));
+    /// ```
     pub fn releases(&self, status: u16) -> bool {
-        self.release_on.contains(&status)
+        self.release_on.iter().any(|&r| if r < 10 { status >= 100 && status / 100 == r } else { r == status })
     }
 }
 

@@ -168,23 +168,36 @@ pub fn inspect(found: Option<Record>, now_ms: u64) -> Step<Option<RecordState>> 
     Step { answer: found.and_then(|r| r.live(now_ms)).map(|r| RecordState::of(&r)), write: Write::Keep }
 }
 
+/// What an operator's release asks for besides an attempt whose outcome
+/// is settled (SPEC §12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReleaseAsked {
+    /// `?force=true`: release a running attempt too.
+    pub force: bool,
+    /// `?completed=true`: forget a completed answer too.
+    pub completed: bool,
+}
+
 /// Releases the attempt in flight whose outcome the operator has settled —
 /// its outcome unknown, or its lease over — so the record becomes
 /// `Released(last_attempt = its attempt)` for the TTL, the next request runs
 /// as the next attempt, and that attempt's own `finish`, if it ever comes,
 /// finds it stale and writes nothing. A running attempt (lease live, outcome
-/// not yet known) is released only when `force` is set: its origin call may
-/// still be under way, so the next attempt could run beside it. A stored
-/// answer sealed by none of `open_keys` (the seal keys the Worker holds)
-/// is released too: nothing can replay it. Any other stored answer or a
-/// release is left as it is; so is nothing.
+/// not yet known) is released only when `asked.force` is set: its origin
+/// call may still be under way, so the next attempt could run beside it. A
+/// stored answer is forgotten when `asked.completed` is set (the record
+/// becomes `Released` with its attempt, numbers rising on), or when it is
+/// sealed by none of `open_keys` (the seal keys the Worker holds): nothing
+/// can replay it. Any other stored answer or a release is left as it is;
+/// so is nothing.
 ///
 /// ```
-/// use oncekey::core::{begin, release, Fingerprint, RecordPolicy, ReleaseAnswer, RecordState, Write};
+/// use oncekey::core::{begin, release, Fingerprint, RecordPolicy, ReleaseAnswer, ReleaseAsked, RecordState, Write};
 /// let policy = RecordPolicy::default();
 /// let Write::Put(running) = begin(None, Fingerprint([1; 32]), 0, &policy).write else { unreachable!() };
-/// assert!(matches!(release(Some(running.clone()), 10, &policy, false, &[]).answer, ReleaseAnswer::Running(_)));
-/// let step = release(Some(running), 10, &policy, true, &[]);
+/// let asked = ReleaseAsked::default();
+/// assert!(matches!(release(Some(running.clone()), 10, &policy, asked, &[]).answer, ReleaseAnswer::Running(_)));
+/// let step = release(Some(running), 10, &policy, ReleaseAsked { force: true, ..asked }, &[]);
 /// assert_eq!(step.answer, ReleaseAnswer::Released(RecordState::Released { last_attempt: 1, expires_at: 10 + policy.ttl_ms }));
 /// assert!(matches!(step.write, Write::Put(_)));
 /// ```
@@ -192,9 +205,10 @@ pub fn release(
     found: Option<Record>,
     now_ms: u64,
     policy: &RecordPolicy,
-    force: bool,
+    asked: ReleaseAsked,
     open_keys: &[KeyId],
 ) -> Step<ReleaseAnswer> {
+    let ReleaseAsked { force, completed } = asked;
     let keep = |answer| Step { answer, write: Write::Keep };
     match found.and_then(|r| r.live(now_ms)) {
         None => keep(ReleaseAnswer::Absent),
@@ -215,10 +229,13 @@ pub fn release(
             let record = Record::Released(released);
             Step { answer: ReleaseAnswer::Released(RecordState::of(&record)), write: Write::Put(record) }
         }
-        // SPEC §4: an answer sealed by a key the Worker no longer holds can
-        // never be replayed; the operator may release it, so the next
-        // attempt runs (the record says which attempt it was).
-        Some(Record::Completed(c)) if c.response.sealed_by().is_some_and(|id| !open_keys.contains(&id)) => {
+        // SPEC §12: `?completed=true` forgets a completed answer (a
+        // receiver's bug, fixed after it answered), and so does the layer
+        // for an answer sealed by a key the Worker no longer holds (§4),
+        // which can never be replayed. The next attempt runs, numbered on.
+        Some(Record::Completed(c))
+            if completed || c.response.sealed_by().is_some_and(|id| !open_keys.contains(&id)) =>
+        {
             let record = Record::Released(Released {
                 last_attempt: c.attempt,
                 expires_at: now_ms.saturating_add(policy.ttl_ms),
@@ -323,17 +340,29 @@ mod tests {
             ),
         ];
         for (name, found, (answer, write)) in rows {
-            let step = release(found.clone(), NOW, &policy(), false, &[]);
+            let step = release(found.clone(), NOW, &policy(), ReleaseAsked::default(), &[]);
             assert_eq!((step.answer, step.write), (answer, write), "{name}");
         }
-        let forced = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), true, &[]);
+        let force = ReleaseAsked { force: true, completed: false };
+        let forced = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), force, &[]);
         assert_eq!((forced.answer, forced.write), released(3), "running, forced");
+        // `?completed=true` forgets a stored answer, its attempt kept; it
+        // releases a running attempt no more than without it.
+        let forget = ReleaseAsked { force: false, completed: true };
+        let forgot = release(Some(completed()), NOW, &policy(), forget, &[]);
+        assert_eq!((forgot.answer, forgot.write), released(2), "completed, forgotten with its attempt");
+        let running = release(Some(in_flight(false, NOW + 5_000)), NOW, &policy(), forget, &[]);
+        assert!(matches!(running.answer, ReleaseAnswer::Running(_)), "a running attempt is not released by it");
+        let already = release(Some(tombstone()), NOW, &policy(), forget, &[]);
+        assert!(matches!(already.answer, ReleaseAnswer::NotInFlight(_)), "a release stays one");
     }
 
     #[test]
     fn after_a_release_the_next_request_runs_as_the_next_attempt_and_the_old_finish_is_stale() {
         use crate::core::{Decision, Finished, Outcome, begin, finish};
-        let Write::Put(record) = release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), false, &[]).write else {
+        let Write::Put(record) =
+            release(Some(in_flight(true, NOW + 5_000)), NOW, &policy(), ReleaseAsked::default(), &[]).write
+        else {
             panic!()
         };
         let next = begin(Some(record.clone()), Fingerprint([1; 32]), NOW + 1, &policy());
@@ -349,7 +378,15 @@ mod tests {
         // tombstone still outlives the running attempt's lease.
         let short = RecordPolicy { lease_ms: 120_000, ttl_ms: 60_000, release_on: vec![] };
         let lease_end = NOW + 120_000;
-        let Write::Put(tombstone) = release(Some(in_flight(false, lease_end)), NOW, &short, true, &[]).write else {
+        let Write::Put(tombstone) = release(
+            Some(in_flight(false, lease_end)),
+            NOW,
+            &short,
+            ReleaseAsked { force: true, completed: false },
+            &[],
+        )
+        .write
+        else {
             panic!()
         };
         assert!(matches!(tombstone, Record::Released(Released { expires_at, .. }) if expires_at == lease_end));

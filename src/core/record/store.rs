@@ -70,7 +70,8 @@ impl MemoryStore {
     /// Releases the attempt in flight on `name` ([`state::release`]);
     /// a running one only when `force` is set.
     pub fn release(&self, name: &RecordName, now_ms: u64, force: bool) -> ReleaseAnswer {
-        self.step(name, |found| state::release(found, now_ms, &self.policy, force, &[]))
+        let asked = state::ReleaseAsked { force, completed: false };
+        self.step(name, |found| state::release(found, now_ms, &self.policy, asked, &[]))
     }
 
     /// Runs one pure step on one record and applies its write.

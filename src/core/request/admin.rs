@@ -99,6 +99,9 @@ pub enum AdminRequest {
         name: RecordName,
         /// `?force=true`: release it even while it runs.
         force: bool,
+        /// `?completed=true`: forget a completed answer, so the next
+        /// request runs again (a receiver's bug fixed after it answered).
+        completed: bool,
     },
 }
 
@@ -176,8 +179,8 @@ impl AdminRequest {
         Some(match (release, method) {
             (false, "GET") => Ok(Self::Inspect(name)),
             (true, "POST") => {
-                let force = query.is_some_and(|q| q.split('&').any(|pair| pair == "force=true"));
-                Ok(Self::Release { name, force })
+                let asks = |flag: &str| query.is_some_and(|q| q.split('&').any(|pair| pair == flag));
+                Ok(Self::Release { name, force: asks("force=true"), completed: asks("completed=true") })
             }
             (false, _) => Err(AdminRefusal::MethodNotAllowed { allow: "GET" }),
             (true, _) => Err(AdminRefusal::MethodNotAllowed { allow: "POST" }),
@@ -263,7 +266,7 @@ mod tests {
         let inspect = format!("{ADMIN_PREFIX}/{hex}");
         let release = format!("{ADMIN_PREFIX}/{hex}/release");
         assert_eq!(of("GET", &inspect), Some(Ok(AdminRequest::Inspect(name))));
-        assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false })));
+        assert_eq!(of("POST", &release), Some(Ok(AdminRequest::Release { name, force: false, completed: false })));
         // Any spelling of the path is the path (SPEC §13).
         for spelling in [
             format!("{ADMIN_PREFIX}/{}", hex.to_uppercase()),
@@ -276,7 +279,7 @@ mod tests {
             [("force=true", true), ("a=1&force=true", true), ("force=1", false), ("force=true2", false)]
         {
             let asked = AdminRequest::of(Some(&t), "POST", &CanonicalPath::of(&release), Some(query), auth);
-            assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force })), "{query}");
+            assert_eq!(asked, Some(Ok(AdminRequest::Release { name, force, completed: false })), "{query}");
         }
         assert_eq!(of("POST", &inspect), Some(Err(AdminRefusal::MethodNotAllowed { allow: "GET" })));
         assert_eq!(of("GET", &release), Some(Err(AdminRefusal::MethodNotAllowed { allow: "POST" })));

@@ -523,7 +523,10 @@ impl World {
             Move::Release => {
                 let force = self.budget.release.take().expect("a release");
                 let name = self.request;
-                let call = StoreCall::Release { policy: self.config.policy.records.clone(), force, open_keys: vec![] };
+                // Never `completed`: forgetting an answer runs the request
+                // again by design, which the model's at-most-once check forbids.
+                let policy = self.config.policy.records.clone();
+                let call = StoreCall::Release { policy, force, completed: false, open_keys: vec![] };
                 self.send(None, name, &call, u64::MAX);
             }
         };
