@@ -96,9 +96,9 @@ pub use delivery::{
     Settle, batch_lanes, content_key, event_record_name, handler_outcome, settle,
 };
 pub use exchange::{
-    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, CipherCall, CipherOp, DecisionLog, EdgeAnswer, Exchange,
-    FINISH_RETRY_PAUSES_MS, FinishResult, FormRewrite, HeaderEdit, OriginResult, Reply, ReplyBody, RequestHead, Tier,
-    Timing, Verdict,
+    AFTER_DISCONNECT_MS, Action, AnswerRead, BodyRead, CipherCall, CipherOp, DecisionLog, DeliveryLog, EdgeAnswer,
+    Exchange, FINISH_RETRY_PAUSES_MS, FinishResult, FormRewrite, HeaderEdit, OriginResult, Reply, ReplyBody,
+    RequestHead, Tier, Timing, Verdict,
 };
 pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Placement, Problem, page_form_keys};
 pub use record::{
@@ -115,4 +115,6 @@ pub use request::{
     from_own_origin, is_serialized_origin, never_an_origin, preflight_allow_headers,
 };
 pub use text::{JsonObject, JsonPointer, JsonPointerError};
-pub use webhook::{SecretError, Sender, UnknownSender, WebhookRefusal, WebhookSecret, verify_delivery};
+pub use webhook::{
+    SecretError, Sender, UnknownSender, WebhookRefusal, WebhookSecret, claimed_delivery, verify_delivery,
+};

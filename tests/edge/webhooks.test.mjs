@@ -281,7 +281,8 @@ describe("webhook routes", () => {
   test("a refusal is logged with its reason and its route, never the secret", async () => {
     const delivery = event("github");
     await deliver("github", delivery, { secret: "not-the-secret" });
-    const line = worker.decisions().find((l) => l.oncekey === "webhook-signature" && l.path === PATHS.github);
+    // Found by the id it claimed, marked unverified: an on-call engineer finds it.
+    const line = worker.decisions().find((l) => l.oncekey === "webhook-signature" && l.delivery?.id === delivery.id);
     assert.ok(line, "the refusal's line");
     assert.equal(line.status, 401);
     assert.equal(line.route, "route 2 (POST /hooks/github)");
@@ -289,6 +290,42 @@ describe("webhook routes", () => {
     assert.ok(!JSON.stringify(worker.decisions()).includes(SECRETS.github), "no secret in any line");
     const executed = worker.decisions().find((l) => l.oncekey === "execute" && l.path === PATHS.shopify);
     assert.equal(executed?.route, "route 4 (POST /hooks/shopify)");
+    assert.equal(line.path, PATHS.github);
+    assert.deepEqual(line.delivery, { event: "push", id: delivery.id, verified: false });
+  });
+
+  test("each delivery's line carries its id and event type, as each sender names them (SPEC §12)", async () => {
+    const types = {
+      standard: "order.created",
+      github: "push",
+      stripe: "payment_intent.succeeded",
+      shopify: "orders/create",
+    };
+    for (const sender of Object.keys(types)) {
+      const delivery = event(sender);
+      assert.equal((await deliver(sender, delivery)).status, 200);
+      assert.equal((await deliver(sender, delivery)).headers.get("idempotent-replayed"), "true");
+      const lines = worker.decisions().filter((l) => l.delivery?.id === delivery.id);
+      assert.deepEqual(
+        lines.map((l) => [l.oncekey, l.delivery]),
+        [
+          ["execute", { event: types[sender], id: delivery.id, verified: true }],
+          ["replay", { event: types[sender], id: delivery.id, verified: true }],
+        ],
+        sender,
+      );
+    }
+    // A Svix-branded delivery missing its signature is told which header, and logged with its claimed id.
+    const svix = event("standard");
+    const res = await worker.fetch(PATHS.standard, {
+      method: "POST",
+      headers: { "content-type": "application/json", "svix-id": svix.id, "svix-timestamp": String(nowSecs()) },
+      body: svix.body,
+    });
+    assert.equal(res.status, 401);
+    assert.match((await problemOf(res)).detail, /svix-signature header is missing/);
+    const refused = worker.decisions().find((l) => l.delivery?.id === svix.id);
+    assert.deepEqual(refused?.delivery, { event: "order.created", id: svix.id, verified: false });
   });
 
   test("no spelling or method of a webhook route reaches the receiver unsigned (SPEC §13)", async () => {
@@ -412,6 +449,30 @@ describe("webhook routes", () => {
       );
       // The 200 is the delivery handled: stored and replayed.
       assert.equal((await deliver(sender, delivery)).headers.get("idempotent-replayed"), "true");
+    }
+  });
+
+  test("a redelivery during a slow first run gets its 409 while the sender still listens (GitHub 10 s, Shopify 5 s)", async () => {
+    // (sender, how long the first run takes, the sender's timeout)
+    for (const [sender, firstRunMs, timeoutMs] of [
+      ["github", 12_000, 10_000],
+      ["shopify", 6_000, 5_000],
+    ]) {
+      const delivery = event(sender);
+      origin.script(delivery.id, { delayMs: firstRunMs });
+      const first = deliver(sender, delivery);
+      await sleep(200);
+      const started = Date.now();
+      const redelivery = await deliver(sender, delivery);
+      const waited = Date.now() - started;
+      assert.equal(redelivery.status, 409, `${sender}: ${await redelivery.text()}`);
+      assert.ok(
+        waited < timeoutMs - 500,
+        `${sender}: answered after ${waited} ms, before the sender's ${timeoutMs} ms`,
+      );
+      assert.ok(waited >= timeoutMs - 2_000, `${sender}: it waited for the first run first (${waited} ms)`);
+      assert.equal((await first).status, 200);
+      assert.equal(origin.runs(PATHS[sender], delivery.id).length, 1, `${sender}: the receiver ran once`);
     }
   });
 

@@ -396,7 +396,14 @@ fn read_route_held(
     }
     let member = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, value)| value);
     let webhook = read_webhook(member("webhook"), member("secret")).map_err(named)?;
-    let policy = read_policy(&member, vars, webhook.is_some()).map_err(named)?;
+    let mut policy = read_policy(&member, vars, webhook.is_some()).map_err(named)?;
+    // SPEC §13: a duplicate's wait ends while the sender still listens,
+    // unless the route says how long to wait.
+    if let Some(hook) = &webhook
+        && member("inFlightWaitMs").is_none()
+    {
+        policy.in_flight_wait_ms = policy.in_flight_wait_ms.min(hook.sender.in_flight_wait_ms());
+    }
     let ignore = read_ignore(member("fingerprint")).map_err(named)?;
     let key = match &webhook {
         None => read_key(member("key")).map_err(named)?,
@@ -700,6 +707,32 @@ mod tests {
         };
         assert!(problem(r#"{"match": "POST /x", "releaseOn": ["6xx"]}"#).contains("or classes (\"5xx\")"));
         assert!(!problem(r#"{"match": "POST /x", "releaseOn": ["5xx,200"]}"#).is_empty(), "one status per member");
+    }
+
+    #[test]
+    fn a_duplicate_delivery_s_wait_ends_before_its_sender_stops_listening() {
+        let config = with(
+            r#"[
+                {"match": "POST /hooks/github", "webhook": "github", "secret": "G"},
+                {"match": "POST /hooks/shopify", "webhook": "shopify", "secret": "S"},
+                {"match": "POST /hooks/standard", "webhook": "standard", "secret": "W"},
+                {"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "T", "inFlightWaitMs": 12000},
+                {"match": "POST /v1/*"}
+            ]"#,
+            &[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "20000"), ("IDEMPOTENCY_LEASE_SECONDS", "60")],
+        )
+        .unwrap();
+        let waits: Vec<u64> = config.routes.iter().map(|r| r.policy.in_flight_wait_ms).collect();
+        // GitHub 10 s, Shopify 5 s, Svix 15 s, each less 1.5 s; a route's
+        // own value wins; other routes keep the variable.
+        assert_eq!(waits, [8_500, 3_500, 13_500, 12_000, 20_000]);
+        let wait = |route: &str, vars: &[(&str, &str)]| {
+            with(&format!("[{route}]"), vars).unwrap().routes[0].policy.in_flight_wait_ms
+        };
+        let github = r#"{"match": "POST /hooks/github", "webhook": "github", "secret": "G"}"#;
+        assert_eq!(wait(github, &[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "1000")]), 1_000, "a shorter wait stands");
+        let short = r#"{"match": "POST /hooks/github", "webhook": "github", "secret": "G", "leaseSeconds": 2}"#;
+        assert_eq!(wait(short, &[]), 2_000, "the lease still bounds it");
     }
 
     #[test]

@@ -185,6 +185,22 @@ pub struct DecisionLog {
     /// How long recording the attempt's outcome took after the caller had
     /// its answer (`finish` and its repeats), in ms.
     pub after_answer_ms: Option<u64>,
+    /// A webhook delivery: its id and event type (SPEC §12).
+    pub delivery: Option<DeliveryLog>,
+}
+
+/// A webhook delivery as its decision's line names it (SPEC §12): the id
+/// and event type it carried — checked by its signature, or claimed by a
+/// delivery that was refused — so any `evt_…` can be found in the logs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryLog {
+    /// The delivery id.
+    pub id: Option<String>,
+    /// The event type, where the sender names one.
+    pub event: Option<String>,
+    /// Whether the signature was checked: `false` on a refusal, whose id
+    /// and type anyone could have written.
+    pub verified: bool,
 }
 
 impl DecisionLog {
@@ -204,11 +220,22 @@ impl DecisionLog {
     /// assert_eq!(line["oncekey"], "replay");
     /// ```
     pub fn to_json(&self, timing: &Timing) -> String {
-        // Members in name order, as the line has always been written.
-        JsonObject::new()
+        // Members in name order, as the line has always been written; a
+        // delivery's only on a webhook route's lines.
+        let line = JsonObject::new()
             .number("after_answer_ms", self.after_answer_ms)
-            .number("attempt", self.attempt.map(u64::from))
-            .number("do_ms", timing.durable)
+            .number("attempt", self.attempt.map(u64::from));
+        let line = match &self.delivery {
+            Some(delivery) => line.object(
+                "delivery",
+                JsonObject::new()
+                    .string_or_null("event", delivery.event.as_deref())
+                    .string_or_null("id", delivery.id.as_deref())
+                    .boolean("verified", delivery.verified),
+            ),
+            None => line,
+        };
+        line.number("do_ms", timing.durable)
             .string_or_null("error", self.error.as_deref())
             .string_or_null("finish", self.finish.map(FinishResult::as_str))
             .number("kv_ms", timing.kv)

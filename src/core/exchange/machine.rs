@@ -346,7 +346,9 @@ impl Exchange {
         // body before anything else happens, and its body goes on untouched
         // (the receiver may check it again).
         if self.is_delivery() {
-            return match self.delivery_key(&head, &body, now_ms) {
+            let checked = self.delivery_key(&head, &body, now_ms);
+            self.log.delivery = self.delivery_log(&head, &body, checked.is_ok());
+            return match checked {
                 Ok(key) => self.keyed(key, &head, body, false, now_ms),
                 Err(problem) => self.refuse(problem),
             };

@@ -42,7 +42,7 @@ mod seal;
 pub use action::{Action, BodyRead, CipherCall, CipherOp, HeaderEdit, OriginResult};
 pub use answer_read::AnswerRead;
 pub use head::RequestHead;
-pub use log::{DecisionLog, FinishResult, Tier, Timing, Verdict};
+pub use log::{DecisionLog, DeliveryLog, FinishResult, Tier, Timing, Verdict};
 pub use machine::{AFTER_DISCONNECT_MS, Exchange, FINISH_RETRY_PAUSES_MS};
 pub use origin_failure::EdgeAnswer;
 pub use reply::{FormRewrite, Reply, ReplyBody};

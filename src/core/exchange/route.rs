@@ -8,10 +8,11 @@
 use std::borrow::Cow;
 
 use super::head::RequestHead;
+use super::log::DeliveryLog;
 use super::machine::Exchange;
 use crate::core::{
-    Config, Fingerprint, IdempotencyKey, KeyLookup, KeyRule, Policy, Problem, ROUTES, RecordName, Route, find_key,
-    verify_delivery,
+    Config, Fingerprint, IdempotencyKey, KeyLookup, KeyRule, Policy, Problem, ROUTES, RecordName, Route,
+    claimed_delivery, find_key, verify_delivery,
 };
 
 /// The policy of the request whose route is at place `route` of
@@ -102,6 +103,14 @@ impl Exchange {
         }
         verify_delivery(webhook.sender, &webhook.secrets, |name| head.header(name), body, now_ms)
             .map_err(|refusal| Problem::WebhookSignature(refusal.to_string()))
+    }
+
+    /// What the log line says of a delivery (SPEC §12): the id and event
+    /// type it carries, `verified` once its signature was checked.
+    pub(super) fn delivery_log(&self, head: &RequestHead, body: &[u8], verified: bool) -> Option<DeliveryLog> {
+        let webhook = self.route()?.webhook.as_ref()?;
+        let (id, event) = claimed_delivery(webhook.sender, |name| head.header(name), body);
+        Some(DeliveryLog { id, event, verified })
     }
 
     /// The request's fingerprint: on a route, with the members its

@@ -46,6 +46,11 @@ impl JsonObject {
         }
     }
 
+    /// A `true` or `false` member.
+    pub fn boolean(self, name: &str, value: bool) -> Self {
+        self.member(name, if value { "true" } else { "false" })
+    }
+
     /// A whole-number member, or `null`.
     pub fn number(self, name: &str, value: Option<u64>) -> Self {
         match value {

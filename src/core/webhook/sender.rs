@@ -85,6 +85,10 @@ pub(super) const STRIPE_SIGNATURE: &str = "stripe-signature";
 pub(super) const SHOPIFY_HMAC: &str = "x-shopify-hmac-sha256";
 /// Shopify's delivery id.
 pub(super) const SHOPIFY_WEBHOOK_ID: &str = "x-shopify-webhook-id";
+/// Shopify's event type (`orders/create`), unsigned.
+pub(super) const SHOPIFY_TOPIC: &str = "x-shopify-topic";
+/// GitHub's event type (`push`), unsigned.
+pub(super) const GITHUB_EVENT: &str = "x-github-event";
 
 impl Sender {
     /// Every sender, in the order the docs list them.
@@ -100,21 +104,21 @@ impl Sender {
         }
     }
 
-    /// The request headers a delivery's check reads, lower-case: a host
-    /// copies these off a request to a webhook route.
+    /// The request headers a delivery's check and its log line read,
+    /// lower-case: a host copies these off a request to a webhook route.
     ///
     /// ```
     /// use oncekey::core::Sender;
-    /// assert_eq!(Sender::Github.headers(), ["x-hub-signature-256", "x-github-delivery"]);
+    /// assert_eq!(Sender::Github.headers(), ["x-hub-signature-256", "x-github-delivery", "x-github-event"]);
     /// ```
     pub fn headers(self) -> &'static [&'static str] {
         match self {
             Self::Standard => {
                 &[WEBHOOK_ID, WEBHOOK_TIMESTAMP, WEBHOOK_SIGNATURE, SVIX_ID, SVIX_TIMESTAMP, SVIX_SIGNATURE]
             }
-            Self::Github => &[GITHUB_SIGNATURE, GITHUB_DELIVERY],
+            Self::Github => &[GITHUB_SIGNATURE, GITHUB_DELIVERY, GITHUB_EVENT],
             Self::Stripe => &[STRIPE_SIGNATURE],
-            Self::Shopify => &[SHOPIFY_HMAC, SHOPIFY_WEBHOOK_ID],
+            Self::Shopify => &[SHOPIFY_HMAC, SHOPIFY_WEBHOOK_ID, SHOPIFY_TOPIC],
         }
     }
 
@@ -137,6 +141,31 @@ impl Sender {
     /// [`RecordName::of_delivery`](crate::core::RecordName::of_delivery)).
     pub fn signs_id(self) -> bool {
         matches!(self, Self::Standard | Self::Stripe)
+    }
+
+    /// How long a sender waits for a delivery's answer, in ms, from its own
+    /// docs: Shopify 5 s, GitHub 10 s, Svix (Standard Webhooks' reference
+    /// sender) 15 s. Stripe publishes none; it is taken as GitHub's.
+    pub fn timeout_ms(self) -> u64 {
+        match self {
+            Self::Shopify => 5_000,
+            Self::Github | Self::Stripe => 10_000,
+            Self::Standard => 15_000,
+        }
+    }
+
+    /// The longest a duplicate delivery waits on a webhook route for the
+    /// first one's answer, unless the route says otherwise: its wait ends
+    /// 1.5 s before the sender stops listening, so its `409` (or the
+    /// answer) still reaches the sender (SPEC §13).
+    ///
+    /// ```
+    /// use oncekey::core::Sender;
+    /// assert_eq!(Sender::Github.in_flight_wait_ms(), 8_500);
+    /// assert_eq!(Sender::Shopify.in_flight_wait_ms(), 3_500);
+    /// ```
+    pub fn in_flight_wait_ms(self) -> u64 {
+        self.timeout_ms() - 1_500
     }
 
     /// Whether the delivery id is in the body (Stripe's event `id`), so the

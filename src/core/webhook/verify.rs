@@ -86,21 +86,28 @@ pub fn verify_delivery<'a>(
     let required = |name: &'static str| header(name).map(str::trim).ok_or(WebhookRefusal::MissingHeader(name));
     match sender {
         Sender::Standard => {
-            // Svix's brand of the same headers, read as its libraries read them.
-            let branded = |name: &'static str, svix: &'static str| {
-                required(name).or_else(|_| required(svix).map_err(|_| WebhookRefusal::MissingHeader(name)))
+            // Svix's brand of the same headers, read as its libraries read
+            // them; a refusal names the header of the brand the delivery uses.
+            let svix = [SVIX_ID, SVIX_TIMESTAMP, SVIX_SIGNATURE].iter().any(|name| header(name).is_some())
+                && [WEBHOOK_ID, WEBHOOK_TIMESTAMP, WEBHOOK_SIGNATURE].iter().all(|name| header(name).is_none());
+            let brand = |name: &'static str, svix_name: &'static str| if svix { svix_name } else { name };
+            let branded = |name: &'static str, svix_name: &'static str| {
+                required(name)
+                    .or_else(|_| required(svix_name))
+                    .map_err(|_| WebhookRefusal::MissingHeader(brand(name, svix_name)))
             };
             let id = branded(WEBHOOK_ID, SVIX_ID)?;
             let timestamp = branded(WEBHOOK_TIMESTAMP, SVIX_TIMESTAMP)?;
             let signatures = branded(WEBHOOK_SIGNATURE, SVIX_SIGNATURE)?;
-            let timestamp = unix_seconds(timestamp).ok_or(WebhookRefusal::Malformed(WEBHOOK_TIMESTAMP))?;
+            let timestamp =
+                unix_seconds(timestamp).ok_or(WebhookRefusal::Malformed(brand(WEBHOOK_TIMESTAMP, SVIX_TIMESTAMP)))?;
             let sent: Vec<Vec<u8>> = signatures
                 .split_ascii_whitespace()
                 .filter_map(|entry| entry.strip_prefix("v1,"))
                 .filter_map(from_base64)
                 .collect();
             if sent.is_empty() {
-                return Err(WebhookRefusal::Malformed(WEBHOOK_SIGNATURE));
+                return Err(WebhookRefusal::Malformed(brand(WEBHOOK_SIGNATURE, SVIX_SIGNATURE)));
             }
             let prefix = format!("{id}.{timestamp}.");
             signed(secrets, &[prefix.as_bytes(), body], &sent)?;
@@ -335,8 +342,19 @@ mod tests {
             STANDARD_BODY,
         );
         assert_eq!(svix.verify(Sender::Standard, STANDARD_SECRET, STANDARD_NOW), Ok(STANDARD_ID.into()));
+        // A refusal names the header of the brand the delivery uses.
+        let missing = Err(WebhookRefusal::MissingHeader("svix-signature"));
+        let unsigned = Delivery { headers: svix.headers.clone(), body: svix.body.clone() }.without("svix-signature");
+        assert_eq!(unsigned.verify(Sender::Standard, STANDARD_SECRET, STANDARD_NOW), missing);
         let missing = Err(WebhookRefusal::MissingHeader("webhook-signature"));
-        assert_eq!(svix.without("svix-signature").verify(Sender::Standard, STANDARD_SECRET, STANDARD_NOW), missing);
+        assert_eq!(
+            standard().without("webhook-signature").verify(Sender::Standard, STANDARD_SECRET, STANDARD_NOW),
+            missing
+        );
+        let mut odd = svix.without("svix-timestamp");
+        odd.headers.push(("svix-timestamp", "soon".into()));
+        let malformed = Err(WebhookRefusal::Malformed("svix-timestamp"));
+        assert_eq!(odd.verify(Sender::Standard, STANDARD_SECRET, STANDARD_NOW), malformed);
     }
 
     #[test]
