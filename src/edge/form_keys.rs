@@ -26,15 +26,15 @@ extern "C" {
     ) -> Result<worker::web_sys::Response, wasm_bindgen::JsValue>;
 }
 
-/// The signature `withFormKeys` calls: the page's origin, its base, the
-/// forms reported, the placement, the clock, random bytes.
-type PageFormKeys = dyn Fn(String, Option<String>, String, String, f64, Uint8Array) -> Option<String>;
+/// The signature `withFormKeys` calls: the page's origin, the report, the
+/// placement, the clock, random bytes.
+type PageFormKeys = dyn Fn(String, String, String, f64, Uint8Array) -> Option<String>;
 
 thread_local! {
     /// One function for the isolate's life: made once, never per answer.
     static PAGE_FORM_KEYS: Closure<PageFormKeys> = Closure::new(
-        |page_origin: String, base: Option<String>, forms: String, placement: String, now_ms: f64, random: Uint8Array| {
-            page_form_keys_of(&page_origin, base, &forms, &placement, now_ms, &random)
+        |page_origin: String, report: String, placement: String, now_ms: f64, random: Uint8Array| {
+            page_form_keys_of(&page_origin, &report, &placement, now_ms, &random)
         },
     );
 }

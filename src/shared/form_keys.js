@@ -2,47 +2,89 @@
 // (SPEC §8, IDEMPOTENCY_FORMS=inject), with the runtime's HTMLRewriter —
 // the same file for both hosts: the JavaScript host imports it, the Rust
 // host binds it (src/edge/form_keys.rs). Glue only: it reports what it sees
-// of each form (its attributes, its controls, whether it sits in another
-// form or a template) and the page's first `<base href>`, and places what
-// `pageFormKeys` (the core's `page_form_keys`) gives: before a form's end
-// tag, or — for forms with an `id`, which controls anywhere on the page may
-// name — at the page's end. Controls are matched without a `form` ancestor
-// in the selector (a descendant selector costs the rewriter a walk of the
-// open elements per element); the open forms say whose control it is.
+// of the page — each form's attributes and controls, the controls naming a
+// form from elsewhere, where the rewriter's view of the markup parts from a
+// browser's (a form inside another, or closed by another element's end
+// tag; templates, SVG and MathML; text-only elements; what a <noscript>
+// holds, which the rewriter reads as text) and every <base href> — and
+// places what `pageFormKeys` (the core's `page_form_keys`) gives: before a
+// form's end tag, or — for forms with an `id`, which controls anywhere on
+// the page may name — at the page's end. Controls are matched without a
+// `form` ancestor in the selector (a descendant selector costs the
+// rewriter a walk of the open elements per element); the open forms say
+// whose control it is.
 
 const CONTROL_ATTRIBUTES = ["type", "name", "formmethod", "formaction", "formenctype"];
+// Elements whose content a browser reads as text: an input placed at the
+// page's end inside one would be text too.
+const TEXT_ONLY = "script, style, textarea, title, xmp, iframe, noembed, noframes, plaintext, noscript";
+// The most <noscript> text the report carries; past it the core assumes the worst.
+const NOSCRIPT_KEPT = 65536;
 
 /**
  * `response` with a hidden `idempotency_key` field for each form
- * `pageFormKeys(pageOrigin, base, formsJson, placement, nowMs, random)`
- * gives one, on a page served from `pageOrigin`. A page the rewriter
- * refuses is answered as the origin sent it, never broken (SPEC §8).
+ * `pageFormKeys(pageOrigin, reportJson, placement, nowMs, random)` gives
+ * one, on a page served from `pageOrigin`. A page the rewriter refuses is
+ * answered as the origin sent it, never broken (SPEC §8).
  */
 export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0) {
   const open = [];
   // Forms with an id, kept to the page's end with the controls naming them.
   const named = [];
-  const naming = new Map();
+  const naming = [];
   let templates = 0;
-  let base;
+  let foreign = 0;
+  let textOnly = 0;
+  // A form closed by another element's end tag: a browser keeps it as the
+  // form later controls join, and ignores the next <form>, until a </form>.
+  let heldOpen = false;
+  const page = { bases: [], noscript: "", noscriptOverflow: false };
   let guard;
   const keys = (forms, placement) => {
     const random = new Uint8Array(10 * forms.length);
     for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
-    return pageFormKeys(pageOrigin, base, JSON.stringify(forms), placement, Date.now(), random);
+    const report = JSON.stringify({ forms, naming: placement === "form-end" ? [] : naming, ...page });
+    return pageFormKeys(pageOrigin, report, placement, Date.now(), random);
   };
+  const depth = (change) => ({
+    element(element) {
+      change(1);
+      element.onEndTag(() => change(-1));
+    },
+  });
   const rewriter = new HTMLRewriter()
     .on("base[href]", {
       element(element) {
-        base ??= element.getAttribute("href");
+        page.bases.push(element.getAttribute("href"));
       },
     })
-    .on("template", {
-      element(template) {
-        templates += 1;
-        template.onEndTag(() => {
-          templates -= 1;
-        });
+    .on(
+      "template",
+      depth((n) => {
+        templates += n;
+      }),
+    )
+    .on(
+      "svg, math",
+      depth((n) => {
+        foreign += n;
+      }),
+    )
+    .on(
+      TEXT_ONLY,
+      depth((n) => {
+        textOnly += n;
+      }),
+    )
+    .on("noscript", {
+      text(chunk) {
+        page.noscript += chunk.text;
+        if (page.noscript.length > NOSCRIPT_KEPT) {
+          page.noscript = "";
+          page.noscriptOverflow = true;
+        }
+        const within = open[open.length - 1];
+        if (within !== undefined) within.noscript += chunk.text;
       },
     })
     .on("form", {
@@ -52,8 +94,9 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           action: form.getAttribute("action"),
           enctype: form.getAttribute("enctype"),
           id: form.getAttribute("id"),
-          nested: open.length > 0,
+          nested: open.length > 0 || heldOpen,
           inTemplate: templates > 0,
+          noscript: "",
           controls: [],
         };
         for (const outer of open) outer.nested = true;
@@ -61,6 +104,8 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         if (seen.id !== null) named.push(seen);
         form.onEndTag((end) => {
           open.splice(open.lastIndexOf(seen), 1);
+          heldOpen = end.name !== "form";
+          if (heldOpen) seen.nested = true;
           if (seen.id !== null) return;
           const input = keys([seen], "form-end");
           if (input !== undefined) end.before(input, { html: true });
@@ -69,19 +114,17 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     })
     .on("button, input, select, textarea", {
       element(element) {
-        const control = { tag: element.tagName };
+        const control = { tag: element.tagName, inert: templates > 0 || foreign > 0 };
         for (const name of CONTROL_ATTRIBUTES) control[name] = element.getAttribute(name);
-        const owner = element.getAttribute("form");
-        if (owner === null) open[open.length - 1]?.controls.push(control);
-        else if (naming.has(owner)) naming.get(owner).push(control);
-        else naming.set(owner, [control]);
+        control.form = element.getAttribute("form");
+        if (control.form === null) open[open.length - 1]?.controls.push(control);
+        else naming.push(control);
       },
     })
     .onDocument({
       end(end) {
         if (named.length === 0) return;
-        for (const form of named) form.controls.push(...(naming.get(form.id) ?? []));
-        const inputs = keys(named, guard?.cut ? "page-cut" : "page-end");
+        const inputs = keys(named, guard?.cut || textOnly > 0 ? "page-cut" : "page-end");
         if (inputs !== undefined) end.append(inputs, { html: true });
       },
     });

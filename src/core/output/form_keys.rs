@@ -6,7 +6,7 @@
 
 use crate::core::request::fingerprint::media_type;
 
-/// Whether an answer gets form keys: a whole body that is HTML, in a
+/// Whether an answer gets form keys: a whole body that is HTML (not XHTML), in a
 /// charset the runtime's rewriter reads. Statuses that carry no body have
 /// no forms to give keys to (nor has the answer to a `HEAD`, which the
 /// exchange leaves out); a range (`206`, or any `Content-Range`) is a slice
@@ -16,7 +16,10 @@ use crate::core::request::fingerprint::media_type;
 pub(crate) fn gets_form_keys(status: u16, headers: &[(String, String)]) -> bool {
     let header = |wanted: &str| headers.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)).map(|(_, v)| v);
     let Some(content_type) = header("content-type") else { return false };
-    let html = matches!(media_type(content_type).as_str(), "text/html" | "application/xhtml+xml");
+    // HTML only: an XHTML page is XML, which the rewriter reads as HTML —
+    // an inserted `<input>` (not self-closed) would break it, and markup
+    // it takes for text (a `<textarea>`'s) is elements there.
+    let html = media_type(content_type) == "text/html";
     let whole = status != 206 && header("content-range").is_none();
     html && whole && rewriter_reads(content_type) && !matches!(status, 100..=199 | 204 | 205 | 304)
 }
@@ -99,7 +102,7 @@ mod tests {
         let html = |t: &str| vec![("Content-Type".to_owned(), t.to_owned())];
         assert!(gets_form_keys(200, &html("text/html")));
         assert!(gets_form_keys(422, &html("TEXT/HTML; charset=utf-8")));
-        assert!(gets_form_keys(200, &html("application/xhtml+xml")));
+        assert!(!gets_form_keys(200, &html("application/xhtml+xml")), "XML, not HTML");
         assert!(!gets_form_keys(200, &html("application/json")));
         assert!(!gets_form_keys(200, &html("text/plain")));
         assert!(!gets_form_keys(200, &[]));

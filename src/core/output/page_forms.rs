@@ -1,10 +1,15 @@
 //! Which of a page's forms get a key, and where it goes (SPEC §8,
 //! `IDEMPOTENCY_FORMS=inject`). The host's rewriter reports what it saw of
-//! each form — its attributes, its controls, whether it sat inside another
-//! form or a `<template>` — and the page's first `<base href>`; this file
-//! decides. A key never leaves the page's origin nor goes into a URL: a
-//! form gets one only when every way it can be sent posts a body this layer
-//! reads, to the page's own origin.
+//! the page — each form's attributes and controls, whether a form sat
+//! inside another or a `<template>`, the controls that name a form from
+//! elsewhere, the page's first `<base href>`, what its `<noscript>`s hold —
+//! and this file decides. A key never leaves the page's origin nor goes
+//! into a URL: a form gets one only when every way it can be sent posts a
+//! body this layer reads, to the page's own origin, as a browser with
+//! JavaScript off would read the page. Whatever it cannot read with
+//! certainty (a character reference it does not decode, markup the
+//! rewriter sees as text) counts against the key: a form without one still
+//! works, unprotected; a key in the wrong place leaks.
 //!
 //! A form with an `id` can be sent by controls anywhere on the page
 //! (`<button form="id">`), seen only later in the stream: its key is placed
@@ -14,6 +19,7 @@
 
 use crate::core::Uuid7Generator;
 use crate::core::request::form_field::KEY_FIELD;
+use crate::core::text::cut::cut;
 use crate::core::text::json_read::Json;
 
 /// Where the rewriter asks for keys: before one form's end tag, or at the
@@ -25,9 +31,10 @@ pub enum Placement {
     /// At the end of a page the rewriter read whole.
     PageEnd,
     /// At the end of what the rewriter read of a page it was cut off from
-    /// (a tag over [`LONGEST_TAG_BYTES`](crate::core::LONGEST_TAG_BYTES)):
-    /// the controls after the cut were never seen, so no form waiting for
-    /// them gets a key.
+    /// (a tag over [`LONGEST_TAG_BYTES`](crate::core::LONGEST_TAG_BYTES)),
+    /// or of a page that ends inside an element whose content is text
+    /// (`<script>`, `<plaintext>`…) where an input would be text too: no
+    /// form waiting for the end gets a key.
     PageCut,
 }
 
@@ -44,26 +51,41 @@ impl Placement {
     }
 }
 
-/// What goes into the page at `placement` for the forms `forms_json`
-/// reports, a JSON array the rewriter's glue writes: each form an object
-/// with its attributes `method`, `action`, `enctype` and `id` (strings, or
-/// `null` when absent), `nested` and `inTemplate`, and `controls` — every
-/// `button`, `input`, `select` and `textarea` of the form, each with its
-/// `tag` and its attributes `type`, `name`, `formmethod`, `formaction` and
-/// `formenctype`. `page_origin` is the page's own `scheme://host[:port]`,
-/// `base` the `href` of its first `<base>`. `random` gives 10 bytes per key
-/// (a form past its end gets none). `None`: nothing to place (a report it
-/// cannot read included: no key is the safe answer).
+/// What goes into the page at `placement` for the page `report` describes,
+/// a JSON object the rewriter's glue writes:
+///
+/// - `forms`: the forms to decide (the one ending, or every form with an
+///   `id`), each with its attributes `method`, `action`, `enctype`, `id`
+///   (strings as written, or `null`), `nested` (it sat inside another form,
+///   or the browser would not keep it apart from an earlier one whose end
+///   tag never came), `inTemplate`, `noscript` (the text of the
+///   `<noscript>`s inside it, which the rewriter reads as text) and
+///   `controls`;
+/// - `naming`: the controls anywhere on the page with a `form` attribute;
+/// - `bases`: every `<base href>` so far (a browser uses the first outside
+///   templates and SVG; the key needs each on the page's origin);
+/// - `noscript`: the text of every `<noscript>` so far, and
+///   `noscriptOverflow` when there was too much of it to keep.
+///
+/// A control is its `tag`, its attributes `type`, `name`, `formmethod`,
+/// `formaction`, `formenctype` and `form`, and `inert` (inside a template,
+/// SVG or MathML: it submits nothing, but a script could move it).
+/// `page_origin` is the page's own `scheme://host[:port]`. `random` gives
+/// 10 bytes per key (a form past its end gets none). `None`: nothing to
+/// place (a report it cannot read included: no key is the safe answer).
 pub fn page_form_keys(
     page_origin: &str,
-    base: Option<&str>,
-    forms_json: &str,
+    report: &str,
     placement: Placement,
     now_ms: u64,
     random: &[u8],
 ) -> Option<String> {
-    let Json::Array(forms) = Json::parse(forms_json)? else { return None };
-    let page = Page::new(page_origin, base);
+    let report = Json::parse(report)?;
+    let (Some(Json::Array(forms)), Some(Json::Array(naming))) = (report.member("forms"), report.member("naming"))
+    else {
+        return None;
+    };
+    let page = Page::new(page_origin, &report)?;
     // Each key its own 10 random bytes; one generator for the page, so its
     // keys are distinct even within a millisecond.
     let mut randoms = random.chunks_exact(10);
@@ -78,18 +100,28 @@ pub fn page_form_keys(
         Placement::FormEnd => {
             if let [form] = forms.as_slice()
                 && matches!(form.member("id"), Some(Json::Null))
-                && page.keys(form)
+                && page.keys(form, &[])
             {
                 placed = format!(r#"<input type="hidden" name="{KEY_FIELD}" value="{}">"#, key()?);
             }
         }
         Placement::PageCut => {}
         Placement::PageEnd => {
-            for form in forms.iter().filter(|form| page.keys(form)) {
-                let Some(id) = attribute(form, "id").filter(|id| !id.is_empty()) else { continue };
+            // A control naming a form by an id this file cannot read could
+            // name any of them.
+            let owners: Option<Vec<String>> = naming.iter().map(|c| decoded(attribute(c, "form")?)).collect();
+            let owners = owners?;
+            let ids: Vec<Option<String>> =
+                forms.iter().map(|form| attribute(form, "id").and_then(decoded).filter(|id| !id.is_empty())).collect();
+            for (form, id) in forms.iter().zip(&ids) {
+                let Some(id) = id else { continue };
                 // Two forms with one id: a control naming it reaches only
                 // the first, and so would both keys.
-                if forms.iter().filter(|other| attribute(other, "id") == Some(id)).count() > 1 {
+                if ids.iter().filter(|other| other.as_ref() == Some(id)).count() > 1 {
+                    continue;
+                }
+                let its: Vec<&Json> = naming.iter().zip(&owners).filter(|(_, o)| *o == id).map(|(c, _)| c).collect();
+                if !page.keys(form, &its) || page.noscript_controls {
                     continue;
                 }
                 let Some(key) = key() else { break };
@@ -109,8 +141,8 @@ pub fn page_form_keys(
     (!placed.is_empty()).then_some(placed)
 }
 
-/// A form's or control's attribute as the report gives it: a string, or
-/// none (`null`).
+/// A form's or control's attribute as the report gives it, as written: a
+/// string, or none (`null`).
 fn attribute<'a>(element: &'a Json, name: &str) -> Option<&'a str> {
     match element.member(name) {
         Some(Json::String(value)) => Some(value),
@@ -118,49 +150,149 @@ fn attribute<'a>(element: &'a Json, name: &str) -> Option<&'a str> {
     }
 }
 
-/// A submit button: a `button` of any `type` but `button` or `reset` (an
-/// unknown type is a submit button), an `input` of type `submit` or
-/// `image`.
-fn submits(control: &Json) -> bool {
-    let tag = attribute(control, "tag").unwrap_or("");
-    let kind = |k: &str| attribute(control, "type").is_some_and(|t| t.eq_ignore_ascii_case(k));
-    if tag.eq_ignore_ascii_case("button") {
-        !kind("button") && !kind("reset")
-    } else {
-        tag.eq_ignore_ascii_case("input") && (kind("submit") || kind("image"))
+/// An attribute's value as a browser reads it, its character references
+/// decoded: `&amp;`, `&quot;`, `&apos;`, `&lt;`, `&gt;` and numeric ones
+/// of ASCII characters (`&#47;`, `&#x2F;`, with or without `;`); an `&`
+/// that starts nothing is itself. `None` for any other reference (there are
+/// two thousand names, and some are read without their `;`): the caller
+/// counts it against the key.
+fn decoded(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(at) = rest.find('&') {
+        out += cut(rest, ..at);
+        rest = cut(rest, at + 1..);
+        let bytes = rest.as_bytes();
+        if bytes.first() == Some(&b'#') {
+            let hex = matches!(bytes.get(1), Some(b'x' | b'X'));
+            let start = if hex { 2 } else { 1 };
+            let digits =
+                bytes[start..].iter().take_while(|b| if hex { b.is_ascii_hexdigit() } else { b.is_ascii_digit() });
+            let len = digits.count();
+            let radix = if hex { 16 } else { 10 };
+            let number = bytes[start..start + len]
+                .iter()
+                .try_fold(0u32, |n, b| n.checked_mul(radix)?.checked_add(char::from(*b).to_digit(radix)?))
+                .filter(|_| len > 0)?;
+            // ASCII only (what a URL, a method or an id is spelled with):
+            // past it the browser remaps some (C1 controls), replaces others.
+            out.push(char::from(u8::try_from(number).ok().filter(|b| (1..0x80).contains(b))?));
+            let end = start + len + usize::from(bytes.get(start + len) == Some(&b';'));
+            rest = cut(rest, end..);
+        } else if bytes.first().is_some_and(u8::is_ascii_alphanumeric) {
+            let (name, value) = [("amp;", '&'), ("quot;", '"'), ("apos;", '\''), ("lt;", '<'), ("gt;", '>')]
+                .into_iter()
+                .find(|(name, _)| rest.starts_with(name))?;
+            out.push(value);
+            rest = cut(rest, name.len()..);
+        } else {
+            out.push('&');
+        }
     }
+    out += rest;
+    Some(out)
 }
 
-/// The page the forms are on: its origin, and whether its base URL (the
-/// first `<base href>`, resolved against the page) is on that origin.
+/// A submit button: a `button` of any `type` but `button` or `reset` (an
+/// unknown type is a submit button), an `input` of type `submit` or
+/// `image`; never one in a template, SVG or MathML, which submits nothing.
+fn submits(control: &Json, kind: Option<&str>) -> bool {
+    let tag = attribute(control, "tag").unwrap_or("");
+    let kind = |k: &str| kind.is_some_and(|t| t.eq_ignore_ascii_case(k));
+    let inert = !matches!(control.member("inert"), Some(Json::Bool(false)));
+    !inert
+        && if tag.eq_ignore_ascii_case("button") {
+            !kind("button") && !kind("reset")
+        } else {
+            tag.eq_ignore_ascii_case("input") && (kind("submit") || kind("image"))
+        }
+}
+
+/// Whether `text` (what the rewriter read as text inside a `<noscript>`)
+/// holds one of `tags`, in any case: markup a browser with JavaScript off
+/// reads as elements.
+fn holds_tag(text: &str, tags: &[&str]) -> bool {
+    // Byte windows, not `str::contains`: its searcher is 2 KB of wasm.
+    tags.iter().any(|tag| text.as_bytes().windows(tag.len()).any(|w| w.eq_ignore_ascii_case(tag.as_bytes())))
+}
+
+/// The tags in a `<noscript>` that could submit a form or change where it goes.
+const NOSCRIPT_CONTROLS: [&str; 6] = ["<button", "<input", "<select", "<textarea", "<form", "</form"];
+
+/// The page the forms are on: its origin, whether its base URL (the first
+/// `<base href>`, resolved against the page) is on that origin, and what its
+/// `<noscript>`s hold.
 struct Page<'a> {
     scheme: &'a str,
     authority: &'a str,
     base_here: bool,
+    /// A `<noscript>` so far holds a form or a control: with JavaScript off
+    /// it may hold the browser's form open, or name a form from outside it.
+    noscript_controls: bool,
 }
 
 impl<'a> Page<'a> {
-    fn new(origin: &'a str, base: Option<&str>) -> Self {
+    /// The page on `origin` that `report` describes; `None` for a report
+    /// it cannot read.
+    fn new(origin: &'a str, report: &Json) -> Option<Self> {
         let (scheme, authority) = origin.split_once(':').unwrap_or(("", origin));
-        let mut page = Self { scheme, authority: authority.trim_start_matches('/'), base_here: true };
-        page.base_here = base.is_none_or(|href| page.keeps(href));
-        page
+        let noscript = match (report.member("noscript"), report.member("noscriptOverflow")) {
+            (Some(Json::String(text)), Some(Json::Bool(false))) => text.as_str(),
+            _ => "<form <base",
+        };
+        let Json::Array(bases) = report.member("bases")? else { return None };
+        let bases: Vec<Option<String>> = bases
+            .iter()
+            .map(|base| match base {
+                Json::String(href) => Some(decoded(href)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let mut page = Self {
+            scheme,
+            authority: authority.trim_start_matches('/'),
+            base_here: true,
+            noscript_controls: holds_tag(noscript, &NOSCRIPT_CONTROLS),
+        };
+        // The base a browser uses is one of these (the first outside
+        // templates and SVG), or one the rewriter read as text (in a
+        // `<noscript>`): each must be on the page's origin. One it cannot
+        // decode may send every relative action anywhere.
+        page.base_here = !holds_tag(noscript, &["<base"])
+            && bases.iter().all(|href| href.as_deref().is_some_and(|href| page.keeps(href)));
+        Some(page)
     }
 
-    /// Whether `form` gets a key: it has no key field of its own, sits in
-    /// no other form and no template, and every way it can be sent posts
-    /// a body this layer reads to the page's origin. The ways: each control
-    /// that submits it or names another way to (a browser reads a
-    /// `formmethod` only on a submit button; a script may make any button
-    /// one), and the form itself when no control submits it (Enter in a
-    /// field, `form.submit()`).
-    fn keys(&self, form: &Json) -> bool {
-        let Some(Json::Array(controls)) = form.member("controls") else { return false };
+    /// Whether `form` gets a key, its `controls` and those of `naming` (the
+    /// controls elsewhere that name it) considered: it has no key field of
+    /// its own, sits in no other form and no template, holds no
+    /// `<noscript>` markup a browser could submit it with, and every way it
+    /// can be sent posts a body this layer reads to the page's origin. The
+    /// ways: each control that submits it or names another way to (a
+    /// browser reads a `formmethod` only on a submit button; a script may
+    /// make any button one), and the form itself when no control submits it
+    /// (Enter in a field, `form.submit()`). An attribute it cannot decode
+    /// counts against the key.
+    fn keys(&self, form: &Json, naming: &[&Json]) -> bool {
+        self.sent_here_only(form, naming).unwrap_or(false)
+    }
+
+    fn sent_here_only(&self, form: &Json, naming: &[&Json]) -> Option<bool> {
+        let Some(Json::Array(controls)) = form.member("controls") else { return None };
         let flag = |name| !matches!(form.member(name), Some(Json::Bool(false)));
-        if flag("nested") || flag("inTemplate") || controls.iter().any(|c| attribute(c, "name") == Some(KEY_FIELD)) {
-            return false;
+        let inside = match form.member("noscript") {
+            Some(Json::String(text)) => holds_tag(text, &NOSCRIPT_CONTROLS),
+            _ => true,
+        };
+        if flag("nested") || flag("inTemplate") || inside || self.noscript_controls {
+            return Some(false);
         }
-        let own = |name| attribute(form, name);
+        // `None`: a value it cannot decode; `Some(None)`: no such attribute.
+        let read = |element: &Json, name: &str| match attribute(element, name) {
+            Some(raw) => decoded(raw).map(Some),
+            None => Some(None),
+        };
+        let own = [read(form, "method")?, read(form, "action")?, read(form, "enctype")?];
         let sent_here = |method: Option<&str>, action: Option<&str>, enctype: Option<&str>| {
             // An enumerated attribute: its keyword in any case, nothing
             // around it (HTML: a `method` of " post " is invalid: GET).
@@ -169,18 +301,23 @@ impl<'a> Page<'a> {
                 && !enctype.is_some_and(|e| e.trim().eq_ignore_ascii_case("text/plain"))
         };
         let mut submitted = false;
-        for control in controls {
-            let [method, action, enctype] = ["formmethod", "formaction", "formenctype"].map(|n| attribute(control, n));
-            let submits = submits(control);
+        for control in controls.iter().chain(naming.iter().copied()) {
+            if read(control, "name")?.as_deref() == Some(KEY_FIELD) {
+                return Some(false);
+            }
+            let [method, action, enctype] =
+                [read(control, "formmethod")?, read(control, "formaction")?, read(control, "formenctype")?];
+            let submits = submits(control, read(control, "type")?.as_deref());
             submitted |= submits;
             let another_way = method.is_some() || action.is_some() || enctype.is_some();
+            let or_own = |mine: Option<String>, i: usize| mine.or_else(|| own[i].clone());
             if (submits || another_way)
-                && !sent_here(method.or(own("method")), action.or(own("action")), enctype.or(own("enctype")))
+                && !sent_here(or_own(method, 0).as_deref(), or_own(action, 1).as_deref(), or_own(enctype, 2).as_deref())
             {
-                return false;
+                return Some(false);
             }
         }
-        submitted || sent_here(own("method"), own("action"), own("enctype"))
+        Some(submitted || sent_here(own[0].as_deref(), own[1].as_deref(), own[2].as_deref()))
     }
 
     /// Whether a URL written in the page (an `action`, a `formaction`, the
@@ -262,6 +399,7 @@ mod tests {
         id: Option<String>,
         nested: bool,
         in_template: bool,
+        noscript: String,
         controls: Vec<Control>,
     }
 
@@ -274,38 +412,54 @@ mod tests {
         formmethod: Option<String>,
         formaction: Option<String>,
         formenctype: Option<String>,
+        inert: bool,
     }
 
     fn json(value: Option<&str>) -> String {
         value.map_or("null".to_owned(), |v| format!("{v:?}"))
     }
 
-    /// The report the rewriter's glue writes for `forms`.
-    fn report(forms: &[FormSeen]) -> String {
-        let control = |c: &Control| {
+    /// The report the rewriter's glue writes for `forms`, with the
+    /// controls `naming` them (each with its `form` attribute), the page's
+    /// `base` and the text of its `<noscript>`s.
+    fn report_of(forms: &[FormSeen], naming: &[(&str, Control)], base: Option<&str>, noscript: &str) -> String {
+        let control = |c: &Control, owner: Option<&str>| {
             format!(
-                r#"{{"tag":{},"type":{},"name":{},"formmethod":{},"formaction":{},"formenctype":{}}}"#,
+                r#"{{"tag":{},"type":{},"name":{},"formmethod":{},"formaction":{},"formenctype":{},"form":{},"inert":{}}}"#,
                 json(Some(&c.tag)),
                 json(c.kind.as_deref()),
                 json(c.name.as_deref()),
                 json(c.formmethod.as_deref()),
                 json(c.formaction.as_deref()),
                 json(c.formenctype.as_deref()),
+                json(owner),
+                c.inert,
             )
         };
         let form = |f: &FormSeen| {
             format!(
-                r#"{{"method":{},"action":{},"enctype":{},"id":{},"nested":{},"inTemplate":{},"controls":[{}]}}"#,
+                r#"{{"method":{},"action":{},"enctype":{},"id":{},"nested":{},"inTemplate":{},"noscript":{},"controls":[{}]}}"#,
                 json(f.method.as_deref()),
                 json(f.action.as_deref()),
                 json(f.enctype.as_deref()),
                 json(f.id.as_deref()),
                 f.nested,
                 f.in_template,
-                f.controls.iter().map(control).collect::<Vec<_>>().join(","),
+                json(Some(&f.noscript)),
+                f.controls.iter().map(|c| control(c, None)).collect::<Vec<_>>().join(","),
             )
         };
-        format!("[{}]", forms.iter().map(form).collect::<Vec<_>>().join(","))
+        format!(
+            r#"{{"forms":[{}],"naming":[{}],"bases":[{}],"noscript":{},"noscriptOverflow":false}}"#,
+            forms.iter().map(form).collect::<Vec<_>>().join(","),
+            naming.iter().map(|(owner, c)| control(c, Some(owner))).collect::<Vec<_>>().join(","),
+            base.map(|b| json(Some(b))).unwrap_or_default(),
+            json(Some(noscript)),
+        )
+    }
+
+    fn report(forms: &[FormSeen]) -> String {
+        report_of(forms, &[], None, "")
     }
 
     fn form(method: Option<&str>, action: Option<&str>) -> FormSeen {
@@ -332,8 +486,8 @@ mod tests {
     }
 
     fn keyed_on(base: Option<&str>, form: &FormSeen) -> bool {
-        page_form_keys(PAGE, base, &report(std::slice::from_ref(form)), Placement::FormEnd, 1_764_000_000_000, &[7; 10])
-            .is_some()
+        let report = report_of(std::slice::from_ref(form), &[], base, "");
+        page_form_keys(PAGE, &report, Placement::FormEnd, 1_764_000_000_000, &[7; 10]).is_some()
     }
 
     fn keyed(form: &FormSeen) -> bool {
@@ -343,12 +497,12 @@ mod tests {
     #[test]
     fn a_post_form_gets_a_new_uuid7_before_its_end_tag() {
         let field =
-            page_form_keys(PAGE, None, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xab; 10]).unwrap();
+            page_form_keys(PAGE, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xab; 10]).unwrap();
         let key = field.strip_prefix(r#"<input type="hidden" name="idempotency_key" value=""#).unwrap();
         let key = key.strip_suffix(r#"">"#).unwrap();
         assert_eq!((key.len(), &key[14..15]), (36, "7"), "{key}");
         assert!(crate::core::IdempotencyKey::parse(key).is_ok(), "a key §1 accepts");
-        let other = page_form_keys(PAGE, None, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xcd; 10]);
+        let other = page_form_keys(PAGE, &report(&[post()]), Placement::FormEnd, 1_764_000_000_000, &[0xcd; 10]);
         assert_ne!(other.as_deref(), Some(field.as_str()), "each form its own key");
     }
 
@@ -478,7 +632,7 @@ mod tests {
     fn a_form_with_an_id_gets_its_key_at_the_page_end_naming_it() {
         let named = |id: &str, controls: Vec<Control>| FormSeen { id: Some(id.to_owned()), ..with(post(), controls) };
         let at = |forms: &[FormSeen], placement: Placement| {
-            page_form_keys(PAGE, None, &report(forms), placement, 1_764_000_000_000, &[1; 40])
+            page_form_keys(PAGE, &report(forms), placement, 1_764_000_000_000, &[1; 40])
         };
         assert_eq!(at(&[named("f1", vec![])], Placement::FormEnd), None, "not before its end tag");
         let placed = at(&[named("f1", vec![])], Placement::PageEnd).unwrap();
@@ -494,22 +648,104 @@ mod tests {
         assert_eq!(at(&[named("same", vec![]), named("same", vec![])], Placement::PageEnd), None, "one id, two forms");
         assert_eq!(at(&[named("", vec![])], Placement::PageEnd), None, "an empty id names nothing");
         assert_eq!(at(&[post()], Placement::PageEnd), None, "a form with no id was keyed at its end tag");
-        let short = page_form_keys(
-            PAGE,
-            None,
-            &report(&[named("a", vec![]), named("b", vec![])]),
-            Placement::PageEnd,
-            1,
-            &[1; 15],
-        );
+        let short =
+            page_form_keys(PAGE, &report(&[named("a", vec![]), named("b", vec![])]), Placement::PageEnd, 1, &[1; 15]);
         assert_eq!(short.map(|s| s.matches("<input").count()), Some(1), "no random bytes, no key");
     }
 
     #[test]
-    fn a_report_it_cannot_read_places_nothing() {
-        for report in ["", "{}", "[{}]", r#"[{"method":"post"}]"#, "[1]", "not json"] {
-            assert_eq!(page_form_keys(PAGE, None, report, Placement::FormEnd, 1, &[0; 10]), None, "{report}");
+    fn attributes_are_read_with_their_character_references_and_unread_ones_count_against_the_key() {
+        for (action, gets) in [
+            ("&#47;&#47;evil.example/x", false),
+            ("&#x2F;&#x2f;evil.example/x", false),
+            ("&#47&#47evil.example/x", false),
+            ("/&#92;evil.example/x", false),
+            ("&#x0C;//evil.example/x", false),
+            ("&sol;&sol;evil.example/x", false),
+            ("/orders?a=1&amp;b=2", true),
+            ("/orders?a=1&b=2", false),
+            ("/orders?q=a & b", true),
+            ("/orders&#0;", false),
+            ("/orders?to=&#233;t&#xE9;", false),
+            ("/orders?n=&#49;&#x32;", true),
+        ] {
+            assert_eq!(keyed(&form(Some("post"), Some(action))), gets, "action {action:?}");
         }
+        assert!(keyed(&form(Some("p&#111;st"), None)), "a method spelled with a reference is still post");
+        let mut plain = post();
+        plain.enctype = Some("text&#47;plain".to_owned());
+        assert!(!keyed(&plain));
+        assert!(!keyed(&with(post(), vec![button(None, Some("&#103;et"), None)])));
+        let typed = |kind: &str| with(form(Some("get"), None), vec![button(Some(kind), Some("post"), None)]);
+        assert!(keyed(&typed("submit")));
+        assert!(!keyed(&typed("butto&#110;")), "a button that submits nothing: the get form itself does");
+        let own =
+            Control { tag: "input".to_owned(), name: Some("idempotency&#95;key".to_owned()), ..Control::default() };
+        assert!(!keyed(&with(post(), vec![own])), "the page's own field, however spelled");
+        assert!(!keyed_on(Some("&#47;&#47;evil.example/"), &post()), "a base read as the browser reads it");
+    }
+
+    #[test]
+    fn controls_naming_a_form_are_matched_by_its_id_as_the_browser_reads_both() {
+        let named = |id: &str| FormSeen { id: Some(id.to_owned()), ..post() };
+        let at = |forms: &[FormSeen], naming: &[(&str, Control)]| {
+            page_form_keys(PAGE, &report_of(forms, naming, None, ""), Placement::PageEnd, 1, &[1; 30])
+        };
+        let get = || button(None, Some("get"), None);
+        assert_eq!(at(&[named("a")], &[("&#97;", get())]), None, "a control naming `a` by a reference");
+        assert!(at(&[named("a")], &[("b", get())]).is_some(), "one naming another form");
+        let placed = at(&[named("a&amp;b")], &[]).unwrap();
+        assert!(placed.contains(r#"form="a&amp;b""#), "the id as the browser reads it, written back: {placed}");
+        assert_eq!(at(&[named("a&amp;b")], &[("a&b", get())]), None);
+        assert_eq!(at(&[named("&#97;"), named("a")], &[]), None, "one id once read, two forms");
+        assert_eq!(at(&[named("a")], &[("&unknown;", get())]), None, "a control naming who knows which form");
+        assert_eq!(at(&[named("&unknown;")], &[]), None, "an id it cannot read");
+    }
+
+    #[test]
+    fn controls_in_svg_math_or_a_template_submit_nothing_and_noscript_markup_counts() {
+        let inert = |c: Control| Control { inert: true, ..c };
+        let foreign = form(Some("post"), Some("https://evil.example/c"));
+        assert!(!keyed(&with(foreign, vec![inert(button(None, None, Some("/ok")))])), "Enter sends the form itself");
+        let get = form(Some("get"), None);
+        assert!(!keyed(&with(get, vec![inert(button(None, Some("post"), None))])));
+        assert!(!keyed(&with(post(), vec![inert(button(None, Some("get"), None))])), "a script could move it");
+        assert!(keyed(&with(post(), vec![inert(button(None, None, None))])));
+        // What the rewriter read as text in a <noscript>, a browser with JavaScript off reads as markup.
+        let holding = |text: &str| FormSeen { noscript: text.to_owned(), ..post() };
+        assert!(!keyed(&holding("<BUTTON formmethod=get>x</button>")));
+        assert!(keyed(&holding("<p>Turn on JavaScript</p><img src=/pixel>")));
+        let page = |noscript: &str, form: &FormSeen| {
+            let report = report_of(std::slice::from_ref(form), &[], None, noscript);
+            page_form_keys(PAGE, &report, Placement::FormEnd, 1, &[1; 10]).is_some()
+        };
+        assert!(!page("<base href=https://evil.example/>", &post()), "a base only a browser without JavaScript sees");
+        assert!(!page(r#"<form method="get" action="https://evil.example/">"#, &post()), "a form it holds open");
+        assert!(page(r#"<iframe src="https://www.googletagmanager.com/ns.html"></iframe>"#, &post()));
+    }
+
+    #[test]
+    fn a_report_it_cannot_read_places_nothing() {
+        let valid = report(&[post()]);
+        assert!(page_form_keys(PAGE, &valid, Placement::FormEnd, 1, &[0; 10]).is_some());
+        for report in [
+            "",
+            "{}",
+            "[{}]",
+            r#"{"forms":[{"method":"post"}],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false}"#,
+            r#"{"forms":[1],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false}"#,
+            &valid.replace(r#""bases":[]"#, r#""bases":[1]"#),
+            &valid.replace(r#""nested":false"#, r#""nested":"no""#),
+            "not json",
+        ] {
+            assert_eq!(page_form_keys(PAGE, report, Placement::FormEnd, 1, &[0; 10]), None, "{report}");
+        }
+        // Every base must be here: a browser ignores one in a template, and uses the next.
+        let bases = valid.replace(r#""bases":[]"#, r#""bases":["/","https://evil.example/"]"#);
+        assert_eq!(page_form_keys(PAGE, &bases, Placement::FormEnd, 1, &[0; 10]), None);
+        // Too much noscript text to keep: the worst is assumed.
+        let overflow = valid.replace(r#""noscriptOverflow":false"#, r#""noscriptOverflow":true"#);
+        assert_eq!(page_form_keys(PAGE, &overflow, Placement::FormEnd, 1, &[0; 10]), None);
         assert_eq!(Placement::named("page-end"), Some(Placement::PageEnd));
         assert_eq!(Placement::named("end"), None);
     }
