@@ -155,7 +155,9 @@ function server() {
     if (req.url in MISREAD || req.url === "/xhtml") {
       const xhtml = req.url === "/xhtml";
       res.writeHead(200, { "content-type": xhtml ? "application/xhtml+xml" : "text/html" });
-      return res.end(xhtml ? `<html xmlns="http://www.w3.org/1999/xhtml"><body>${FOREIGN_PAGE}</body></html>` : MISREAD[req.url]);
+      return res.end(
+        xhtml ? `<html xmlns="http://www.w3.org/1999/xhtml"><body>${FOREIGN_PAGE}</body></html>` : MISREAD[req.url],
+      );
     }
     if (req.url === "/elsewhere" || req.url === "/based") {
       res.writeHead(200, { "content-type": "text/html" });
