@@ -111,6 +111,26 @@ pub enum Problem {
     WebhookSignature(String),
 }
 
+/// `409 key-in-flight: <detail>`: the status, the code and the detail, as
+/// a log line or an error chain shows it. So a `Problem` is an error like
+/// any other: `?` takes it into `Box<dyn std::error::Error>`.
+///
+/// ```
+/// use oncekey::core::Problem;
+/// fn check() -> Result<(), Box<dyn std::error::Error>> {
+///     Err(Problem::MissingKey)?
+/// }
+/// let error = check().unwrap_err();
+/// assert!(error.to_string().starts_with("400 missing-key: This endpoint requires"));
+/// ```
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status(), self.code(), self.detail())
+    }
+}
+
+impl std::error::Error for Problem {}
+
 impl Problem {
     /// The problem's code, the last part of its `type` URN.
     pub fn code(&self) -> &'static str {
