@@ -210,7 +210,11 @@ describe('a key function (DEMO_EVENT_KEY=order-id: "OrderPlaced:" + orderId), ha
     assert.equal(account.points, 8, "the handler never ran for the other content");
     const d = delta(await stats(worker), before);
     assert.deepEqual([d.firstRuns, d.duplicatesSkipped, d.keysReused], [1, 0, 3]);
-    const lines = worker.lines().filter((line) => line.includes('"delivery":"key-reused"') && line.includes(m2));
+    const lines = await until(
+      () => worker.lines().filter((line) => line.includes('"delivery":"key-reused"') && line.includes(m2)),
+      (found) => found.length >= 3,
+      { what: "three key-reused lines" },
+    );
     assert.equal(lines.length, 3, worker.lines().join("\n"));
     assert.match(lines[0], /other content/);
   });

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { BASE, problemOf, sleep, start } from "./harness.mjs";
+import { BASE, problemOf, sleep, start, until } from "./harness.mjs";
 import { serve } from "./origin/server.mjs";
 
 const TOKEN = "operator-secret";
@@ -281,9 +281,13 @@ describe("webhook routes", () => {
   test("a refusal is logged with its reason and its route, never the secret", async () => {
     const delivery = event("github");
     await deliver("github", delivery, { secret: "not-the-secret" });
-    // Found by the id it claimed, marked unverified: an on-call engineer finds it.
-    const line = worker.decisions().find((l) => l.oncekey === "webhook-signature" && l.delivery?.id === delivery.id);
-    assert.ok(line, "the refusal's line");
+    // Found by the id it claimed, marked unverified: an on-call engineer
+    // finds it. (A line reaches the runtime's stdout after the answer.)
+    const line = await until(
+      () => worker.decisions().find((l) => l.oncekey === "webhook-signature" && l.delivery?.id === delivery.id),
+      (found) => found !== undefined,
+      { what: "the refusal's line" },
+    );
     assert.equal(line.status, 401);
     assert.equal(line.route, "route 2 (POST /hooks/github)");
     assert.match(line.reason, /no signature matches the delivery/);
@@ -305,7 +309,11 @@ describe("webhook routes", () => {
       const delivery = event(sender);
       assert.equal((await deliver(sender, delivery)).status, 200);
       assert.equal((await deliver(sender, delivery)).headers.get("idempotent-replayed"), "true");
-      const lines = worker.decisions().filter((l) => l.delivery?.id === delivery.id);
+      const lines = await until(
+        () => worker.decisions().filter((l) => l.delivery?.id === delivery.id),
+        (found) => found.length >= 2,
+        { what: `${sender}'s two lines` },
+      );
       assert.deepEqual(
         lines.map((l) => [l.oncekey, l.delivery]),
         [
@@ -324,7 +332,11 @@ describe("webhook routes", () => {
     });
     assert.equal(res.status, 401);
     assert.match((await problemOf(res)).detail, /svix-signature header is missing/);
-    const refused = worker.decisions().find((l) => l.delivery?.id === svix.id);
+    const refused = await until(
+      () => worker.decisions().find((l) => l.delivery?.id === svix.id),
+      (found) => found !== undefined,
+      { what: "the Svix refusal's line" },
+    );
     assert.deepEqual(refused?.delivery, { event: "order.created", id: svix.id, verified: false });
   });
 
