@@ -121,7 +121,7 @@ pub fn page_form_keys(
                     continue;
                 }
                 let its: Vec<&Json> = naming.iter().zip(&owners).filter(|(_, o)| *o == id).map(|(c, _)| c).collect();
-                if !page.keys(form, &its) || page.noscript_controls {
+                if !page.keys(form, &its) {
                     continue;
                 }
                 let Some(key) = key() else { break };
