@@ -9,7 +9,9 @@
 // holds, which the rewriter reads as text) and every <base href> — and
 // places what `pageFormKeys` (the core's `page_form_keys`) gives: before a
 // form's end tag, or — for forms with an `id`, which controls anywhere on
-// the page may name — at the page's end. Controls are matched without a
+// the page may name — at the page's end. A base that comes after keys were
+// placed at form ends (an element, or <noscript> text) is asked about, and
+// taken out when the core says it would move them to another origin. Controls are matched without a
 // `form` ancestor in the selector (a descendant selector costs the
 // rewriter a walk of the open elements per element); the open forms say
 // whose control it is.
@@ -20,6 +22,25 @@ const CONTROL_ATTRIBUTES = ["type", "name", "formmethod", "formaction", "formenc
 const TEXT_ONLY = "script, style, textarea, title, xmp, iframe, noembed, noframes, plaintext, noscript";
 // The most <noscript> text the report carries; past it the core assumes the worst.
 const NOSCRIPT_KEPT = 65536;
+// Elements with no end tag (the rewriter refuses an end-tag handler on one).
+const VOID = new Set([
+  "area",
+  "base",
+  "br",
+  "col",
+  "embed",
+  "hr",
+  "img",
+  "input",
+  "link",
+  "meta",
+  "source",
+  "track",
+  "wbr",
+]);
+// Elements a browser closes by itself at a </form> (HTML's "generate implied
+// end tags"); any other element still open there it keeps open, in the form.
+const CLOSED_BY_FORM_END = new Set(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"]);
 
 /**
  * `response` with a hidden `idempotency_key` field for each form
@@ -38,6 +59,11 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   // A form closed by another element's end tag: a browser keeps it as the
   // form later controls join, and ignores the next <form>, until a </form>.
   let heldOpen = false;
+  // A key placed before a form's end tag: a base after it could move it.
+  let placed = false;
+  // The text of the <noscript> being read once a key was placed, held back
+  // until the core has seen it whole.
+  let held;
   const page = { bases: [], noscript: "", noscriptOverflow: false };
   let guard;
   const keys = (forms, placement) => {
@@ -56,6 +82,11 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     .on("base[href]", {
       element(element) {
         page.bases.push(element.getAttribute("href"));
+        if (placed && keys([], "late-base") === undefined) {
+          page.bases.pop();
+          element.removeAttribute("href");
+          warn("a <base href> after a keyed form, on another origin, was taken out of the page");
+        }
       },
     })
     .on(
@@ -78,6 +109,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     )
     .on("noscript", {
       text(chunk) {
+        const before = page.noscript;
         page.noscript += chunk.text;
         if (page.noscript.length > NOSCRIPT_KEPT) {
           page.noscript = "";
@@ -85,6 +117,20 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         }
         const within = open[open.length - 1];
         if (within !== undefined) within.noscript += chunk.text;
+        if (!placed) return;
+        // A browser with JavaScript off reads this text as markup: a base
+        // in it could move the keys placed so far.
+        if (held === undefined) held = { text: "", before };
+        held.text += chunk.text;
+        if (!chunk.lastInTextNode) return chunk.remove();
+        if (keys([], "late-base") === undefined) {
+          if (!page.noscriptOverflow) page.noscript = held.before;
+          chunk.remove();
+          warn("a <noscript> holding a <base> after a keyed form was taken out of the page");
+        } else {
+          chunk.replace(held.text, { html: true });
+        }
+        held = undefined;
       },
     })
     .on("form", {
@@ -104,12 +150,32 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         if (seen.id !== null) named.push(seen);
         form.onEndTag((end) => {
           open.splice(open.lastIndexOf(seen), 1);
-          heldOpen = end.name !== "form";
+          heldOpen = end.name !== "form" || seen.leftOpen === true;
           if (heldOpen) seen.nested = true;
           if (seen.id !== null) return;
           const input = keys([seen], "form-end");
-          if (input !== undefined) end.before(input, { html: true });
+          if (input === undefined) return;
+          end.before(input, { html: true });
+          placed = true;
         });
+      },
+    })
+    .on("*", {
+      // The rewriter closes every element still open inside a form at its
+      // </form>; a browser closes the form alone (and those it closes by
+      // itself) and keeps the others open in it, so a control after the
+      // </form> still joins the form.
+      element(element) {
+        const form = open[open.length - 1];
+        const tag = element.tagName;
+        if (form === undefined || tag === "form" || VOID.has(tag) || CLOSED_BY_FORM_END.has(tag)) return;
+        try {
+          element.onEndTag((end) => {
+            if (end.name === "form") form.leftOpen = true;
+          });
+        } catch {
+          // An element the rewriter knows has no end tag.
+        }
       },
     })
     .on("button, input, select, textarea", {

@@ -64,7 +64,17 @@ const MISREAD = {
   "/misread/template-base": `<head><template><base href="/"></template><base href="https://evil.example/"></head><form method="post" action="c" id="t"><button>Pay</button></form>`,
   // A page ending inside a text-only element: an input there would be text.
   "/misread/plaintext": `<form method="post" action="/orders" id="p"><button>Pay</button></form><plaintext>`,
+  // A </form> with a <div> opened inside still open: the browser closes the
+  // form alone, and the later GET button, still in the div, joins it.
+  "/misread/left-open": `<form method="post" action="/orders"><div><input name="q"></form><button formmethod="get" formaction="/preview">Look</button></div>`,
+  "/misread/left-open-id": `<form method="post" action="/orders" id="l"><section></form><button formmethod="get">Look</button></section>`,
 };
+// Bases after a keyed form with no id (invalid HTML, honoured by browsers):
+// the one on another origin taken out, the <noscript> holding one emptied;
+// the base on the page's origin and the other <noscript> kept.
+const LATE_BASE = `<!doctype html><form method="post" action="orders"><p>Pay now<button>Pay</button></form>
+<base href="/shop/"><base href="https://evil.example/"><noscript><BASE href="https://evil.example/"></noscript>
+<noscript><p>Turn on JavaScript</p></noscript>`;
 // A page whose base sends every relative action to another origin.
 const BASED = `<!doctype html><html><head><base href="https://evil.example/"></head><body>
 <form method="post" action="/orders" id="relative"><button>Buy</button></form>
@@ -159,10 +169,10 @@ function server() {
         xhtml ? `<html xmlns="http://www.w3.org/1999/xhtml"><body>${FOREIGN_PAGE}</body></html>` : MISREAD[req.url],
       );
     }
-    if (req.url === "/elsewhere" || req.url === "/based") {
+    if (["/elsewhere", "/based", "/late-base"].includes(req.url)) {
       res.writeHead(200, { "content-type": "text/html" });
       // The page's own origin, as the worker is reached.
-      return res.end(req.url === "/based" ? BASED : ELSEWHERE.replace("ORIGIN", BASE));
+      return res.end({ "/based": BASED, "/late-base": LATE_BASE }[req.url] ?? ELSEWHERE.replace("ORIGIN", BASE));
     }
     if (req.url === "/other-ways") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -394,6 +404,21 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     }
     const xhtml = await proxy.fetch("/xhtml");
     assert.doesNotMatch(await xhtml.text(), /idempotency_key/, "an XHTML page is XML: never rewritten");
+  });
+
+  test("a base after a keyed form that would send its key elsewhere is taken out; one on the page's origin stays", async () => {
+    const html = await (await proxy.fetch("/late-base")).text();
+    const keys = [...html.matchAll(KEY_FIELD)].map((m) => m[1]);
+    assert.equal(keys.length, 1, html);
+    assert.match(keys[0], UUID7);
+    assert.equal(
+      html.replace(KEY_FIELD, ""),
+      LATE_BASE.replace('<base href="https://evil.example/">', "<base>").replace(
+        '<noscript><BASE href="https://evil.example/"></noscript>',
+        "<noscript></noscript>",
+      ),
+      "the foreign base's href and the <noscript> holding one taken out; every other byte as sent",
+    );
   });
 
   test("pages the rewriter cannot read (UTF-16, an unknown charset, a 206 range) pass as sent", async () => {

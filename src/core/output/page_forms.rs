@@ -36,6 +36,14 @@ pub enum Placement {
     /// (`<script>`, `<plaintext>`…) where an input would be text too: no
     /// form waiting for the end gets a key.
     PageCut,
+    /// After keys were placed at form ends, the page showed a base: a
+    /// `<base href>`, or `<noscript>` text a browser with JavaScript off
+    /// reads as markup (HTML puts a base in `<head>`; a browser uses one
+    /// anywhere). Nothing to place: `Some("")` while every base so far is
+    /// on the page's origin, so the placed keys still post there; `None`
+    /// when this one could send them elsewhere, and the glue takes it out
+    /// of the page.
+    LateBase,
 }
 
 impl Placement {
@@ -46,6 +54,7 @@ impl Placement {
             "form-end" => Some(Self::FormEnd),
             "page-end" => Some(Self::PageEnd),
             "page-cut" => Some(Self::PageCut),
+            "late-base" => Some(Self::LateBase),
             _ => None,
         }
     }
@@ -57,8 +66,10 @@ impl Placement {
 /// - `forms`: the forms to decide (the one ending, or every form with an
 ///   `id`), each with its attributes `method`, `action`, `enctype`, `id`
 ///   (strings as written, or `null`), `nested` (it sat inside another form,
-///   or the browser would not keep it apart from an earlier one whose end
-///   tag never came), `inTemplate`, `noscript` (the text of the
+///   the browser would not keep it apart from an earlier one whose end tag
+///   never came, or its `</form>` came with an element opened inside it
+///   still open, which the browser keeps open in the form for later
+///   controls to join), `inTemplate`, `noscript` (the text of the
 ///   `<noscript>`s inside it, which the rewriter reads as text) and
 ///   `controls`;
 /// - `naming`: the controls anywhere on the page with a `form` attribute;
@@ -106,6 +117,7 @@ pub fn page_form_keys(
             }
         }
         Placement::PageCut => {}
+        Placement::LateBase => return page.base_here.then(String::new),
         Placement::PageEnd => {
             // A control naming a form by an id this file cannot read could
             // name any of them.
@@ -722,6 +734,19 @@ mod tests {
         assert!(!page("<base href=https://evil.example/>", &post()), "a base only a browser without JavaScript sees");
         assert!(!page(r#"<form method="get" action="https://evil.example/">"#, &post()), "a form it holds open");
         assert!(page(r#"<iframe src="https://www.googletagmanager.com/ns.html"></iframe>"#, &post()));
+    }
+
+    #[test]
+    fn a_base_after_keys_were_placed_is_taken_out_unless_it_is_on_the_page_s_origin() {
+        let late = |base: Option<&str>, noscript: &str| {
+            page_form_keys(PAGE, &report_of(&[], &[], base, noscript), Placement::LateBase, 1, &[])
+        };
+        assert_eq!(late(Some("/app/"), ""), Some(String::new()), "the placed keys still post here");
+        assert_eq!(late(Some("https://shop.example/"), "<p>Turn on JavaScript</p>"), Some(String::new()));
+        assert_eq!(late(Some("https://evil.example/"), ""), None);
+        assert_eq!(late(Some("&#47;&#47;evil.example"), ""), None, "read as the browser reads it");
+        assert_eq!(late(None, "<BASE href=https://evil.example/>"), None, "a base in a <noscript>");
+        assert_eq!(late(None, r#"<form method="get"><button>x</button></form>"#), Some(String::new()), "no base");
     }
 
     #[test]
