@@ -11,7 +11,10 @@
 #   3. a crate outside it (tests/consumer, its own workspace, resolved as a
 #      user's crate is) wraps its own handler with feature `edge`, builds
 #      for wasm32, and its module exports both its `fetch` and the library's
-#      `IdempotencyCoordinator` class.
+#      `IdempotencyCoordinator` class;
+#   4. that crate, built by worker-build with docs/rust.md's wrangler.toml,
+#      runs in workerd: one run per key under 8 concurrent callers, and a
+#      handler's panic answered at once (tests/crate/rust-worker.test.mjs).
 #
 # Needs the wasm32 target and the wasm-bindgen CLI in $TOOLS
 # (scripts/install.sh rust tools; `make test-crate` runs it first), Node,
@@ -222,6 +225,25 @@ begin_step "$CONSUMER: cargo clippy (wasm32)"
 cargo clippy --locked --quiet --release --target wasm32-unknown-unknown \
   --manifest-path "$CONSUMER/Cargo.toml" -- -D warnings ||
   fail "clippy warns on the consumer crate (output above)"
+end_step
+
+# An axum Worker: workers-rs's `http` and `axum` features on, which change
+# what `worker`'s own calls return; Cargo unifies them into oncekey's build.
+begin_step "tests/consumer-axum: cargo build --release (wasm32, worker features http + axum)"
+cargo build --locked --quiet --release --target wasm32-unknown-unknown --manifest-path tests/consumer-axum/Cargo.toml ||
+  fail "oncekey does not build beside workers-rs's http and axum features (output above)"
+cargo clippy --locked --quiet --release --target wasm32-unknown-unknown \
+  --manifest-path tests/consumer-axum/Cargo.toml -- -D warnings ||
+  fail "clippy warns on the axum consumer crate (output above)"
+end_step
+
+# What `wrangler dev` builds and runs: worker-build (offline, with the tools
+# the Makefile points it at) writes tests/consumer/build/, which workerd
+# runs with its bindings (tests/crate/rust-worker.test.mjs).
+begin_step "$CONSUMER: worker-build, then run in workerd"
+(cd "$CONSUMER" && worker-build --release >/dev/null) || fail "worker-build refused $CONSUMER (run it there to see why)"
+node --test --test-reporter=dot tests/crate/rust-worker.test.mjs ||
+  fail "the Rust Worker built from docs/rust.md misbehaved in workerd (output above)"
 end_step
 
 echo "test-crate: all checks passed"

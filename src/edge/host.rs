@@ -68,6 +68,8 @@ pub(super) async fn drive<O: OriginCall>(
     origin: O,
     handling: Handling,
 ) -> Result<Response> {
+    // A panic in the handler must leave nothing that keeps its caller waiting.
+    super::deadline::clear_on_panic();
     let (mut exchange, mut action) = Exchange::start(Rc::clone(&config), head, now_ms());
     let mut host =
         Host { config, env: env.clone(), req, origin: Some(origin), kept: None, store: None, handling, escaped: None };
@@ -157,7 +159,7 @@ impl<O: OriginCall> Host<O> {
                 exchange.origin_answered(result, now_ms())
             }
             Action::Pause { ms } => {
-                worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+                super::deadline::sleep(ms).await;
                 exchange.paused(now_ms())
             }
             Action::Forward { edits, body, timeout_ms } => {

@@ -3,6 +3,8 @@
 //! core's [`Outcome`](crate::core::Outcome).
 
 use std::future::Future;
+use worker::wasm_bindgen::JsCast;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Env, Fetch, Fetcher, Request, Response, web_sys};
 
 use crate::core::{Config, HostText, ORIGIN_BINDING, Origin, Problem};
@@ -97,11 +99,21 @@ impl ProxyOrigin {
             .map(Request::from)
             .map_err(|e| not_sent(e.into()))?;
         let answer = match &self.service {
-            Some(worker) => worker.fetch_request(outgoing).await,
+            Some(worker) => call_service(worker, &outgoing).await,
             None => Fetch::Request(outgoing).send().await,
         };
         answer.map_err(|e| OriginError::NoAnswer(e.to_string()))
     }
+}
+
+/// `request` sent to the Worker behind `service`, its answer as the
+/// runtime gives it. Not `Fetcher::fetch_request`: with workers-rs's `http`
+/// feature on (every axum Worker, and Cargo unifies features) that returns
+/// an `http::Response`; this answers the same type under any feature set.
+async fn call_service(service: &Fetcher, request: &Request) -> worker::Result<Response> {
+    let service: worker::worker_sys::Fetcher = service.clone().into_rpc();
+    let answer = JsFuture::from(service.fetch(request.inner())?).await?;
+    Ok(Response::from(answer.dyn_into::<web_sys::Response>()?))
 }
 
 /// Sets `init`'s `cf` to `from`'s, when it has one: the request made from

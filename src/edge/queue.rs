@@ -187,6 +187,8 @@ impl Consumer {
         Fut: Future<Output = Result<(), E>>,
         E: Display,
     {
+        // A panicking handler must leave nothing that keeps the batch waiting.
+        super::deadline::clear_on_panic();
         let store = env
             .durable_object(COORDINATOR_BINDING)
             .map(|ns| DurableStore::new(ns, self.config.policy.clone(), self.config.store_timeout_ms))
@@ -280,7 +282,7 @@ impl Consumer {
                     delivery.settled()
                 }
                 DeliveryAction::Pause { ms } => {
-                    worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+                    super::deadline::sleep(ms).await;
                     delivery.paused()
                 }
                 DeliveryAction::Log(line) => {

@@ -23,6 +23,11 @@ export const WORKERS = {
   proxy: { build: join(ROOT, "build", "proxy"), config: join(ROOT, "workers", "proxy", "wrangler.toml") },
   /** The production proxy on the JavaScript host: the root config (`make build-proxy-js`). */
   "proxy-js": { build: join(ROOT, "build", "proxy-js"), config: join(ROOT, "wrangler.toml") },
+  /** A user's Rust Worker (tests/consumer, built by scripts/test-crate.sh with worker-build). */
+  consumer: {
+    build: join(ROOT, "tests", "consumer", "build"),
+    config: join(ROOT, "tests", "consumer", "wrangler.toml"),
+  },
   /** The demo on the JavaScript host (`make build-demo-js`). */
   "demo-js": { build: join(ROOT, "build", "demo-js"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
 };
@@ -406,7 +411,8 @@ export const QUEUE = "oncekey-order-events";
 /** The [vars] of a wrangler config (the demo's by default), so tests run with the shipped defaults. */
 export function defaultVars(config = WORKERS.demo.config) {
   const toml = readFileSync(config, "utf8");
-  const section = toml.split(/^\[vars\]$/m)[1].split(/^\[/m)[0];
+  // A config with no [vars] (a user's Rust Worker) has no defaults to give.
+  const section = (toml.split(/^\[vars\]$/m)[1] ?? "").split(/^\[/m)[0];
   return Object.fromEntries([...section.matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
 }
 

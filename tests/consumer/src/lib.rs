@@ -1,15 +1,28 @@
 //! What a user writes (docs/rust.md): their own
 //! handler wrapped by the layer, and the coordinator class re-exported so
 //! the Durable Object binding `IDEMPOTENCY_DO` finds it in this worker.
-//! scripts/test-crate.sh builds it for wasm32 and checks both exports.
+//! scripts/test-crate.sh builds it for wasm32 and checks both exports;
+//! tests/edge/rust-worker.test.mjs runs it in workerd (`make test-crate`
+//! builds it with worker-build, as `wrangler dev` would).
 
 pub use oncekey::edge::IdempotencyCoordinator;
 
+use std::cell::Cell;
+
 use oncekey::edge::{Idempotency, OriginError, problem_response};
-use worker::{Context, Env, Request, Response, Result, event};
+use worker::{Context, Env, Method, Request, Response, Result, event};
+
+thread_local! {
+    /// How many times `create_order` ran in this isolate (the test's count
+    /// of executions; Miniflare runs one isolate).
+    static RUNS: Cell<u64> = const { Cell::new(0) };
+}
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    if req.method() == Method::Get && req.path() == "/runs" {
+        return Response::ok(RUNS.with(Cell::get).to_string());
+    }
     let layer = match Idempotency::from_env(&env) {
         Ok(layer) => layer,
         Err(problem) => return problem_response(&problem),
@@ -18,8 +31,12 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 }
 
 /// The user's own handler: says which attempt of the key it is running
-/// (`Idempotency-Attempt`, set by the layer; `null` without a key).
-async fn create_order(req: Request) -> std::result::Result<Response, OriginError> {
+/// (`Idempotency-Attempt`, set by the layer; `null` without a key). At
+/// `/panic` it panics after reading the body, as a bug in a handler would.
+async fn create_order(mut req: Request) -> std::result::Result<Response, OriginError> {
+    let body = req.text().await.map_err(|e| OriginError::NotSent(e.to_string()))?;
+    RUNS.with(|runs| runs.set(runs.get() + 1));
+    assert!(req.path() != "/panic", "a bug in the handler, after reading {} bytes", body.len());
     let attempt = req
         .headers()
         .get("Idempotency-Attempt")
