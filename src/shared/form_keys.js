@@ -9,9 +9,13 @@
 // holds, which the rewriter reads as text) and every <base href> — and
 // places what `pageFormKeys` (the core's `page_form_keys`) gives: before a
 // form's end tag, or — for forms with an `id`, which controls anywhere on
-// the page may name — at the page's end. A base that comes after keys were
-// placed at form ends (an element, or <noscript> text) is asked about, and
-// taken out when the core says it would move them to another origin. Controls are matched without a
+// the page may name — at the page's end, in place of a mark the guard adds
+// after the last byte (read as text only outside an unfinished tag).
+// The guard cuts the rewriting short where a browser would read the bytes
+// otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark). A
+// base that comes after keys were placed at form ends (an element, or
+// <noscript> text) is asked about, and taken out when the core says it
+// would move them to another origin. Controls are matched without a
 // `form` ancestor in the selector (a descendant selector costs the
 // rewriter a walk of the open elements per element); the open forms say
 // whose control it is.
@@ -65,7 +69,10 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   // until the core has seen it whole.
   let held;
   const page = { bases: [], noscript: "", noscriptOverflow: false };
+  // The page's guard (pageGuard): what of the body the rewriter reads.
   let guard;
+  // The text the guard puts after the page's last byte, unguessable.
+  const mark = `oncekey-end-${[...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
   const keys = (forms, placement) => {
     const random = new Uint8Array(10 * forms.length);
     for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
@@ -188,19 +195,24 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
       },
     })
     .onDocument({
-      end(end) {
-        if (named.length === 0) return;
-        const inputs = keys(named, guard?.cut || textOnly > 0 ? "page-cut" : "page-end");
-        if (inputs !== undefined) end.append(inputs, { html: true });
+      // The guard's mark after the page's last byte: read as text only when
+      // the page ended outside any tag (inside an unfinished tag it is part
+      // of the tag, which a browser drops at the end of the page with it),
+      // so an input placed there is an input to a browser too; one placed
+      // after an unfinished tag would finish it and lend it its attributes.
+      text(chunk) {
+        if (chunk.text !== mark) return;
+        const cut = textOnly > 0 || foreign > 0 || templates > 0;
+        const inputs = named.length === 0 ? undefined : keys(named, cut ? "page-cut" : "page-end");
+        if (inputs === undefined) chunk.remove();
+        else chunk.replace(inputs, { html: true });
       },
     });
   if (response.body === null) return response;
+  const markBytes = new TextEncoder().encode(mark);
   let rewritten;
   try {
-    // A body the core knows is short goes to the rewriter as it is: the
-    // guard's streams cost CPU on every chunk.
-    if (longestTag === 0) return rewriter.transform(response);
-    guard = tagGuard(response.body, longestTag);
+    guard = pageGuard(response.body, longestTag, markBytes);
     rewritten = rewriter.transform(new Response(guard.input, response));
   } catch (error) {
     // The core sends only pages the rewriter should read; whatever it still
@@ -209,43 +221,70 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     warn(`a page was answered without form keys: ${error instanceof Error ? error.message : error}`);
     return guard === undefined ? response : new Response(guard.rest(), response);
   }
-  return new Response(followedBy(rewritten.body, guard), rewritten);
+  return new Response(followedBy(rewritten.body, guard, markBytes), rewritten);
 }
 
 const LT = 0x3c;
 const GT = 0x3e;
 
+const ESC = 0x1b;
+
 /**
- * Splits `body` at its first tag longer than `longestTag` bytes (the core's
- * bound: the runtime's rewriter gives up on a tag of about 3 MB and cuts the
- * page off there with no error): `input`, the bytes before it, for the
- * rewriter (a tag's bytes are held back until its `>` arrives, at most
- * `longestTag` of them); then `rest()`, that tag and everything after it,
- * as the origin sent it. `release()` hands everything to `rest()`.
+ * What the rewriter is given of `body`: `input`, its bytes, then `end` (a
+ * mark the rewriter reads as text only if the page ended outside any tag)
+ * — unless the page is cut first, where the rewriter and a browser
+ * would part ways: at a tag longer than `longestTag` bytes (when not 0: the
+ * core's bound, the runtime's rewriter gives up on a tag of about 3 MB and
+ * cuts the page off there with no error); at the first ESC byte (from there
+ * a page in ISO-2022-JP, named by a `<meta>` the rewriter does not obey,
+ * is other markup to a browser); or at the start of a page that opens with
+ * a UTF-16 byte order mark (which a browser obeys over the header). A
+ * tag's bytes are held back until its `>` arrives. `rest()`: what was cut,
+ * as the origin sent it. `release()` hands everything not given to `rest()`.
  */
-function tagGuard(body, longestTag) {
+function pageGuard(body, longestTag, end) {
   const reader = body.getReader();
   let held = new Uint8Array(0);
   let cut = false;
+  let opening = true;
+  const cutHere = (bytes, why) => {
+    held = bytes;
+    cut = true;
+    warn(`${why}: the rest of the page was answered without form keys`);
+  };
   const input = new ReadableStream({
     async pull(controller) {
       for (;;) {
         if (cut) return controller.close();
         const { value, done } = await reader.read();
         if (done) {
+          // The mark in a chunk of its own: the rewriter reads it as one text chunk.
           if (held.length > 0) controller.enqueue(held);
+          controller.enqueue(end);
           held = new Uint8Array(0);
           return controller.close();
         }
         const bytes = held.length === 0 ? value : joined(held, value);
-        const open = bytes.lastIndexOf(LT);
-        const end = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
-        held = bytes.subarray(end);
-        if (held.length > longestTag) {
-          cut = true;
-          warn(`a tag of over ${longestTag} bytes: the rest of the page was answered without form keys`);
+        if (opening) {
+          held = bytes;
+          if (bytes.length < 2) continue;
+          opening = false;
+          if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)) {
+            cutHere(bytes, "a page that opens with a UTF-16 byte order mark");
+            continue;
+          }
         }
-        if (end > 0) return controller.enqueue(bytes.subarray(0, end));
+        const esc = bytes.indexOf(ESC);
+        if (esc !== -1) {
+          cutHere(bytes.subarray(esc), "an ESC byte (ISO-2022 text)");
+          if (esc > 0) return controller.enqueue(bytes.subarray(0, esc));
+          continue;
+        }
+        const open = bytes.lastIndexOf(LT);
+        const given = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
+        held = bytes.subarray(given);
+        if (longestTag > 0 && held.length > longestTag) cutHere(held, `a tag of over ${longestTag} bytes`);
+        if (given > 0) return controller.enqueue(bytes.subarray(0, given));
       }
     },
     cancel(reason) {
@@ -282,18 +321,33 @@ function tagGuard(body, longestTag) {
   };
 }
 
-/** `rewritten`, then — if the guard cut the page — the rest as the origin sent it. */
-function followedBy(rewritten, guard) {
+/**
+ * `rewritten`, without `mark` if the rewriter left it as it was at the
+ * very end (the page ended inside a tag or a comment: the rewriter hands
+ * such bytes on untouched), then — if the guard cut the page — the rest as
+ * the origin sent it.
+ */
+function followedBy(rewritten, guard, mark) {
   const reader = rewritten.getReader();
   let rest;
+  // The last bytes given, held back until more come: they may be the mark.
+  let tail = new Uint8Array(0);
   return new ReadableStream({
     async pull(controller) {
-      if (rest === undefined) {
+      while (rest === undefined) {
         const { value, done } = await reader.read();
-        if (!done) return controller.enqueue(value);
-        if (!guard.cut) return controller.close();
-        rest = guard.rest().getReader();
+        if (done) {
+          rest = guard.cut ? guard.rest().getReader() : null;
+          const left = tail.length !== mark.length || tail.some((byte, i) => byte !== mark[i]);
+          if (left && tail.length > 0) return controller.enqueue(tail);
+          break;
+        }
+        const bytes = tail.length === 0 ? value : joined(tail, value);
+        const given = Math.max(0, bytes.length - mark.length);
+        tail = bytes.slice(given);
+        if (given > 0) return controller.enqueue(bytes.subarray(0, given));
       }
+      if (rest === null) return controller.close();
       const { value, done } = await rest.read();
       if (done) controller.close();
       else controller.enqueue(value);

