@@ -270,11 +270,16 @@ impl<O: OriginCall> Host<O> {
             Ok(req) => req,
             Err(e) => return OriginResult::NotSent(e.to_string()),
         };
+        // A Worker's own handler that returns `NoAnswer` failed: worded as
+        // the handler's failure, not as an origin out of reach (SPEC §11).
+        let threw = std::cell::Cell::new(false);
         let ended = {
             // The time limit covers the whole answer, body included: a finish
             // must come while the attempt can still own the key.
             let call = async {
-                let response = origin.call(req).await?;
+                let response = origin.call(req).await.inspect_err(|e| {
+                    threw.set(!self.handling.proxying && matches!(e, OriginError::NoAnswer(_)));
+                })?;
                 http::read_answer(response, &mut answer).await.map_err(OriginError::NoAnswer)
             };
             let call = with_timeout(call, timeout_ms);
@@ -297,6 +302,7 @@ impl<O: OriginCall> Host<O> {
                 answer.ended()
             }
             Err(OriginError::NotSent(e)) => OriginResult::NotSent(e),
+            Err(OriginError::NoAnswer(e)) if threw.get() => OriginResult::HandlerThrew(e),
             Err(OriginError::NoAnswer(e)) => OriginResult::NoAnswer(e),
         }
     }

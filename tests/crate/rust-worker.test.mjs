@@ -58,6 +58,19 @@ describe("a Rust Worker wrapping its own handler", () => {
     }
   });
 
+  test("a handler that fails with the outcome unknown: worded as the handler's failure, not an origin's, the key held", async () => {
+    const key = crypto.randomUUID();
+    const first = await post("/fails", key);
+    // SPEC §3's type for an attempt that ended without an answer.
+    assert.equal(first.status, 502);
+    const problem = await first.json();
+    assert.equal(problem.type, "urn:oncekey:problem:origin-unreachable");
+    assert.match(problem.detail, /handler failed; the outcome is unknown/, "not the proxy's wording");
+    const duplicate = await post("/fails", key);
+    assert.equal(duplicate.status, 409);
+    assert.equal((await duplicate.json()).type, "urn:oncekey:problem:outcome-unknown");
+  });
+
   test("a handler that panics: its caller is answered at once, the key held as an unknown outcome", async () => {
     const key = crypto.randomUUID();
     const before = await runs();

@@ -32,11 +32,15 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 
 /// The user's own handler: says which attempt of the key it is running
 /// (`Idempotency-Attempt`, set by the layer; `null` without a key). At
-/// `/panic` it panics after reading the body, as a bug in a handler would.
+/// `/panic` it panics after reading the body, as a bug in a handler would;
+/// at `/fails` it fails with the outcome unknown.
 async fn create_order(mut req: Request) -> std::result::Result<Response, OriginError> {
     let body = req.text().await.map_err(|e| OriginError::NotSent(e.to_string()))?;
     RUNS.with(|runs| runs.set(runs.get() + 1));
     assert!(req.path() != "/panic", "a bug in the handler, after reading {} bytes", body.len());
+    if req.path() == "/fails" {
+        return Err(OriginError::NoAnswer("the order service timed out".into()));
+    }
     let attempt = req
         .headers()
         .get("Idempotency-Attempt")
