@@ -47,6 +47,8 @@ test: lint
 ## compiled to wasm32 under Node.
 test-core:
 	cargo test
+	@# The Worker API's examples compile (no_run: they need the runtime).
+	cargo test --locked --quiet --doc --features edge
 	@# The core alone must never pull in the adapters' runtime crates.
 	@if cargo tree -e normal --prefix none | grep -E '^(worker|wasm-bindgen|js-sys|web-sys) '; then \
 	  echo "the core's native dependency tree holds an adapter crate" >&2; exit 1; fi
@@ -377,7 +379,7 @@ test-browser-types: build-browser
 test-browser-pack: build-browser
 	scripts/test-browser-pack.sh
 
-test-browser-e2e: install-browser www-vendor build-demo build-demo-js build-proxy-js test-browser-pack
+test-browser-e2e: install-browser www-vendor build-demo build-demo-js build-proxy build-proxy-js test-browser-pack
 	scripts/test-node-counted.sh tests/browser-e2e/
 
 test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e

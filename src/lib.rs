@@ -2,12 +2,42 @@
 //!
 //! A request carrying an `Idempotency-Key` runs at most once; retries get
 //! the stored answer; a duplicate that arrives while the first is still
-//! running gets a 409 and waits. Three parts share this crate:
+//! running waits for it (up to `IDEMPOTENCY_IN_FLIGHT_WAIT_MS`) and gets its
+//! answer, or a `409` once the wait is over.
 //!
-//! - [`core`]: the sans-IO state machine (always built);
-//! - `edge`: the Cloudflare Worker adapter (feature `edge`);
+//! In a Rust Worker (workers-rs, feature `edge`), wrap your handler and
+//! export the coordinator class the `IDEMPOTENCY_DO` binding names
+//! (docs/rust.md has the whole `wrangler.toml`):
+//!
+#![cfg_attr(feature = "edge", doc = "```no_run")]
+#![cfg_attr(not(feature = "edge"), doc = "```ignore")]
+//! pub use oncekey::edge::IdempotencyCoordinator;
+//! use oncekey::edge::{Idempotency, OriginError, problem_response};
+//! use worker::*;
+//!
+//! #[event(fetch)]
+//! async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+//!     let layer = match Idempotency::from_env(&env) {
+//!         Ok(layer) => layer,
+//!         Err(problem) => return problem_response(&problem),
+//!     };
+//!     layer.handle(req, &env, &ctx, |req| async move {
+//!         // Ok is stored and replayed; Err(NotSent) frees the key.
+//!         Response::ok("order created").map_err(|e| OriginError::NotSent(e.to_string()))
+//!     })
+//!     .await
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! Four parts share this crate:
+//!
+//! - [`core`]: the sans-IO state machine every host runs (always built);
+//! - `edge`: the Cloudflare Worker adapter for Rust Workers (feature `edge`);
 //! - `browser`: the wasm-bindgen client (feature `browser`);
 //! - `js`: the JavaScript edge host's bindings (feature `js`).
+//!
+//! The core decides without any I/O:
 //!
 //! ```
 //! use oncekey::core::{begin, Decision, Fingerprint, RecordPolicy};

@@ -19,7 +19,7 @@ use super::origin::{OriginError, ProxyOrigin};
 
 /// The idempotency layer, configured once.
 ///
-/// ```ignore
+/// ```no_run
 /// use oncekey::edge::{Idempotency, OriginError};
 /// use worker::*;
 ///
@@ -29,8 +29,17 @@ use super::origin::{OriginError, ProxyOrigin};
 ///         Ok(layer) => layer,
 ///         Err(problem) => return oncekey::edge::problem_response(&problem),
 ///     };
-///     layer.handle(req, &env, &ctx, |req| async move { my_handler(req).await }).await
+///     // The handler may hold what it needs: `env` cloned in (it is cheap).
+///     let orders = env.clone();
+///     layer.handle(req, &env, &ctx, move |req| create_order(req, orders)).await
 /// }
+///
+/// /// Your handler: `Ok` is stored and replayed; `Err(NotSent)` frees the
+/// /// key, `Err(NoAnswer)` holds it until the lease ends.
+/// async fn create_order(_req: Request, _env: Env) -> std::result::Result<Response, OriginError> {
+///     Response::ok("created").map_err(|e| OriginError::NotSent(e.to_string()))
+/// }
+/// # fn main() {}
 /// ```
 #[derive(Clone, Debug)]
 pub struct Idempotency {

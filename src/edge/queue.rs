@@ -48,8 +48,8 @@ type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
 
 /// An exactly-once wrapper around a queue handler.
 ///
-/// ```ignore
-/// use oncekey::edge::Consumer;
+/// ```no_run
+/// use oncekey::edge::{Consumer, Event};
 /// use worker::*;
 ///
 /// #[event(queue)]
@@ -60,6 +60,13 @@ type KeyFn = Rc<dyn Fn(&str, &[u8]) -> String>;
 ///     consumer.consume(&batch, &env, |event| award_points(event, env.clone())).await;
 ///     Ok(())
 /// }
+///
+/// /// Your handler: `Err` retries the message, `Ok` acknowledges it.
+/// async fn award_points(event: Event, _env: Env) -> std::result::Result<(), String> {
+///     let _order: serde_json::Value = serde_json::from_slice(&event.body).map_err(|e| e.to_string())?;
+///     Ok(())
+/// }
+/// # fn main() {}
 /// ```
 #[derive(Clone)]
 pub struct Consumer {
@@ -81,7 +88,7 @@ impl Consumer {
     /// A consumer named `name` (its records and counters are kept apart from
     /// every other consumer's), keyed by message id, with `policy`'s lease
     /// and TTL, and a 5 s store timeout. The handler is given the default
-    /// origin time limit for that lease ([`default_origin_timeout_ms`]).
+    /// origin time limit for that lease ([`default_origin_timeout_ms`](crate::core::default_origin_timeout_ms)).
     pub fn new(name: &str, policy: RecordPolicy) -> Self {
         Self { config: ConsumerConfig::new(name, policy), key_fn: None }
     }

@@ -12,10 +12,13 @@
 // the page may name — at the page's end, in place of a mark the guard adds
 // after the last byte (read as text only outside an unfinished tag).
 // The guard cuts the rewriting short where a browser would read the bytes
-// otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark). A
-// base that comes after keys were placed at form ends (an element, or
-// <noscript> text) is asked about, and taken out when the core says it
-// would move them to another origin. Controls are matched without a
+// otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark). With
+// no <base href> before it, the first key placed at a form's end goes with
+// the page's own (`<base href="">`): a browser takes the first base, so none
+// later moves a key. Where the markup takes a turn the rewriter may read
+// otherwise than a browser (SVG and MathML's odd corners, end tags a
+// browser ignores), the report says so and the core places no more keys.
+// Controls are matched without a
 // `form` ancestor in the selector (a descendant selector costs the
 // rewriter a walk of the open elements per element); the open forms say
 // whose control it is.
@@ -23,7 +26,18 @@
 const CONTROL_ATTRIBUTES = ["type", "name", "formmethod", "formaction", "formenctype"];
 // Elements whose content a browser reads as text: an input placed at the
 // page's end inside one would be text too.
-const TEXT_ONLY = "script, style, textarea, title, xmp, iframe, noembed, noframes, plaintext, noscript";
+const TEXT_ONLY = new Set([
+  "script",
+  "style",
+  "textarea",
+  "title",
+  "xmp",
+  "iframe",
+  "noembed",
+  "noframes",
+  "plaintext",
+  "noscript",
+]);
 // The most <noscript> text the report carries; past it the core assumes the worst.
 const NOSCRIPT_KEPT = 65536;
 // Elements with no end tag (the rewriter refuses an end-tag handler on one).
@@ -45,6 +59,39 @@ const VOID = new Set([
 // Elements a browser closes by itself at a </form> (HTML's "generate implied
 // end tags"); any other element still open there it keeps open, in the form.
 const CLOSED_BY_FORM_END = new Set(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"]);
+// HTML's tree builder, as far as where the rewriter's streaming view of end
+// tags parts from it: the rewriter closes every element above a matching
+// end tag; a browser ignores an end tag with a "special" element above its
+// match, or one whose match is outside a table cell, and moves elements for
+// a formatting one.
+const words = (text) => new Set(text.split(" "));
+const SPECIAL = words(
+  "address applet article aside blockquote body button caption center colgroup dd details dialog dir div dl dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 head header hgroup html iframe li listing main marquee menu nav noembed noframes noscript object ol p plaintext pre script search section select style summary table tbody td template textarea tfoot th thead title tr ul xmp",
+);
+const SCOPE_BOUNDARY = words("applet caption html table td th marquee object template");
+const TABLE_PARTS = words("caption colgroup tbody td tfoot th thead tr");
+const TABLE_CLOSERS = words("table tbody td tfoot th thead tr");
+// End tags that close every element above their match, as the rewriter does.
+const CLOSES_ALL = words(
+  "address article aside blockquote button center details dialog dir div dl fieldset figcaption figure footer header hgroup listing main menu nav ol pre search section summary ul li dd dt h1 h2 h3 h4 h5 h6 select template applet marquee object",
+);
+const FORMATTING = words("a b big code em font i nobr s small strike strong tt u");
+// In SVG or MathML, where the rewriter's model is simple: tags past which a
+// browser may be in HTML where the rewriter is not, or the reverse.
+const FOREIGN_SUSPECT = words(
+  "svg math mglyph malignmark foreignobject annotation-xml b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font",
+);
+// Where SVG and MathML hold HTML: an element inside one is suspect too.
+const INTEGRATION = words("mi mo mn ms mtext annotation-xml foreignobject desc title");
+
+/** Whether a browser, too, closes an element `tag` at the end tag `by` (another's). */
+function closedAlike(tag, by) {
+  if (by === "form") return CLOSED_BY_FORM_END.has(tag);
+  if (FORMATTING.has(by)) return false;
+  if (SCOPE_BOUNDARY.has(tag)) return TABLE_PARTS.has(tag) && TABLE_CLOSERS.has(by);
+  if (TABLE_CLOSERS.has(by) || CLOSES_ALL.has(by)) return true;
+  return !SPECIAL.has(tag);
+}
 
 /**
  * `response` with a hidden `idempotency_key` field for each form
@@ -57,18 +104,19 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   // Forms with an id, kept to the page's end with the controls naming them.
   const named = [];
   const naming = [];
-  let templates = 0;
-  let foreign = 0;
-  let textOnly = 0;
+  // How deep the stream is in templates, SVG or MathML, elements whose
+  // content is text, and SVG's and MathML's HTML integration points.
+  const depth = { templates: 0, foreign: 0, textOnly: 0, integration: 0 };
+  // A <base href> in the page's HTML (not in a template or SVG) so far.
+  let based = false;
+  // Whether the page's own <base href=""> went before its first key.
+  let pinned = false;
   // A form closed by another element's end tag: a browser keeps it as the
   // form later controls join, and ignores the next <form>, until a </form>.
   let heldOpen = false;
-  // A key placed before a form's end tag: a base after it could move it.
-  let placed = false;
-  // The text of the <noscript> being read once a key was placed, held back
-  // until the core has seen it whole.
-  let held;
-  const page = { bases: [], noscript: "", noscriptOverflow: false };
+  // `unsure`: the markup took a turn where the rewriter's view and a
+  // browser's may part; the core then places no more keys.
+  const page = { bases: [], noscript: "", noscriptOverflow: false, unsure: false };
   // The page's guard (pageGuard): what of the body the rewriter reads.
   let guard;
   // The text the guard puts after the page's last byte, unguessable.
@@ -79,44 +127,51 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     const report = JSON.stringify({ forms, naming: placement === "form-end" ? [] : naming, ...page });
     return pageFormKeys(pageOrigin, report, placement, Date.now(), random);
   };
-  const depth = (change) => ({
-    element(element) {
-      change(1);
-      element.onEndTag(() => change(-1));
-    },
-  });
   const rewriter = new HTMLRewriter()
-    .on("base[href]", {
+    // Every element: one handler, since the rewriter keeps one end-tag
+    // handler per element (a second replaces the first).
+    .on("*", {
       element(element) {
-        page.bases.push(element.getAttribute("href"));
-        if (placed && keys([], "late-base") === undefined) {
-          page.bases.pop();
-          element.removeAttribute("href");
-          warn("a <base href> after a keyed form, on another origin, was taken out of the page");
+        const tag = element.tagName;
+        // What this element's end tag undoes.
+        const ends = [];
+        const count = (name) => {
+          depth[name] += 1;
+          ends.push(() => {
+            depth[name] -= 1;
+          });
+        };
+        if (depth.foreign > 0) {
+          if (depth.integration > 0 || FOREIGN_SUSPECT.has(tag)) page.unsure = true;
+          if (INTEGRATION.has(tag)) count("integration");
         }
+        if (tag === "template") count("templates");
+        if (tag === "svg" || tag === "math") count("foreign");
+        if (TEXT_ONLY.has(tag)) count("textOnly");
+        if (tag === "form" || VOID.has(tag)) return;
+        // Inside a form: an element closed by another's end tag where a
+        // browser keeps it open (or moves it) holds the form open past its
+        // </form>, for later controls to join.
+        const form = open[open.length - 1];
+        if (form !== undefined) {
+          ends.push((end) => {
+            if (end.name !== tag && !closedAlike(tag, end.name)) form.leftOpen = true;
+          });
+        }
+        if (ends.length > 0)
+          onEnd(element, (end) => {
+            for (const undo of ends) undo(end);
+          });
       },
     })
-    .on(
-      "template",
-      depth((n) => {
-        templates += n;
-      }),
-    )
-    .on(
-      "svg, math",
-      depth((n) => {
-        foreign += n;
-      }),
-    )
-    .on(
-      TEXT_ONLY,
-      depth((n) => {
-        textOnly += n;
-      }),
-    )
+    .on("base[href]", {
+      element(element) {
+        if (depth.templates === 0 && depth.foreign === 0) based = true;
+        page.bases.push(element.getAttribute("href"));
+      },
+    })
     .on("noscript", {
       text(chunk) {
-        const before = page.noscript;
         page.noscript += chunk.text;
         if (page.noscript.length > NOSCRIPT_KEPT) {
           page.noscript = "";
@@ -124,20 +179,6 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         }
         const within = open[open.length - 1];
         if (within !== undefined) within.noscript += chunk.text;
-        if (!placed) return;
-        // A browser with JavaScript off reads this text as markup: a base
-        // in it could move the keys placed so far.
-        if (held === undefined) held = { text: "", before };
-        held.text += chunk.text;
-        if (!chunk.lastInTextNode) return chunk.remove();
-        if (keys([], "late-base") === undefined) {
-          if (!page.noscriptOverflow) page.noscript = held.before;
-          chunk.remove();
-          warn("a <noscript> holding a <base> after a keyed form was taken out of the page");
-        } else {
-          chunk.replace(held.text, { html: true });
-        }
-        held = undefined;
       },
     })
     .on("form", {
@@ -148,7 +189,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           enctype: form.getAttribute("enctype"),
           id: form.getAttribute("id"),
           nested: open.length > 0 || heldOpen,
-          inTemplate: templates > 0,
+          inTemplate: depth.templates > 0,
           noscript: "",
           controls: [],
         };
@@ -162,32 +203,19 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           if (seen.id !== null) return;
           const input = keys([seen], "form-end");
           if (input === undefined) return;
-          end.before(input, { html: true });
-          placed = true;
+          // A browser takes the first <base href> in the page: with none
+          // before, the page's own (href="": its URL) goes before the first
+          // key placed, so no base later — late, or hidden where the
+          // rewriter cannot see it — moves that key or the next.
+          const pin = based || pinned ? "" : '<base href="">';
+          end.before(pin + input, { html: true });
+          pinned = true;
         });
-      },
-    })
-    .on("*", {
-      // The rewriter closes every element still open inside a form at its
-      // </form>; a browser closes the form alone (and those it closes by
-      // itself) and keeps the others open in it, so a control after the
-      // </form> still joins the form.
-      element(element) {
-        const form = open[open.length - 1];
-        const tag = element.tagName;
-        if (form === undefined || tag === "form" || VOID.has(tag) || CLOSED_BY_FORM_END.has(tag)) return;
-        try {
-          element.onEndTag((end) => {
-            if (end.name === "form") form.leftOpen = true;
-          });
-        } catch {
-          // An element the rewriter knows has no end tag.
-        }
       },
     })
     .on("button, input, select, textarea", {
       element(element) {
-        const control = { tag: element.tagName, inert: templates > 0 || foreign > 0 };
+        const control = { tag: element.tagName, inert: depth.templates > 0 || depth.foreign > 0 };
         for (const name of CONTROL_ATTRIBUTES) control[name] = element.getAttribute(name);
         control.form = element.getAttribute("form");
         if (control.form === null) open[open.length - 1]?.controls.push(control);
@@ -202,7 +230,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
       // after an unfinished tag would finish it and lend it its attributes.
       text(chunk) {
         if (chunk.text !== mark) return;
-        const cut = textOnly > 0 || foreign > 0 || templates > 0;
+        const cut = depth.textOnly > 0 || depth.foreign > 0 || depth.templates > 0;
         const inputs = named.length === 0 ? undefined : keys(named, cut ? "page-cut" : "page-end");
         if (inputs === undefined) chunk.remove();
         else chunk.replace(inputs, { html: true });
@@ -363,6 +391,15 @@ function joined(a, b) {
   out.set(a);
   out.set(b, a.length);
   return out;
+}
+
+/** `handler` at `element`'s end tag, if the rewriter knows it has one. */
+function onEnd(element, handler) {
+  try {
+    element.onEndTag(handler);
+  } catch {
+    // An element the rewriter knows has no end tag.
+  }
 }
 
 function warn(message) {

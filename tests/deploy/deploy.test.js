@@ -115,7 +115,7 @@ function assertNoDemo({ wasm, js }) {
   assert.equal(exported(js).includes("Orders"), false, "no Orders class in the production bundle");
 }
 
-test("the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within its 108 KB gzip budget", () => {
+test("the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within its 109 KB gzip budget", () => {
   const run = dryRun(join(ROOT, "wrangler.toml"));
   assert.deepEqual(
     resourcesOf(run.output),
@@ -153,7 +153,8 @@ test("the root config is the production proxy on the JavaScript host: only the c
   // form is sent, resolved against the page's origin) to 103.3, and the
   // page read as a browser without JavaScript reads it (§8), webhook
   // routes that follow their senders (§12, §13) and queue events never
-  // taken for others (§11) to 107.2 (docs/performance.md, "Bundle size"). That
+  // taken for others (§11) to 107.2, and where a browser builds another
+  // tree than the rewriter (§8) to 108.5 (docs/performance.md, "Bundle size"). That
   // panic's message is the mark of the formatting and Unicode tables it
   // pulls in (about 5 KB gzip).
   assert.equal(
@@ -161,7 +162,7 @@ test("the root config is the production proxy on the JavaScript host: only the c
     false,
     "the wasm holds str slicing's panic (src/core/text/cut.rs says how to cut without it)",
   );
-  assert.ok(gzip <= 108 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 108 KB budget`);
+  assert.ok(gzip <= 109 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 109 KB budget`);
   rmSync(run.outdir, { recursive: true, force: true });
 });
 

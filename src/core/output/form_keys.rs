@@ -16,6 +16,13 @@ use crate::core::request::fingerprint::media_type;
 pub(crate) fn gets_form_keys(status: u16, headers: &[(String, String)]) -> bool {
     let header = |wanted: &str| headers.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)).map(|(_, v)| v);
     let Some(content_type) = header("content-type") else { return false };
+    // One value only: a browser reads the last of several (`text/html;a=b,
+    // application/xhtml+xml`, or two header lines joined), which may not
+    // be HTML at all.
+    let content_types = headers.iter().filter(|(name, _)| name.eq_ignore_ascii_case("content-type")).count();
+    if content_types > 1 || content_type.contains(',') {
+        return false;
+    }
     // HTML only: an XHTML page is XML, which the rewriter reads as HTML —
     // an inserted `<input>` (not self-closed) would break it, and markup
     // it takes for text (a `<textarea>`'s) is elements there.
@@ -112,6 +119,12 @@ mod tests {
         let mut range = html("text/html");
         range.push(("content-range".into(), "bytes 0-99/1000".into()));
         assert!(!gets_form_keys(200, &range), "a slice of a page");
+        // A browser reads the last of several values: maybe XML.
+        assert!(!gets_form_keys(200, &html("text/html;, application/xhtml+xml")));
+        assert!(!gets_form_keys(200, &html("text/html;a=b, text/xml")));
+        let mut two = html("text/html;a=b");
+        two.push(("content-type".into(), "application/xhtml+xml".into()));
+        assert!(!gets_form_keys(200, &two), "two header lines");
     }
 
     #[test]

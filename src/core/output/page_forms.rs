@@ -36,14 +36,6 @@ pub enum Placement {
     /// (`<script>`, `<plaintext>`…) where an input would be text too: no
     /// form waiting for the end gets a key.
     PageCut,
-    /// After keys were placed at form ends, the page showed a base: a
-    /// `<base href>`, or `<noscript>` text a browser with JavaScript off
-    /// reads as markup (HTML puts a base in `<head>`; a browser uses one
-    /// anywhere). Nothing to place: `Some("")` while every base so far is
-    /// on the page's origin, so the placed keys still post there; `None`
-    /// when this one could send them elsewhere, and the glue takes it out
-    /// of the page.
-    LateBase,
 }
 
 impl Placement {
@@ -54,7 +46,6 @@ impl Placement {
             "form-end" => Some(Self::FormEnd),
             "page-end" => Some(Self::PageEnd),
             "page-cut" => Some(Self::PageCut),
-            "late-base" => Some(Self::LateBase),
             _ => None,
         }
     }
@@ -76,7 +67,11 @@ impl Placement {
 /// - `bases`: every `<base href>` so far (a browser uses the first outside
 ///   templates and SVG; the key needs each on the page's origin);
 /// - `noscript`: the text of every `<noscript>` so far, and
-///   `noscriptOverflow` when there was too much of it to keep.
+///   `noscriptOverflow` when there was too much of it to keep;
+/// - `unsure`: the markup so far took a turn the rewriter may read
+///   otherwise than a browser (inside SVG or MathML, a nested one, an HTML
+///   element or an integration point's content; an end tag a browser
+///   ignores or answers by moving elements): no key from there on.
 ///
 /// A control is its `tag`, its attributes `type`, `name`, `formmethod`,
 /// `formaction`, `formenctype` and `form`, and `inert` (inside a template,
@@ -117,7 +112,6 @@ pub fn page_form_keys(
             }
         }
         Placement::PageCut => {}
-        Placement::LateBase => return page.base_here.then(String::new),
         Placement::PageEnd => {
             // A control naming a form by an id this file cannot read could
             // name any of them.
@@ -241,6 +235,9 @@ struct Page<'a> {
     /// A `<noscript>` so far holds a form or a control: with JavaScript off
     /// it may hold the browser's form open, or name a form from outside it.
     noscript_controls: bool,
+    /// The markup took a turn where the rewriter's view and a browser's may
+    /// part (the report's `unsure`).
+    unsure: bool,
 }
 
 impl<'a> Page<'a> {
@@ -265,6 +262,7 @@ impl<'a> Page<'a> {
             authority: authority.trim_start_matches('/'),
             base_here: true,
             noscript_controls: holds_tag(noscript, &NOSCRIPT_CONTROLS),
+            unsure: !matches!(report.member("unsure"), Some(Json::Bool(false))),
         };
         // The base a browser uses is one of these (the first outside
         // templates and SVG), or one the rewriter read as text (in a
@@ -296,7 +294,7 @@ impl<'a> Page<'a> {
             Some(Json::String(text)) => holds_tag(text, &NOSCRIPT_CONTROLS),
             _ => true,
         };
-        if flag("nested") || flag("inTemplate") || inside || self.noscript_controls {
+        if flag("nested") || flag("inTemplate") || inside || self.noscript_controls || self.unsure {
             return Some(false);
         }
         // `None`: a value it cannot decode; `Some(None)`: no such attribute.
@@ -462,7 +460,7 @@ mod tests {
             )
         };
         format!(
-            r#"{{"forms":[{}],"naming":[{}],"bases":[{}],"noscript":{},"noscriptOverflow":false}}"#,
+            r#"{{"forms":[{}],"naming":[{}],"bases":[{}],"noscript":{},"noscriptOverflow":false,"unsure":false}}"#,
             forms.iter().map(form).collect::<Vec<_>>().join(","),
             naming.iter().map(|(owner, c)| control(c, Some(owner))).collect::<Vec<_>>().join(","),
             base.map(|b| json(Some(b))).unwrap_or_default(),
@@ -737,19 +735,6 @@ mod tests {
     }
 
     #[test]
-    fn a_base_after_keys_were_placed_is_taken_out_unless_it_is_on_the_page_s_origin() {
-        let late = |base: Option<&str>, noscript: &str| {
-            page_form_keys(PAGE, &report_of(&[], &[], base, noscript), Placement::LateBase, 1, &[])
-        };
-        assert_eq!(late(Some("/app/"), ""), Some(String::new()), "the placed keys still post here");
-        assert_eq!(late(Some("https://shop.example/"), "<p>Turn on JavaScript</p>"), Some(String::new()));
-        assert_eq!(late(Some("https://evil.example/"), ""), None);
-        assert_eq!(late(Some("&#47;&#47;evil.example"), ""), None, "read as the browser reads it");
-        assert_eq!(late(None, "<BASE href=https://evil.example/>"), None, "a base in a <noscript>");
-        assert_eq!(late(None, r#"<form method="get"><button>x</button></form>"#), Some(String::new()), "no base");
-    }
-
-    #[test]
     fn a_report_it_cannot_read_places_nothing() {
         let valid = report(&[post()]);
         assert!(page_form_keys(PAGE, &valid, Placement::FormEnd, 1, &[0; 10]).is_some());
@@ -757,8 +742,8 @@ mod tests {
             "",
             "{}",
             "[{}]",
-            r#"{"forms":[{"method":"post"}],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false}"#,
-            r#"{"forms":[1],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false}"#,
+            r#"{"forms":[{"method":"post"}],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false,"unsure":false}"#,
+            r#"{"forms":[1],"naming":[],"bases":[],"noscript":"","noscriptOverflow":false,"unsure":false}"#,
             &valid.replace(r#""bases":[]"#, r#""bases":[1]"#),
             &valid.replace(r#""nested":false"#, r#""nested":"no""#),
             "not json",
@@ -768,6 +753,13 @@ mod tests {
         // Every base must be here: a browser ignores one in a template, and uses the next.
         let bases = valid.replace(r#""bases":[]"#, r#""bases":["/","https://evil.example/"]"#);
         assert_eq!(page_form_keys(PAGE, &bases, Placement::FormEnd, 1, &[0; 10]), None);
+        // Markup the rewriter may read otherwise than a browser: no key from there on.
+        let unsure = valid.replace(r#""unsure":false"#, r#""unsure":true"#);
+        assert_eq!(page_form_keys(PAGE, &unsure, Placement::FormEnd, 1, &[0; 10]), None);
+        assert_eq!(
+            page_form_keys(PAGE, &valid.replace(r#","unsure":false"#, ""), Placement::FormEnd, 1, &[0; 10]),
+            None
+        );
         // Too much noscript text to keep: the worst is assumed.
         let overflow = valid.replace(r#""noscriptOverflow":false"#, r#""noscriptOverflow":true"#);
         assert_eq!(page_form_keys(PAGE, &overflow, Placement::FormEnd, 1, &[0; 10]), None);
