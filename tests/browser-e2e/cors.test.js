@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { start } from "../edge/harness.mjs";
+import { launchChromium } from "../support/chromium.mjs";
 
 let api;
 let page;
@@ -114,11 +114,7 @@ before(async () => {
     res.end(body);
   });
   lossy = await listen(hop);
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

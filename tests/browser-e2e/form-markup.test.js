@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { start } from "../edge/harness.mjs";
+import { launchChromium } from "../support/chromium.mjs";
 
 const EVIL = "https://evil.example/c";
 const UUID7 = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g;
@@ -87,11 +87,7 @@ before(async () => {
   await new Promise((resolve) => origin.listen(0, "127.0.0.1", resolve));
   const vars = { ORIGIN_URL: `http://127.0.0.1:${origin.address().port}`, IDEMPOTENCY_FORMS: "inject" };
   for (const host of ["rust", "js"]) proxies[host] = await start({ worker: "proxy", host, vars, quiet: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { start } from "../edge/harness.mjs";
+import { launchChromium } from "../support/chromium.mjs";
 
 let browser;
 /** Each host's demo, the hop in front of it, and a browser context with JavaScript off. */
@@ -57,11 +57,7 @@ async function setUp(host) {
 }
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic"],
-  });
+  browser = await launchChromium();
   for (const host of ["rust", "js"]) await setUp(host);
 });
 after(async () => {
