@@ -313,6 +313,22 @@ pub struct ConsumerStats {
     pub keys_reused: u64,
 }
 
+/// The counters as an object of their names (`first_runs`,
+/// `duplicates_skipped`, …): a consumer's stats answered as JSON, say.
+impl serde::Serialize for ConsumerStats {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut stats = serializer.serialize_struct("ConsumerStats", 6)?;
+        stats.serialize_field("first_runs", &self.first_runs)?;
+        stats.serialize_field("duplicates_skipped", &self.duplicates_skipped)?;
+        stats.serialize_field("in_flight_conflicts", &self.in_flight_conflicts)?;
+        stats.serialize_field("releases", &self.releases)?;
+        stats.serialize_field("reclaims", &self.reclaims)?;
+        stats.serialize_field("keys_reused", &self.keys_reused)?;
+        stats.end()
+    }
+}
+
 impl ConsumerStats {
     /// The data point of one batch of consumer `consumer`.
     ///
@@ -443,6 +459,15 @@ mod tests {
 
     fn value_key(json: &[u8], ignore_fields: &[&str]) -> String {
         content_key(&MessageBody::Value(json.to_vec()), ignore_fields)
+    }
+
+    #[test]
+    fn consumer_stats_serialize_as_an_object_of_their_names() {
+        let stats = ConsumerStats { first_runs: 3, duplicates_skipped: 1, keys_reused: 2, ..ConsumerStats::default() };
+        assert_eq!(
+            serde_json::to_string(&stats).unwrap(),
+            r#"{"first_runs":3,"duplicates_skipped":1,"in_flight_conflicts":0,"releases":0,"reclaims":0,"keys_reused":2}"#
+        );
     }
 
     #[test]

@@ -190,6 +190,26 @@ pub struct Event {
     pub reclaimed: bool,
 }
 
+impl Event {
+    /// The body read as JSON into the handler's own type: what a producer
+    /// sent as an object (or a string of JSON text) comes back typed.
+    ///
+    /// ```
+    /// # use oncekey::core::Event;
+    /// #[derive(serde::Deserialize)]
+    /// struct OrderPlaced { order_id: String }
+    /// let event = Event { id: "m1".into(), key: "k".into(), body: br#"{"order_id":"o1"}"#.to_vec(), attempt: 1, reclaimed: false };
+    /// let order: OrderPlaced = event.json().unwrap();
+    /// assert_eq!(order.order_id, "o1");
+    /// ```
+    ///
+    /// # Errors
+    /// The body is not JSON of that shape (the handler's `Err` retries it).
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.body)
+    }
+}
+
 /// What the host does next for a message; each is reported back with the
 /// [`DeliveryExchange`] method its doc names.
 #[derive(Clone, Debug, PartialEq, Eq)]
