@@ -79,10 +79,10 @@ pub use client::{
     RetryState, Uuid7Generator, is_replayed, parse_retry_after, reads_body,
 };
 pub use config::{
-    BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigError, Consistency, DEFAULT_STORE_TIMEOUT_MS,
-    KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING, Origin, OriginUrl, SealKey,
-    SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within, unknown_variable,
-    unknown_variables,
+    BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigBuilder, ConfigError, Consistency,
+    DEFAULT_STORE_TIMEOUT_MS, KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING,
+    Origin, OriginUrl, SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
+    unknown_variable, unknown_variables,
 };
 pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use coordinator::{

@@ -3,6 +3,7 @@
 //! ([`Origin`]).
 //!
 //! - `variables.rs`: every variable, its rules and its error;
+//! - `builder.rs`: a configuration built in code, by the same rules;
 //! - `bindings.rs`: the bindings' default names, their kinds, and what is
 //!   wrong when one is missing or of another kind;
 //! - `origin.rs`: the origin: a bound Worker, a URL, or the request's own;
@@ -12,6 +13,7 @@
 //! - `seal_keys.rs`: the keys stored answers are sealed with, and their ids.
 
 pub(super) mod bindings;
+pub(super) mod builder;
 pub(super) mod origin;
 pub(super) mod policy;
 pub(super) mod routes;
@@ -19,6 +21,7 @@ pub(super) mod seal_keys;
 pub(super) mod variables;
 
 pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
+pub use builder::ConfigBuilder;
 pub use origin::{Origin, OriginUrl};
 pub use policy::{POLICY_OPTIONS, Policy};
 pub use routes::{ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
