@@ -56,25 +56,31 @@ const VOID = new Set([
   "track",
   "wbr",
 ]);
-// Elements a browser closes by itself at a </form> (HTML's "generate implied
-// end tags"); any other element still open there it keeps open, in the form.
-const CLOSED_BY_FORM_END = new Set(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"]);
 // HTML's tree builder, as far as where the rewriter's streaming view of end
-// tags parts from it: the rewriter closes every element above a matching
+// tags parts from it. The rewriter closes every element above a matching
 // end tag; a browser ignores an end tag with a "special" element above its
-// match, or one whose match is outside a table cell, and moves elements for
-// a formatting one.
+// match, or with its match out of scope (past a table cell, a template, an
+// SVG or MathML integration point, a list for </li>), or already closed by
+// a start tag (<dt> closes a <dd>, <div> a <p>), and moves elements for a
+// formatting one. An element closed by another's end tag is alike only
+// where none of that can be.
 const words = (text) => new Set(text.split(" "));
 const SPECIAL = words(
   "address applet article aside blockquote body button caption center colgroup dd details dialog dir div dl dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 head header hgroup html iframe li listing main marquee menu nav noembed noframes noscript object ol p plaintext pre script search section select style summary table tbody td template textarea tfoot th thead title tr ul xmp",
 );
+// Closed by "generate implied end tags", which most end tags run.
+const IMPLIED = words("dd dt li optgroup option p rb rp rt rtc");
 const SCOPE_BOUNDARY = words("applet caption html table td th marquee object template");
 const TABLE_PARTS = words("caption colgroup tbody td tfoot th thead tr");
 const TABLE_CLOSERS = words("table tbody td tfoot th thead tr");
-// End tags that close every element above their match, as the rewriter does.
-const CLOSES_ALL = words(
-  "address article aside blockquote button center details dialog dir div dl fieldset figcaption figure footer header hgroup listing main menu nav ol pre search section summary ul li dd dt h1 h2 h3 h4 h5 h6 select template applet marquee object",
+// Block end tags: their match is never closed by a start tag, and they pop
+// every element above it (when in scope).
+const BLOCK_END = words(
+  "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer header hgroup listing main menu nav ol pre search section summary ul",
 );
+// End tags that pop every element above their match, which a start tag
+// may have closed already.
+const POPPING = words("p li dd dt h1 h2 h3 h4 h5 h6 button select template applet marquee object");
 const FORMATTING = words("a b big code em font i nobr s small strike strong tt u");
 // In SVG or MathML, where the rewriter's model is simple: tags past which a
 // browser may be in HTML where the rewriter is not, or the reverse.
@@ -84,12 +90,15 @@ const FOREIGN_SUSPECT = words(
 // Where SVG and MathML hold HTML: an element inside one is suspect too.
 const INTEGRATION = words("mi mo mn ms mtext annotation-xml foreignobject desc title");
 
-/** Whether a browser, too, closes an element `tag` at the end tag `by` (another's). */
+/** Whether a browser, too, closes an HTML element `tag` at the end tag `by` (another's). */
 function closedAlike(tag, by) {
-  if (by === "form") return CLOSED_BY_FORM_END.has(tag);
   if (FORMATTING.has(by)) return false;
-  if (SCOPE_BOUNDARY.has(tag)) return TABLE_PARTS.has(tag) && TABLE_CLOSERS.has(by);
-  if (TABLE_CLOSERS.has(by) || CLOSES_ALL.has(by)) return true;
+  if (by === "form") return IMPLIED.has(tag);
+  if (TABLE_PARTS.has(tag)) return TABLE_CLOSERS.has(by);
+  if (SCOPE_BOUNDARY.has(tag)) return false;
+  if (BLOCK_END.has(by) || TABLE_CLOSERS.has(by)) return true;
+  if (POPPING.has(by)) return IMPLIED.has(tag) || !SPECIAL.has(tag);
+  // Any other end tag: a browser stops at a special element.
   return !SPECIAL.has(tag);
 }
 
@@ -133,35 +142,35 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     .on("*", {
       element(element) {
         const tag = element.tagName;
-        // What this element's end tag undoes.
-        const ends = [];
-        const count = (name) => {
-          depth[name] += 1;
-          ends.push(() => {
-            depth[name] -= 1;
-          });
-        };
+        // The depths this element counts in, and what its end tag checks.
+        const counts = [];
+        const checks = [];
         if (depth.foreign > 0) {
           if (depth.integration > 0 || FOREIGN_SUSPECT.has(tag)) page.unsure = true;
-          if (INTEGRATION.has(tag)) count("integration");
+          if (INTEGRATION.has(tag)) counts.push("integration");
         }
-        if (tag === "template") count("templates");
-        if (tag === "svg" || tag === "math") count("foreign");
-        if (TEXT_ONLY.has(tag)) count("textOnly");
-        if (tag === "form" || VOID.has(tag)) return;
-        // Inside a form: an element closed by another's end tag where a
-        // browser keeps it open (or moves it) holds the form open past its
-        // </form>, for later controls to join.
-        const form = open[open.length - 1];
-        if (form !== undefined) {
-          ends.push((end) => {
-            if (end.name !== tag && !closedAlike(tag, end.name)) form.leftOpen = true;
+        if (tag === "template") counts.push("templates");
+        if (tag === "svg" || tag === "math") counts.push("foreign");
+        if (TEXT_ONLY.has(tag)) counts.push("textOnly");
+        if (tag !== "form") {
+          // An element closed by another's end tag where a browser keeps it
+          // open, or moves it: from here the two trees may differ (a <div>
+          // left open in a form past its </form>, a template still open
+          // around a base), and no more keys are placed. In SVG or MathML,
+          // any such end tag.
+          const foreign = depth.foreign > 0 || tag === "svg" || tag === "math";
+          checks.push((end) => {
+            if (end.name !== tag && (foreign || !closedAlike(tag, end.name))) page.unsure = true;
           });
         }
-        if (ends.length > 0)
-          onEnd(element, (end) => {
-            for (const undo of ends) undo(end);
-          });
+        if (VOID.has(tag) || (counts.length === 0 && checks.length === 0)) return;
+        // Counted only once its end tag can undo it (a self-closed SVG
+        // element has none).
+        const ends = onEnd(element, (end) => {
+          for (const name of counts) depth[name] -= 1;
+          for (const check of checks) check(end);
+        });
+        if (ends) for (const name of counts) depth[name] += 1;
       },
     })
     .on("base[href]", {
@@ -198,7 +207,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         if (seen.id !== null) named.push(seen);
         form.onEndTag((end) => {
           open.splice(open.lastIndexOf(seen), 1);
-          heldOpen = end.name !== "form" || seen.leftOpen === true;
+          heldOpen = end.name !== "form";
           if (heldOpen) seen.nested = true;
           if (seen.id !== null) return;
           const input = keys([seen], "form-end");
@@ -393,12 +402,13 @@ function joined(a, b) {
   return out;
 }
 
-/** `handler` at `element`'s end tag, if the rewriter knows it has one. */
+/** `handler` at `element`'s end tag: whether the rewriter knows it has one. */
 function onEnd(element, handler) {
   try {
     element.onEndTag(handler);
+    return true;
   } catch {
-    // An element the rewriter knows has no end tag.
+    return false;
   }
 }
 

