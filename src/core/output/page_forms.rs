@@ -225,6 +225,20 @@ fn holds_tag(text: &str, tags: &[&str]) -> bool {
 /// The tags in a `<noscript>` that could submit a form or change where it goes.
 const NOSCRIPT_CONTROLS: [&str; 6] = ["<button", "<input", "<select", "<textarea", "<form", "</form"];
 
+/// Whether `text` (a `<noscript>`'s, inside a form) holds any tag, start or
+/// end: a browser with JavaScript off reads it as markup, and an element it
+/// leaves open (`<noscript><div></noscript></form>`: the `</noscript>` is
+/// ignored past the `<div>`) holds the form open past its `</form>`.
+fn holds_any_tag(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, byte)| {
+        *byte == b'<' && {
+            let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+            next.is_ascii_alphabetic() || (next == b'/' && bytes.get(at + 2).is_some_and(u8::is_ascii_alphabetic))
+        }
+    })
+}
+
 /// The page the forms are on: its origin, whether its base URL (the first
 /// `<base href>`, resolved against the page) is on that origin, and what its
 /// `<noscript>`s hold.
@@ -291,7 +305,7 @@ impl<'a> Page<'a> {
         let Some(Json::Array(controls)) = form.member("controls") else { return None };
         let flag = |name| !matches!(form.member(name), Some(Json::Bool(false)));
         let inside = match form.member("noscript") {
-            Some(Json::String(text)) => holds_tag(text, &NOSCRIPT_CONTROLS),
+            Some(Json::String(text)) => holds_any_tag(text),
             _ => true,
         };
         if flag("nested") || flag("inTemplate") || inside || self.noscript_controls || self.unsure {
@@ -724,7 +738,12 @@ mod tests {
         // What the rewriter read as text in a <noscript>, a browser with JavaScript off reads as markup.
         let holding = |text: &str| FormSeen { noscript: text.to_owned(), ..post() };
         assert!(!keyed(&holding("<BUTTON formmethod=get>x</button>")));
-        assert!(keyed(&holding("<p>Turn on JavaScript</p><img src=/pixel>")));
+        // Any tag at all inside the form: an element left open there holds the
+        // form open past its </form> (a fourth red team's <noscript><div>).
+        for markup in ["<div>", "<p>Turn on JavaScript", "<table>", "</span>", "<object data=x>"] {
+            assert!(!keyed(&holding(markup)), "{markup}");
+        }
+        assert!(keyed(&holding("Turn on JavaScript: 1 < 2, a <3 b")), "text alone");
         let page = |noscript: &str, form: &FormSeen| {
             let report = report_of(std::slice::from_ref(form), &[], None, noscript);
             page_form_keys(PAGE, &report, Placement::FormEnd, 1, &[1; 10]).is_some()
