@@ -271,6 +271,17 @@ export interface IdempotencyOptions {
    */
   routes?: IdempotencyRoute[] | string;
   /**
+   * The share of routine decisions (a first execution whose answer was
+   * stored, a replay) whose log line is written, from 0 to 1 with at most
+   * six decimals, drawn per request; every other decision (a refusal, a
+   * conflict, a wait that ran out, an unknown outcome, a release, a store
+   * or origin failure) is always logged, and data points are never
+   * sampled. `IDEMPOTENCY_LOG_SAMPLE`.
+   * @defaultValue `1` (every line)
+   * @example `withIdempotency(handler, { logSample: 0.01 })`
+   */
+  logSample?: number | string;
+  /**
    * The binding names this worker uses, if not the defaults. Read by
    * `oncekey/worker` only, never from `env`.
    * @example `bindings: { coordinator: "LOCKS", kv: "ANSWERS" }`
@@ -281,9 +292,9 @@ export interface IdempotencyOptions {
 /**
  * One route of {@link IdempotencyOptions.routes}: the requests it matches
  * and what they are held to. Each policy it leaves out is the option's (or
- * variable's), but a webhook route's `releaseOn`, which is
- * `[408, 425, 429, 500, 502, 503, 504]` unless given: a receiver's 5xx is
- * retried by its sender.
+ * variable's), but a webhook route's `releaseOn`, which is every status
+ * outside 2xx (`"3xx,4xx,5xx"`) unless given: a sender retries any
+ * answer but a 2xx, and the retry runs again.
  */
 export interface IdempotencyRoute {
   /**

@@ -80,9 +80,9 @@ pub use client::{
 };
 pub use config::{
     BindingFound, BindingKind, COORDINATOR_BINDING, Config, ConfigBuilder, ConfigError, Consistency,
-    DEFAULT_STORE_TIMEOUT_MS, KV_BINDING, KvReplayMode, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING, ORIGIN_BINDING,
-    Origin, OriginUrl, SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms, origin_timeout_within,
-    unknown_variable, unknown_variables,
+    DEFAULT_STORE_TIMEOUT_MS, KV_BINDING, KvReplayMode, LogSample, MAX_RESPONSE_BYTES_LIMIT, METRICS_BINDING,
+    ORIGIN_BINDING, Origin, OriginUrl, SealKey, SealKeys, VARIABLES, default_origin_timeout_ms, finish_time_ms,
+    origin_timeout_within, unknown_variable, unknown_variables,
 };
 pub use config::{POLICY_OPTIONS, Policy, ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};
 pub use coordinator::{

@@ -10,7 +10,7 @@ use crate::shared::variable_value::{env_string, env_variables, text_of};
 use super::values::Object;
 
 /// Each option and the variable it sets.
-const OPTIONS: [(&str, &str); 24] = [
+const OPTIONS: [(&str, &str); 25] = [
     ("originUrl", "ORIGIN_URL"),
     ("ttlSeconds", "IDEMPOTENCY_TTL_SECONDS"),
     ("leaseSeconds", "IDEMPOTENCY_LEASE_SECONDS"),
@@ -35,6 +35,7 @@ const OPTIONS: [(&str, &str); 24] = [
     ("adminToken", "IDEMPOTENCY_ADMIN_TOKEN"),
     ("sealKeys", "IDEMPOTENCY_SEAL_KEYS"),
     ("routes", "IDEMPOTENCY_ROUTES"),
+    ("logSample", "IDEMPOTENCY_LOG_SAMPLE"),
 ];
 
 /// Options read by the JavaScript glue itself, not the core.

@@ -427,6 +427,23 @@ test("options are validated by the core: a bad or unknown one answers 500 miscon
   );
 });
 
+test("logSample: 0 writes no line for executions and replays, and still one for a refusal", async () => {
+  const seen = variantLogs.length;
+  const key = randomUUID();
+  const it = item();
+  assert.equal((await variants.fetch(...order(it, key, { prefix: "/quiet" }))).status, 201);
+  const again = await variants.fetch(...order(it, key, { prefix: "/quiet" }));
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+  await problem(await variants.fetch(...order(`${it}-other`, key, { prefix: "/quiet" })), 422, "key-reused");
+  const lines = () => variantLogs.slice(seen).filter((line) => line.includes('"path":"/quiet/'));
+  for (let i = 0; i < 50 && lines().length === 0; i++) await sleep(100);
+  await sleep(300); // the two routine lines, were they written, come before it
+  assert.deepEqual(
+    lines().map((line) => JSON.parse(line.slice(line.indexOf("{"))).oncekey),
+    ["key-reused"],
+  );
+});
+
 test("a handler called with an env of its own makes its layer from that env, not from the module's env it was made from at load", async () => {
   // The module's IDEMPOTENCY_PATHS ("/vars/*") leaves /own-env/ uncovered;
   // the env the handler is called with covers it, and a key is required.

@@ -4,6 +4,7 @@
 //!
 //! - `variables.rs`: every variable, its rules and its error;
 //! - `builder.rs`: a configuration built in code, by the same rules;
+//! - `log_sample.rs`: the share of routine decisions logged;
 //! - `bindings.rs`: the bindings' default names, their kinds, and what is
 //!   wrong when one is missing or of another kind;
 //! - `origin.rs`: the origin: a bound Worker, a URL, or the request's own;
@@ -14,6 +15,7 @@
 
 pub(super) mod bindings;
 pub(super) mod builder;
+pub(super) mod log_sample;
 pub(super) mod origin;
 pub(super) mod policy;
 pub(super) mod routes;
@@ -22,6 +24,7 @@ pub(super) mod variables;
 
 pub use bindings::{BindingFound, BindingKind, COORDINATOR_BINDING, KV_BINDING, METRICS_BINDING, ORIGIN_BINDING};
 pub use builder::ConfigBuilder;
+pub use log_sample::LogSample;
 pub use origin::{Origin, OriginUrl};
 pub use policy::{POLICY_OPTIONS, Policy};
 pub use routes::{ROUTES, Route, WEBHOOK_RELEASE_ON, Webhook};

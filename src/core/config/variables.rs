@@ -3,6 +3,7 @@
 //! A bad value is an error naming the variable, answered as 500
 //! `misconfigured`; it is never replaced by a default.
 
+use crate::core::config::log_sample::LogSample;
 use crate::core::config::origin::OriginUrl;
 use crate::core::config::policy::Policy;
 use crate::core::config::seal_keys::{SEAL_KEYS, SealKeys};
@@ -115,6 +116,10 @@ pub struct Config {
     /// `IDEMPOTENCY_SEAL_KEYS` (a secret): the keys stored answers are
     /// sealed with at rest (SPEC §4); none, sealing is off.
     pub seal_keys: SealKeys,
+    /// `IDEMPOTENCY_LOG_SAMPLE` (SPEC §5): the share of routine decisions
+    /// (a first execution whose answer was stored, a replay) whose line is
+    /// logged; every other decision's always is.
+    pub log_sample: LogSample,
 }
 
 /// A configuration variable with a bad value: its name and the rule the
@@ -131,7 +136,7 @@ pub struct ConfigError {
 }
 
 /// Every variable [`Config::from_vars`] reads.
-pub const VARIABLES: [&str; 24] = [
+pub const VARIABLES: [&str; 25] = [
     "ORIGIN_URL",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_LEASE_SECONDS",
@@ -156,6 +161,7 @@ pub const VARIABLES: [&str; 24] = [
     "IDEMPOTENCY_FORMS",
     "IDEMPOTENCY_ADMIN_TOKEN",
     "IDEMPOTENCY_SEAL_KEYS",
+    "IDEMPOTENCY_LOG_SAMPLE",
 ];
 
 /// The first of `names` (a worker's variables and bindings) that looks like
@@ -304,6 +310,7 @@ impl Config {
             },
             admin_token: vars.admin_token()?,
             seal_keys: SealKeys::parse(&vars.get(SEAL_KEYS).unwrap_or_default())?,
+            log_sample: vars.log_sample()?,
         })
     }
 
@@ -441,6 +448,15 @@ impl Vars<'_> {
                 _ => Err(self.bad(name, s, "an HTTP status from 100 to 599, or a class from 1xx to 5xx")),
             })
             .collect()
+    }
+
+    /// `IDEMPOTENCY_LOG_SAMPLE` ([`LogSample::parse`]).
+    fn log_sample(&self) -> Result<LogSample, ConfigError> {
+        const NAME: &str = "IDEMPOTENCY_LOG_SAMPLE";
+        match self.get(NAME) {
+            None => Ok(LogSample::default()),
+            Some(raw) => LogSample::parse(&raw).ok_or_else(|| self.bad(NAME, &raw, LogSample::RULE)),
+        }
     }
 
     /// `IDEMPOTENCY_METHODS` ([`method_list`]).

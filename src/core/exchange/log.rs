@@ -204,6 +204,30 @@ pub struct DeliveryLog {
 }
 
 impl DecisionLog {
+    /// Whether this is a routine decision, whose line `IDEMPOTENCY_LOG_SAMPLE`
+    /// samples (SPEC §5): a first execution whose answer was stored, or a
+    /// replay, with no error on the way. A refusal, a conflict, a wait that
+    /// ran out, an unknown outcome, a release, a reclaimed lease, a store or
+    /// origin failure, a fail-open forward, a misconfiguration: never.
+    ///
+    /// ```
+    /// use oncekey::core::{DecisionLog, FinishResult, Verdict};
+    /// let stored = DecisionLog { outcome: Verdict::Execute, finish: Some(FinishResult::Stored), ..DecisionLog::default() };
+    /// assert!(stored.is_routine());
+    /// let released = DecisionLog { finish: Some(FinishResult::Released), ..stored.clone() };
+    /// assert!(!released.is_routine());
+    /// assert!(!DecisionLog { outcome: Verdict::Refused("key-reused"), ..DecisionLog::default() }.is_routine());
+    /// ```
+    pub fn is_routine(&self) -> bool {
+        let clean = self.error.is_none() && self.reason.is_none();
+        clean
+            && match self.outcome {
+                Verdict::Execute => self.finish == Some(FinishResult::Stored),
+                Verdict::Replay => true,
+                _ => false,
+            }
+    }
+
     /// The line for a request answered `500 misconfigured` (the layer could
     /// not be configured, so no exchange ran): `detail` says why.
     pub fn misconfigured(detail: String) -> String {

@@ -70,6 +70,9 @@ pub struct Exchange {
     pub(super) waiting: bool,
     /// Whether each decision's data point is written (`IDEMPOTENCY_METRICS`).
     pub(super) metrics: bool,
+    /// Whether this request's line is logged if its decision is routine
+    /// (`IDEMPOTENCY_LOG_SAMPLE`, drawn once when it starts).
+    pub(super) routine_logged: bool,
     /// KV-only mode: the reservation `begin` made, held in this request's
     /// memory (KV cannot hold one), for `finish`.
     pub(super) reserved: Option<Record>,
@@ -94,6 +97,7 @@ impl std::fmt::Debug for Exchange {
             .field("after", &self.after)
             .field("waiting", &self.waiting)
             .field("metrics", &self.metrics)
+            .field("routine_logged", &self.routine_logged)
             .field("reserved", &self.reserved)
             .field("form_keys", &self.form_keys)
             .finish_non_exhaustive()
@@ -214,6 +218,7 @@ impl Exchange {
         // SPEC §13: a webhook route's path, or the first route that
         // matches; none, the variables apply.
         let route = config.route_place(&head.method, &target);
+        let routine_logged = config.log_sample.keeps(head.reservation);
         let mut exchange = Self {
             config,
             target,
@@ -228,6 +233,7 @@ impl Exchange {
             after: VecDeque::new(),
             waiting: false,
             metrics: head.metrics,
+            routine_logged,
             reserved: None,
             form_keys,
         };
@@ -1054,13 +1060,17 @@ impl Exchange {
         reply
     }
 
-    /// Queues the log line and, when the dataset is bound, the data point,
-    /// ahead of anything else queued.
+    /// Queues the log line — unless the decision is routine and this
+    /// request was not drawn to log one (SPEC §5) — and, when the dataset
+    /// is bound, the data point, never sampled; ahead of anything else
+    /// queued.
     fn log_decision(&mut self) {
         if self.metrics {
             self.after.push_front(Action::Metric(self.log.data_point(&self.timing)));
         }
-        self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
+        if self.routine_logged || !self.log.is_routine() {
+            self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
+        }
     }
 }
 

@@ -279,6 +279,43 @@ fn each_line_names_method_and_path_never_the_query_and_says_why_a_request_was_re
 }
 
 #[test]
+fn log_sample_drops_only_routine_lines_and_never_a_data_point() {
+    // SPEC §5: at 0, a stored first execution and a replay write no line;
+    // every other decision still does; data points are never sampled.
+    let mut world = World::new(&[("IDEMPOTENCY_LOG_SAMPLE", "0"), ("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    let metered = |head: RequestHead| RequestHead { metrics: true, reservation: 7, ..head };
+    let logged = |run: &Run| run.steps.contains(&"log");
+    let first = world.run(metered(keyed("k1")), order());
+    let replay = world.run(metered(keyed("k1")), order());
+    assert_eq!((first.reply.status, header(&replay.reply, "idempotent-replayed")), (201, Some("true")));
+    assert!(!logged(&first) && !logged(&replay), "{:?} {:?}", first.steps, replay.steps);
+    assert_eq!(world.points.len(), 2, "both data points");
+    let reused = world.run(metered(keyed("k1")), BodyRead::Complete(br#"{"item":"other"}"#.to_vec()));
+    assert_eq!((code(&reused.reply).as_str(), logged(&reused)), ("key-reused", true));
+    let bad = world.run(metered(RequestHead { key: Some(b"two words".to_vec()), ..keyed("") }), order());
+    assert!(logged(&bad), "a refusal: {:?}", bad.steps);
+    world.origin = Box::new(|_| OriginResult::Answered { status: 503, headers: Vec::new(), body: Vec::new() });
+    let released = world.run(metered(keyed("k2")), order());
+    assert_eq!((released.log["finish"].as_str(), logged(&released)), (Some("released"), true));
+    world.origin = Box::new(|_| OriginResult::NoAnswer("reset".into()));
+    let unknown = world.run(metered(keyed("k3")), order());
+    let conflict = world.run(metered(keyed("k3")), order());
+    assert!(logged(&unknown) && logged(&conflict), "an unknown outcome and its 409");
+    assert_eq!(world.points.len(), 7, "a data point for every decision");
+    world.store_failures = 1;
+    let down = world.run(metered(keyed("k4")), order());
+    assert_eq!((code(&down.reply).as_str(), logged(&down)), ("store-unavailable", true));
+
+    // At 1 (the default) every line is written; between, the request's draw decides.
+    let mut all = World::new(&[]);
+    assert!(logged(&all.run(keyed("k1"), order())) && logged(&all.run(keyed("k1"), order())));
+    let mut half = World::new(&[("IDEMPOTENCY_LOG_SAMPLE", "0.5")]);
+    let drawn = |draw: u64| RequestHead { reservation: draw, ..keyed("k9") };
+    assert!(logged(&half.run(drawn(1), order())), "a low draw logs");
+    assert!(!logged(&half.run(drawn((999_999 << 1) | 1), order())), "a high draw does not");
+}
+
+#[test]
 fn a_handler_that_threw_is_an_unknown_outcome_said_as_the_handler_s() {
     let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
     world.origin = Box::new(|_| OriginResult::HandlerThrew("TypeError: x is undefined".into()));

@@ -34,6 +34,8 @@ const variants: [string, ReturnType<typeof withIdempotency<VariantEnv>>][] = [
   // IDEMPOTENCY_PATHS covers /own-env/, where the module's does not. The
   // layer made from the module's env at load must give way to it.
   ["/own-env/", (request, env, ctx) => ownEnv(request, { ...env, IDEMPOTENCY_PATHS: "/own-env/*" }, ctx)],
+  // Routine decisions unlogged (a number, as TypeScript users write it).
+  ["/quiet/", withIdempotency<VariantEnv>(shop, { logSample: 0, paths: ["/quiet/*"], bindings })],
   // Covered paths from [vars] (IDEMPOTENCY_PATHS = "/vars/*"), bindings renamed.
   ["/", withIdempotency<VariantEnv>(shop, { required: true, bindings })],
 ];
