@@ -100,7 +100,10 @@ pub use exchange::{
     Exchange, FINISH_RETRY_PAUSES_MS, FinishResult, FormRewrite, HeaderEdit, OriginResult, Reply, ReplyBody,
     RequestHead, Tier, Timing, Verdict,
 };
-pub use output::{DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Placement, Problem, page_form_keys};
+pub use output::{
+    DataPoint, HostText, LONGEST_TAG_BYTES, PROBLEM_CONTENT_TYPE, Placement, Problem, noscript_ends_as_text,
+    page_form_keys,
+};
 pub use record::{
     Completed, DEFAULT_RELEASE_ON, Decision, DecodeError, Finished, IN_FLIGHT_RETRY_AFTER_SECS, InFlight,
     KV_MIN_TTL_SECS, KeyId, MemoryStore, Outcome, Record, RecordPolicy, RecordState, ReleaseAnswer, ReleaseAsked,

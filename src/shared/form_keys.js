@@ -92,7 +92,8 @@ const INTEGRATION = words("mi mo mn ms mtext annotation-xml foreignobject desc t
 
 /** Whether a browser, too, closes an HTML element `tag` at the end tag `by` (another's). */
 function closedAlike(tag, by) {
-  if (FORMATTING.has(by)) return false;
+  // Inside a <select> a browser ignores the block end tags that close it here.
+  if (tag === "select" || FORMATTING.has(by)) return false;
   if (by === "form") return IMPLIED.has(tag);
   if (TABLE_PARTS.has(tag)) return TABLE_CLOSERS.has(by);
   if (SCOPE_BOUNDARY.has(tag)) return false;
@@ -181,7 +182,8 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     })
     .on("noscript", {
       text(chunk) {
-        page.noscript += chunk.text;
+        // Each <noscript>'s text ends with a NUL: the core reads each alone.
+        page.noscript += chunk.lastInTextNode ? `${chunk.text}\0` : chunk.text;
         if (page.noscript.length > NOSCRIPT_KEPT) {
           page.noscript = "";
           page.noscriptOverflow = true;
@@ -266,6 +268,38 @@ const GT = 0x3e;
 
 const ESC = 0x1b;
 
+const SLASH = 0x2f;
+const SELECT = new TextEncoder().encode("select");
+// Tags the runtime's rewriter cannot read inside a <select>: it throws
+// ("text content tag … ambiguous") in the middle of the page.
+const SELECT_TEXT_TAGS = ["style", "xmp", "title", "iframe", "noembed", "noframes", "plaintext"].map((name) =>
+  new TextEncoder().encode(name),
+);
+
+/** Whether `bytes` at `at` hold the tag name `name` (lower case), in any case, and it ends there. */
+function tagNamed(bytes, at, name) {
+  for (let i = 0; i < name.length; i++) if ((bytes[at + i] | 0x20) !== name[i]) return false;
+  const after = bytes[at + name.length];
+  return after === undefined || after === GT || after === SLASH || after <= 0x20;
+}
+
+/**
+ * Where in `bytes` (whole tags) a tag the rewriter would throw on starts —
+ * one of SELECT_TEXT_TAGS inside a <select> — or -1; `select.open` carries
+ * whether a <select> is open from one call to the next. A plain scan of
+ * tag names (a `<select` in a comment counts): at worst the page is cut
+ * where it need not be, and its rest goes out without keys.
+ */
+function textTagInSelect(bytes, select) {
+  for (let at = bytes.indexOf(LT); at !== -1; at = bytes.indexOf(LT, at + 1)) {
+    const closing = bytes[at + 1] === SLASH;
+    const name = at + (closing ? 2 : 1);
+    if (tagNamed(bytes, name, SELECT)) select.open = !closing;
+    else if (select.open && !closing && SELECT_TEXT_TAGS.some((tag) => tagNamed(bytes, name, tag))) return at;
+  }
+  return -1;
+}
+
 /**
  * What the rewriter is given of `body`: `input`, its bytes, then `end` (a
  * mark the rewriter reads as text only if the page ended outside any tag)
@@ -274,7 +308,8 @@ const ESC = 0x1b;
  * core's bound, the runtime's rewriter gives up on a tag of about 3 MB and
  * cuts the page off there with no error); at the first ESC byte (from there
  * a page in ISO-2022-JP, named by a `<meta>` the rewriter does not obey,
- * is other markup to a browser); or at the start of a page that opens with
+ * is other markup to a browser); at a text-only element inside a
+ * `<select>` (textTagInSelect); or at the start of a page that opens with
  * a UTF-16 byte order mark (which a browser obeys over the header). A
  * tag's bytes are held back until its `>` arrives. `rest()`: what was cut,
  * as the origin sent it. `release()` hands everything not given to `rest()`.
@@ -284,6 +319,8 @@ function pageGuard(body, longestTag, end) {
   let held = new Uint8Array(0);
   let cut = false;
   let opening = true;
+  // Whether a <select> is open, as textTagInSelect reads the tags so far.
+  const select = { open: false };
   const cutHere = (bytes, why) => {
     held = bytes;
     cut = true;
@@ -319,6 +356,12 @@ function pageGuard(body, longestTag, end) {
         }
         const open = bytes.lastIndexOf(LT);
         const given = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
+        const ambiguous = textTagInSelect(bytes.subarray(0, given), select);
+        if (ambiguous !== -1) {
+          cutHere(bytes.subarray(ambiguous), "a text-only element inside a <select>");
+          if (ambiguous > 0) return controller.enqueue(bytes.subarray(0, ambiguous));
+          continue;
+        }
         held = bytes.subarray(given);
         if (longestTag > 0 && held.length > longestTag) cutHere(held, `a tag of over ${longestTag} bytes`);
         if (given > 0) return controller.enqueue(bytes.subarray(0, given));

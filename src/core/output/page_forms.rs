@@ -276,7 +276,11 @@ impl<'a> Page<'a> {
             authority: authority.trim_start_matches('/'),
             base_here: true,
             noscript_controls: holds_tag(noscript, &NOSCRIPT_CONTROLS),
-            unsure: !matches!(report.member("unsure"), Some(Json::Bool(false))),
+            // A `<noscript>` a browser ends elsewhere than the rewriter (a
+            // comment or quoted value left open in it) puts every later
+            // tag in doubt.
+            unsure: !matches!(report.member("unsure"), Some(Json::Bool(false)))
+                || !crate::core::noscript_ends_as_text(noscript),
         };
         // The base a browser uses is one of these (the first outside
         // templates and SVG), or one the rewriter read as text (in a

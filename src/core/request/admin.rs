@@ -60,26 +60,39 @@ impl AdminToken {
         scheme.eq_ignore_ascii_case("bearer") & same
     }
 
-    /// Whether this token is in `text` in any form: a word of it, words
-    /// being split at white space, `,`, `;`, `&` and `=` (another scheme, a
-    /// tab, two `Authorization` headers joined, a query's `token=…`). Each
-    /// word is compared as [`AdminToken::admits`] compares.
+    /// Whether this token is in `text` in any form: anywhere in it as sent
+    /// (another scheme, a tab, two `Authorization` headers joined, a query's
+    /// `token=…`, a token holding `=` or `&`), percent-decoded (a query's
+    /// `%2B`), or inside a base64 word (`Basic` credentials). Each place is
+    /// compared byte for byte whatever differs, so how long the search takes
+    /// says nothing of how much of the token matched.
     ///
     /// ```
     /// use oncekey::core::AdminToken;
-    /// let token = AdminToken::new("s3cret").unwrap();
-    /// for text in ["Token s3cret", "Bearer\ts3cret", "Bearer x, Bearer s3cret", "a=1&token=s3cret", "s3cret"] {
+    /// let token = AdminToken::new("s3cr+t=").unwrap();
+    /// for text in ["Token s3cr+t=", "Bearer\ts3cr+t=", "Bearer x, Bearer s3cr+t=", "a=1&token=s3cr%2Bt%3D",
+    ///              "xs3cr+t=y", "Basic dXNlcjpzM2NyK3Q9"] {
     ///     assert!(token.appears_in(text), "{text}");
     /// }
-    /// assert!(!token.appears_in("Bearer s3cret2") && !token.appears_in("xs3cret"));
+    /// assert!(!token.appears_in("Bearer s3cr+t") && !token.appears_in("s3cr t="));
     /// ```
     pub fn appears_in(&self, text: &str) -> bool {
-        let digest = |bytes: &[u8]| -> [u8; 32] { Sha256::digest(bytes).into() };
-        let mine = digest(self.0.as_bytes());
-        text.split(|c: char| c.is_ascii_whitespace() || matches!(c, ',' | ';' | '&' | '='))
-            .filter(|word| word.len() == self.0.len())
-            .fold(false, |found, word| found | constant_time_eq(&digest(word.as_bytes()), &mine))
+        let token = self.0.as_bytes();
+        let decoded: Vec<u8> = percent_encoding::percent_decode(text.as_bytes()).collect();
+        let in_base64 = text
+            .split(|c: char| c.is_ascii_whitespace() || c == ',')
+            .filter_map(crate::core::text::base64::decode)
+            .fold(false, |found, bytes| found | holds(&bytes, token));
+        holds(text.as_bytes(), token) | holds(&decoded, token) | in_base64
     }
+}
+
+/// Whether `needle` (never empty) is somewhere in `haystack`: every place
+/// compared, each byte for byte to its end.
+fn holds(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .fold(false, |found, place| found | (place.iter().zip(needle).fold(0u8, |diff, (a, b)| diff | (a ^ b)) == 0))
 }
 
 /// Whether two digests are equal, looking at every byte whatever differs.

@@ -7,12 +7,17 @@
 use std::fmt;
 
 /// A path as the rules read it: percent-encoded unreserved characters
-/// decoded (and the other escapes' hex in one case), empty segments (`//`)
+/// decoded (and the other escapes' hex in one case), an encoded `/` or `\`
+/// (`%2F`, `%5C`) read as the separator it decodes to, empty segments (`//`)
 /// and `.` segments dropped, `..` resolved, each segment's `;params`
 /// dropped, no trailing `/`, all in lower case. Servers and frameworks
 /// route every one of those spellings to one handler (Express, for one,
 /// routes `/Hooks/Stripe/` to `/hooks/stripe`), so a rule that compared the
-/// spelling could be walked around.
+/// spelling could be walked around. An encoded `/` is a separator here
+/// because the servers that decode a path before routing (Python's WSGI and
+/// ASGI servers, some Go routers) route `/hooks%2Fgithub` to
+/// `/hooks/github`; reading it as a separator can only bring a spelling
+/// under a stricter rule, never out of one.
 ///
 /// ```
 /// use oncekey::core::CanonicalPath;
@@ -20,7 +25,7 @@ use std::fmt;
 ///                  "/hooks/%73tripe", "/hooks/stripe;x", "/hooks/./stripe", "/x/../hooks/stripe"] {
 ///     assert_eq!(CanonicalPath::of(spelling).as_str(), "/hooks/stripe", "{spelling}");
 /// }
-/// assert_eq!(CanonicalPath::of("/a%2Fb").as_str(), "/a%2fb", "an encoded `/` is no separator");
+/// assert_eq!(CanonicalPath::of("/hooks%2Fgithub").as_str(), "/hooks/github", "an encoded `/` separates");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CanonicalPath(String);
@@ -30,7 +35,7 @@ impl CanonicalPath {
     /// runtime's URL parser has already turned `\` into `/` and encoded what
     /// a path may not hold as is).
     pub fn of(path: &str) -> Self {
-        let path = path.split(['?', '#']).next().unwrap_or_default();
+        let path = separators_decoded(path.split(['?', '#']).next().unwrap_or_default());
         // Built in place: each segment's start, for a `..` to cut back to.
         let mut out = String::with_capacity(path.len() + 1);
         let mut starts: Vec<usize> = Vec::new();
@@ -66,10 +71,30 @@ impl fmt::Display for CanonicalPath {
     }
 }
 
+/// `path` with each encoded `/` or `\` (`%2F`, `%5C`, either case) turned
+/// into `/`, byte by byte.
+fn separators_decoded(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let pair = bytes.get(at + 1).zip(bytes.get(at + 2)).map(|(h, l)| [h.to_ascii_lowercase(), *l]);
+        if byte == b'%' && matches!(pair, Some([b'2', b'f' | b'F'] | [b'5', b'c' | b'C'])) {
+            out.push(b'/');
+            at += 3;
+        } else {
+            out.push(byte);
+            at += 1;
+        }
+    }
+    // Only ASCII bytes were replaced: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// `segment` in lower case (ASCII: a path's other characters arrive
 /// percent-encoded), its percent-escapes of unreserved characters (RFC
 /// 3986: letters, digits, `-`, `.`, `_`, `~`) decoded, any other escape
-/// kept (lower-case hex): `%2F` stays an encoded `/`, never a separator.
+/// kept (lower-case hex).
 /// Byte by byte, with no `str` slicing or Unicode case tables: the core's
 /// wasm stays small (src/core/text/cut.rs).
 fn decode_unreserved(segment: &str) -> String {
@@ -123,7 +148,12 @@ mod tests {
             ("/hooks/x/%2E%2E/stripe", "/hooks/stripe"),
             ("/../hooks/stripe", "/hooks/stripe"),
             ("/hooks/stripe?x=1", "/hooks/stripe"),
-            ("/a%2Fb", "/a%2fb"),
+            ("/a%2Fb", "/a/b"),
+            ("/hooks%2fgithub", "/hooks/github"),
+            ("/hooks%5Cgithub", "/hooks/github"),
+            ("/hooks/github/%2e%2e%2fgithub", "/hooks/github"),
+            ("/hooks%2F%2Fgithub%2F", "/hooks/github"),
+            ("/a%252Fb", "/a%252fb"),
             ("/caf%C3%A9", "/caf%c3%a9"),
             ("/caf%c3%a9", "/caf%c3%a9"),
             ("/100%", "/100%"),

@@ -33,7 +33,8 @@ struct World {
     abandoned: Vec<u64>,
     /// Data points written, in order.
     points: Vec<DataPoint>,
-    /// The headers of what an unprotected forward gets back.
+    /// The status and headers of what an unprotected forward gets back.
+    forwarded_status: u16,
     forwarded_headers: Vec<(String, String)>,
     /// Steps whose next performance throws instead ([`Exchange::step_failed`]).
     throw_at: Vec<&'static str>,
@@ -75,6 +76,7 @@ impl World {
             calls: Vec::new(),
             abandoned: Vec::new(),
             points: Vec::new(),
+            forwarded_status: 200,
             forwarded_headers: vec![("content-type".into(), "text/plain".into())],
             throw_at: Vec::new(),
             now: 1_000,
@@ -182,7 +184,7 @@ impl World {
                     steps.push("forward");
                     edits = e;
                     forwarded_body = Some(body);
-                    exchange.forwarded(Ok((200, self.forwarded_headers.clone())), now)
+                    exchange.forwarded(Ok((self.forwarded_status, self.forwarded_headers.clone())), now)
                 }
                 Action::Respond(r) => {
                     steps.push("respond");
@@ -313,6 +315,30 @@ fn log_sample_drops_only_routine_lines_and_never_a_data_point() {
     let drawn = |draw: u64| RequestHead { reservation: draw, ..keyed("k9") };
     assert!(logged(&half.run(drawn(1), order())), "a low draw logs");
     assert!(!logged(&half.run(drawn((999_999 << 1) | 1), order())), "a high draw does not");
+}
+
+#[test]
+fn an_interim_status_is_no_answer_never_stored_nor_built() {
+    // A fifth red team: workerd's fetch handed back a 103 (Early Hints) or
+    // a 100 (a client's `Expect: 100-continue`) as the response; the JS
+    // host stored it, the Rust host panicked building it.
+    let mut world = World::new(&[("IDEMPOTENCY_IN_FLIGHT_WAIT_MS", "0")]);
+    for status in [100, 102, 103, 600] {
+        world.origin = Box::new(move |_| OriginResult::Answered { status, headers: Vec::new(), body: Vec::new() });
+        let key = format!("k{status}");
+        let run = world.run(keyed(&key), order());
+        assert_eq!((run.reply.status, code(&run.reply).as_str()), (502, "origin-unreachable"), "{status}");
+        assert_eq!(run.log["finish"].as_str(), Some("lease-kept"), "{status}: the outcome is unknown");
+        assert!(run.log["error"].as_str().unwrap().contains(&format!("answered {status}")), "{}", run.log);
+        assert_eq!(code(&world.run(keyed(&key), order()).reply), "outcome-unknown", "{status}: nothing stored");
+    }
+    // Passed through: a WebSocket upgrade's 101 as it came, another 1xx a 502.
+    let uncovered = || RequestHead { method: "GET".into(), key: None, ..keyed("") };
+    world.forwarded_status = 101;
+    assert_eq!(world.run(uncovered(), order()).reply.status, 101);
+    world.forwarded_status = 103;
+    let interim = world.run(uncovered(), order());
+    assert_eq!((interim.reply.status, code(&interim.reply).as_str()), (502, "origin-unreachable"));
 }
 
 #[test]
