@@ -247,6 +247,27 @@ bench-sealing: install build-worker build-proxy-js
 
 bench: bench-sealing
 
+## What each request class costs (issue 53): every billable operation —
+## Worker and object requests, rows written and read, alarms, KV
+## operations, log bytes, data points — counted in workerd for both hosts
+## and hono-do with its expiry alarm, priced per million (bench/cost.mjs).
+## Waits out a 60 s TTL for the alarms: about two minutes.
+.PHONY: bench-cost
+bench-cost: install build-proxy build-proxy-js build/bench/hono-do.js
+	node bench/cost.mjs
+
+bench: bench-cost
+
+## What oncekey adds to a user's Rust Worker (issue 55): docs/rust.md's
+## Worker (tests/consumer) against the same Worker without oncekey
+## (bench/peers/bare-rs), each built by worker-build, gzip, under cargo's
+## default release profile and a size profile (bench/rust-size.sh).
+.PHONY: bench-rust-size
+bench-rust-size: install
+	bash bench/rust-size.sh
+
+bench: bench-rust-size
+
 ## Where each host's CPU goes (issue 35): the isolate's profile through
 ## workerd's inspector, first executions and replays, both hosts, each
 ## build keeping its function names; the tables go to bench/RESULTS.md.
