@@ -35,7 +35,7 @@ lint: install
 	cargo fmt --all --check
 	cargo clippy --locked --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --locked --all-targets --quiet --features model -- -D warnings
-	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser,tracing -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
 	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -p do-only-rs -- -D warnings

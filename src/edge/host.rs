@@ -167,7 +167,7 @@ impl<O: OriginCall> Host<O> {
                 exchange.forwarded(result, now_ms())
             }
             Action::Log(line) => {
-                worker::console_log!("{line}");
+                super::decision_line::write(&line);
                 exchange.logged(now_ms())
             }
             Action::Metric(point) => {

@@ -20,6 +20,7 @@
 
 mod coordinator;
 mod deadline;
+mod decision_line;
 mod disconnect;
 mod durable_store;
 mod form_keys;

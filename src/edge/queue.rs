@@ -293,7 +293,7 @@ impl Consumer {
                     delivery.paused()
                 }
                 DeliveryAction::Log(line) => {
-                    worker::console_log!("{line}");
+                    super::decision_line::write(&line);
                     delivery.logged()
                 }
                 DeliveryAction::Done => return delivery.stats(),

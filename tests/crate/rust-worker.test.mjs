@@ -89,3 +89,34 @@ describe("a Rust Worker wrapping its own handler", () => {
     assert.equal(await runs(), 1, "the module was started again, its count with it: this run is its first");
   });
 });
+
+describe("a Rust Worker with its own tracing subscriber (feature `tracing`)", () => {
+  test("decision lines go to the subscriber when one is installed, to the console otherwise", async () => {
+    const lines = async (vars) => {
+      const worker = await start({ worker: "consumer", host: "rust", metrics: true, vars });
+      try {
+        const key = crypto.randomUUID();
+        const send = () =>
+          worker.fetch("/orders", {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": key },
+            body: '{"item":"tea"}',
+          });
+        assert.equal((await send()).status, 201);
+        assert.equal((await send()).headers.get("idempotent-replayed"), "true");
+        for (let i = 0; i < 50 && worker.lines().filter((l) => l.includes('"oncekey":"replay"')).length === 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return worker.lines().filter((line) => line.includes('"oncekey":"'));
+      } finally {
+        await worker.dispose();
+      }
+    };
+    const traced = await lines({ TRACE_DECISIONS: "on" });
+    assert.equal(traced.length, 2, traced.join("\n"));
+    for (const line of traced) assert.match(line, /traced INFO oncekey: \{"/, line);
+    const plain = await lines({});
+    assert.equal(plain.length, 2, plain.join("\n"));
+    for (const line of plain) assert.doesNotMatch(line, /traced/, line);
+  });
+});

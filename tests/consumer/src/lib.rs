@@ -20,6 +20,11 @@ thread_local! {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    // With TRACE_DECISIONS set, the Worker's own `tracing` subscriber takes
+    // the layer's decision lines (feature `tracing`; docs/rust.md).
+    if env.var("TRACE_DECISIONS").is_ok() {
+        let _ = tracing::subscriber::set_global_default(ConsoleSubscriber);
+    }
     if req.method() == Method::Get && req.path() == "/runs" {
         return Response::ok(RUNS.with(Cell::get).to_string());
     }
@@ -53,4 +58,35 @@ async fn create_order(mut req: Request) -> std::result::Result<Response, OriginE
         .with_header("content-type", "application/json")
         .map_err(|e| OriginError::NotSent(e.to_string()))?;
     Ok(res.fixed(body.into_bytes()))
+}
+
+/// A Worker's own `tracing` subscriber, as small as one can be: each event's
+/// level, target and message to the console.
+struct ConsoleSubscriber;
+
+impl tracing::Subscriber for ConsoleSubscriber {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        let meta = event.metadata();
+        worker::console_log!("traced {} {}: {}", meta.level(), meta.target(), message.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
