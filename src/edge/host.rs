@@ -334,6 +334,17 @@ impl<O: OriginCall> Host<O> {
                 }
             }
         };
+        // A `101` the runtime can hand on carries a WebSocket; one without
+        // (a broken origin) cannot be built into the caller's response.
+        let response = if response.status_code() == 101 {
+            let headers = response.headers().clone();
+            let Some(socket) = response.websocket() else {
+                return Err("the origin answered 101 with no WebSocket".into());
+            };
+            Response::from_websocket(socket).map_err(|e| e.to_string())?.with_headers(headers)
+        } else {
+            response
+        };
         let head = (response.status_code(), http::header_pairs(response.headers()));
         self.kept = Some(response);
         Ok(head)

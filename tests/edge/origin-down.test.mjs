@@ -12,6 +12,7 @@
 // its lookup would leave this machine.
 import assert from "node:assert/strict";
 import http from "node:http";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { start } from "./harness.mjs";
 
@@ -179,5 +180,55 @@ describe("an interim 1xx handed back as the origin's answer", () => {
     assert.equal(passed.status, 502, "a pass-through: no answer, never a 1xx built");
     await passed.arrayBuffer();
     assert.equal(runs, 2, "the keyed request ran once, the pass-through once");
+  });
+});
+
+describe("a 101 with no WebSocket from a broken origin", () => {
+  // A sixth red team: a pass-through request answered `101 Switching
+  // Protocols` with no WebSocket made the Rust host panic building the
+  // response, which took a keyed request in flight on the same instance
+  // with it (its finish never ran: the key held, the retry a second run).
+  let api;
+  let proxy;
+  let slowRuns = 0;
+  before(async () => {
+    api = net.createServer((socket) => {
+      socket.once("data", async (chunk) => {
+        const line = chunk.toString("latin1").split("\r\n")[0];
+        if (line.includes("/boom")) return socket.end("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+        slowRuns += 1;
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        socket.end(
+          'HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 16\r\n\r\n{"orderId":"o1"}',
+        );
+      });
+    });
+    await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+    proxy = await start({
+      worker: "proxy",
+      quiet: true,
+      vars: { ORIGIN_URL: `http://127.0.0.1:${api.address().port}`, IDEMPOTENCY_PATHS: "/slow" },
+    });
+  });
+  after(async () => {
+    await proxy?.dispose();
+    await new Promise((resolve) => api?.close(resolve));
+  });
+
+  test("the pass-through is a 502 problem, and a keyed request in flight beside it completes once", async () => {
+    const key = crypto.randomUUID();
+    const keyed = proxy.fetch("/slow", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const boom = await proxy.fetch("/boom", { method: "POST", body: "{}" });
+    assert.equal(boom.status, 502, await boom.clone().text());
+    assert.equal((await boom.json()).type, "urn:oncekey:problem:origin-unreachable");
+    const first = await keyed;
+    assert.equal(first.status, 201, await first.clone().text());
+    await first.arrayBuffer();
+    const retry = await proxy.fetch("/slow", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get("idempotent-replayed"), "true");
+    await retry.arrayBuffer();
+    assert.equal(slowRuns, 1, "one run");
   });
 });

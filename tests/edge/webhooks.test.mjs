@@ -355,6 +355,9 @@ describe("webhook routes", () => {
       "/hooks%2Fstripe%2fbilling",
       "/hooks%5Cstripe/billing",
       "/hooks/stripe/x/%2e%2e%2fbilling",
+      // ;params before an encoded `/`, as servlet containers read them (a sixth).
+      "/hooks/stripe/billing;%2F..",
+      "/hooks;%2F../stripe/billing",
     ];
     for (const path of spellings) {
       const unsigned = await worker.fetch(path, {
@@ -388,6 +391,7 @@ describe("webhook routes", () => {
         `http://API.Example${path.toUpperCase()}/`,
         `https://other.example${path.replace("/hooks/", "/hooks//")};x`,
         `${BASE}${path.replace("/hooks/", "/hooks%2F")}`,
+        `${BASE}${path};%2F..`,
       ];
       for (const url of carriers) {
         const signed = {

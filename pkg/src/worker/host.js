@@ -207,6 +207,11 @@ class Host {
       }
       return exchange.forwarded(undefined, "", messageOf(error), Date.now());
     }
+    // A 101 the runtime can hand on carries a WebSocket; one without (a
+    // broken origin) cannot be built into the caller's response.
+    if (response.status === 101 && !response.webSocket) {
+      return exchange.forwarded(undefined, "", "the origin answered 101 with no WebSocket", Date.now());
+    }
     this.kept = response;
     return exchange.forwarded(response.status, packHeaders(response.headers), undefined, Date.now());
   }

@@ -63,7 +63,8 @@ impl AdminToken {
     /// Whether this token is in `text` in any form: anywhere in it as sent
     /// (another scheme, a tab, two `Authorization` headers joined, a query's
     /// `token=…`, a token holding `=` or `&`), percent-decoded (a query's
-    /// `%2B`), or inside a base64 word (`Basic` credentials). Each place is
+    /// `%2B`), or inside any run of base64 digits (`Basic` credentials,
+    /// padded or not, either alphabet). Each place is
     /// compared byte for byte whatever differs, so how long the search takes
     /// says nothing of how much of the token matched.
     ///
@@ -71,7 +72,7 @@ impl AdminToken {
     /// use oncekey::core::AdminToken;
     /// let token = AdminToken::new("s3cr+t=").unwrap();
     /// for text in ["Token s3cr+t=", "Bearer\ts3cr+t=", "Bearer x, Bearer s3cr+t=", "a=1&token=s3cr%2Bt%3D",
-    ///              "xs3cr+t=y", "Basic dXNlcjpzM2NyK3Q9"] {
+    ///              "xs3cr+t=y", "Basic dXNlcjpzM2NyK3Q9", "Basic=dXNlcjpzM2NyK3Q9;", "Bearer czNjcit0PQ"] {
     ///     assert!(token.appears_in(text), "{text}");
     /// }
     /// assert!(!token.appears_in("Bearer s3cr+t") && !token.appears_in("s3cr t="));
@@ -79,12 +80,42 @@ impl AdminToken {
     pub fn appears_in(&self, text: &str) -> bool {
         let token = self.0.as_bytes();
         let decoded: Vec<u8> = percent_encoding::percent_decode(text.as_bytes()).collect();
-        let in_base64 = text
-            .split(|c: char| c.is_ascii_whitespace() || c == ',')
-            .filter_map(crate::core::text::base64::decode)
-            .fold(false, |found, bytes| found | holds(&bytes, token));
+        let in_base64 = [text.as_bytes(), &decoded]
+            .into_iter()
+            .flat_map(|text| text.split(|b| sextet(*b).is_none()))
+            .filter(|run| run.len() >= 4)
+            .fold(false, |found, run| found | holds(&lenient_base64(run), token));
         holds(text.as_bytes(), token) | holds(&decoded, token) | in_base64
     }
+}
+
+/// A base64 digit's value, standard (`+/`) or URL-safe (`-_`).
+fn sextet(byte: u8) -> Option<u8> {
+    match byte {
+        b'A'..=b'Z' => Some(byte - b'A'),
+        b'a'..=b'z' => Some(byte - b'a' + 26),
+        b'0'..=b'9' => Some(byte - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    }
+}
+
+/// The bytes a run of base64 digits stands for, as lenient decoders read
+/// it: padded or not, either alphabet, the last partial byte dropped.
+fn lenient_base64(run: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(run.len() * 3 / 4);
+    let (mut bits, mut held) = (0u32, 0u32);
+    for value in run.iter().filter_map(|b| sextet(*b)) {
+        bits = bits << 6 | u32::from(value);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+            bits &= (1 << held) - 1;
+        }
+    }
+    out
 }
 
 /// Whether `needle` (never empty) is somewhere in `haystack`: every place

@@ -35,20 +35,26 @@ impl CanonicalPath {
     /// runtime's URL parser has already turned `\` into `/` and encoded what
     /// a path may not hold as is).
     pub fn of(path: &str) -> Self {
-        let path = separators_decoded(path.split(['?', '#']).next().unwrap_or_default());
+        let path = path.split(['?', '#']).next().unwrap_or_default();
         // Built in place: each segment's start, for a `..` to cut back to.
         let mut out = String::with_capacity(path.len() + 1);
         let mut starts: Vec<usize> = Vec::new();
         for raw in path.split('/') {
-            // A segment's parameters (`;jsessionid=…`) name no other resource.
-            let segment = decode_unreserved(raw.split(';').next().unwrap_or_default());
-            match segment.as_str() {
-                "" | "." => {}
-                ".." => out.truncate(starts.pop().unwrap_or(0)),
-                _ => {
-                    starts.push(out.len());
-                    out.push('/');
-                    out.push_str(&segment);
+            // A segment's parameters (`;jsessionid=…`) name no other resource,
+            // and go first, up to the next `/` as sent: servlet containers
+            // drop them before decoding, so an encoded `/` inside them
+            // (`/hooks/github;%2F..`) is no separator, nor its `..` a step.
+            let kept = separators_decoded(raw.split(';').next().unwrap_or_default());
+            for part in kept.split('/') {
+                let segment = decode_unreserved(part);
+                match segment.as_str() {
+                    "" | "." => {}
+                    ".." => out.truncate(starts.pop().unwrap_or(0)),
+                    _ => {
+                        starts.push(out.len());
+                        out.push('/');
+                        out.push_str(&segment);
+                    }
                 }
             }
         }
@@ -154,6 +160,14 @@ mod tests {
             ("/hooks/github/%2e%2e%2fgithub", "/hooks/github"),
             ("/hooks%2F%2Fgithub%2F", "/hooks/github"),
             ("/a%252Fb", "/a%252fb"),
+            // Parameters go before an encoded `/` is read (a sixth red team:
+            // Tomcat and Jetty route each of these to /hooks/github).
+            ("/hooks/github;%2F..", "/hooks/github"),
+            ("/hooks;%2F../github", "/hooks/github"),
+            ("/hooks;%5C../github", "/hooks/github"),
+            ("/hooks/github;x%2F..", "/hooks/github"),
+            ("/hooks/github;%2f..%2f..%2fx", "/hooks/github"),
+            ("/v1/orders;%2F..", "/v1/orders"),
             ("/caf%C3%A9", "/caf%c3%a9"),
             ("/caf%c3%a9", "/caf%c3%a9"),
             ("/100%", "/100%"),

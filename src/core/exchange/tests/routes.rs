@@ -278,11 +278,16 @@ mod every_spelling {
         (proptest::collection::vec((any::<u64>(), 0u8..8, any::<bool>()), n), any::<bool>()).prop_map(
             move |(choices, trailing)| {
                 let mut out = String::new();
+                let mut after_params = false;
                 for (segment, (bits, prefix, params)) in segments.iter().zip(choices) {
-                    // An encoded separator (decoded by WSGI servers before routing) after the first.
+                    // An encoded separator (decoded by WSGI servers before routing)
+                    // after the first segment — not right after `;params`, which
+                    // run to the next `/` as sent.
                     let separators = ["/", "//", "/./", "/x/../", "/%2E/", "%2F", "%5c", "/x%2f..%2F"];
                     let separator = separators[usize::from(prefix)];
-                    out.push_str(if out.is_empty() && separator.starts_with('%') { "/" } else { separator });
+                    let encoded_first = separator.starts_with('%');
+                    out.push_str(if (out.is_empty() || after_params) && encoded_first { "/" } else { separator });
+                    after_params = params;
                     for (i, c) in segment.chars().enumerate() {
                         match (bits >> (2 * (i % 32))) & 3 {
                             0 => out.push(c),
