@@ -35,7 +35,7 @@ lint: install
 	cargo fmt --all --check
 	cargo clippy --locked --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --locked --all-targets --quiet --features model -- -D warnings
-	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser,tracing -- -D warnings
+	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features edge,js-queue,browser,tracing,tower -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown --lib --features js -- -D warnings
 	cargo clippy --locked --quiet --target wasm32-unknown-unknown \
 	  -p oncekey-proxy -p oncekey-demo -p oncekey-browser-wasm -p oncekey-worker-wasm -p do-only-rs -- -D warnings
@@ -48,7 +48,7 @@ test: lint
 test-core:
 	cargo test
 	@# The Worker API's examples compile (no_run: they need the runtime).
-	cargo test --locked --quiet --doc --features edge
+	cargo test --locked --quiet --doc --features edge,tower
 	@# The core alone must never pull in the adapters' runtime crates.
 	@if cargo tree -e normal --prefix none | grep -E '^(worker|wasm-bindgen|js-sys|web-sys) '; then \
 	  echo "the core's native dependency tree holds an adapter crate" >&2; exit 1; fi

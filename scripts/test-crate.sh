@@ -14,7 +14,8 @@
 #      `IdempotencyCoordinator` class;
 #   4. that crate, built by worker-build with docs/rust.md's wrangler.toml,
 #      runs in workerd: one run per key under 8 concurrent callers, and a
-#      handler's panic answered at once (tests/crate/rust-worker.test.mjs).
+#      handler's panic answered at once (tests/crate/rust-worker.test.mjs);
+#      so does an axum Worker with the tower layer (tests/consumer-axum).
 #
 # Needs the wasm32 target and the wasm-bindgen CLI in $TOOLS
 # (scripts/install.sh rust tools; `make test-crate` runs it first), Node,
@@ -244,6 +245,15 @@ begin_step "$CONSUMER: worker-build, then run in workerd"
 (cd "$CONSUMER" && worker-build --release >/dev/null) || fail "worker-build refused $CONSUMER (run it there to see why)"
 node --test --test-reporter=dot tests/crate/rust-worker.test.mjs ||
   fail "the Rust Worker built from docs/rust.md misbehaved in workerd (output above)"
+end_step
+
+# The axum Worker, oncekey as a tower layer on its Router (feature `tower`),
+# built the same way and run in workerd (tests/crate/axum-worker.test.mjs).
+begin_step "tests/consumer-axum: worker-build, then run in workerd"
+(cd tests/consumer-axum && worker-build --release >/dev/null) ||
+  fail "worker-build refused tests/consumer-axum (run it there to see why)"
+node --test --test-reporter=dot tests/crate/axum-worker.test.mjs ||
+  fail "the axum Worker with IdempotencyLayer misbehaved in workerd (output above)"
 end_step
 
 echo "test-crate: all checks passed"

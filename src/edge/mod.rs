@@ -32,6 +32,8 @@ mod origin;
 mod queue;
 mod queue_counters;
 mod seal;
+#[cfg(feature = "tower")]
+mod tower;
 
 pub use crate::core::{COORDINATOR_BINDING, DecisionLog, KV_BINDING, Timing, VARIABLES};
 pub use coordinator::IdempotencyCoordinator;
@@ -41,3 +43,5 @@ pub use kv_replay::KvReplay;
 pub use layer::Idempotency;
 pub use origin::{OriginError, ProxyOrigin, with_timeout};
 pub use queue::{Consumer, Event};
+#[cfg(feature = "tower")]
+pub use tower::{IdempotencyLayer, IdempotencyService};

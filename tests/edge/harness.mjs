@@ -28,6 +28,11 @@ export const WORKERS = {
     build: join(ROOT, "tests", "consumer", "build"),
     config: join(ROOT, "tests", "consumer", "wrangler.toml"),
   },
+  /** A user's axum Worker with oncekey as a tower layer (tests/consumer-axum, built by scripts/test-crate.sh). */
+  "consumer-axum": {
+    build: join(ROOT, "tests", "consumer-axum", "build"),
+    config: join(ROOT, "tests", "consumer-axum", "wrangler.toml"),
+  },
   /** The demo on the JavaScript host (`make build-demo-js`). */
   "demo-js": { build: join(ROOT, "build", "demo-js"), config: join(ROOT, "workers", "demo", "wrangler.toml") },
 };

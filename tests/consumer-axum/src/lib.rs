@@ -1,32 +1,43 @@
-//! An axum Worker with oncekey in front of its router (docs/rust.md, "With
-//! axum"): workers-rs's `http` feature on, as every axum Worker has it.
-//! scripts/test-crate.sh builds it for wasm32.
+//! An axum Worker with oncekey as a tower layer on its router (docs/rust.md,
+//! "With axum"): workers-rs's `http` feature on, as every axum Worker has
+//! it. scripts/test-crate.sh builds it with worker-build, and
+//! tests/crate/axum-worker.test.mjs runs it in workerd.
 
 pub use oncekey::edge::IdempotencyCoordinator;
 
-use axum::Router;
-use axum::http::StatusCode;
-use axum::routing::post;
-use oncekey::edge::{Idempotency, OriginError, problem_response};
-use tower_service::Service;
-use worker::{Context, Env, HttpRequest, Request, Response, Result, event};
+use std::cell::Cell;
 
-fn router() -> Router {
-    Router::new().route("/orders", post(|| async { (StatusCode::CREATED, r#"{"created":true}"#) }))
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use oncekey::edge::{Idempotency, IdempotencyLayer, problem_response};
+use tower_service::Service;
+use worker::{Context, Env, HttpRequest, HttpResponse, Result, event};
+
+thread_local! {
+    /// How many times `create_order` ran in this isolate.
+    static RUNS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The user's own handler: which attempt of the key it runs as.
+async fn create_order(headers: HeaderMap, body: String) -> (StatusCode, String) {
+    RUNS.with(|runs| runs.set(runs.get() + 1));
+    let attempt = headers.get("idempotency-attempt").and_then(|v| v.to_str().ok()).unwrap_or("null");
+    (StatusCode::CREATED, format!(r#"{{"created":true,"attempt":{attempt},"bytes":{}}}"#, body.len()))
 }
 
 #[event(fetch)]
-async fn fetch(req: HttpRequest, env: Env, ctx: Context) -> Result<Response> {
+async fn fetch(req: HttpRequest, env: Env, ctx: Context) -> Result<axum::http::Response<Body>> {
     let layer = match Idempotency::from_env(&env) {
         Ok(layer) => layer,
-        Err(problem) => return problem_response(&problem),
+        Err(problem) => return Ok(HttpResponse::try_from(problem_response(&problem)?)?.map(Body::new)),
     };
-    let req = Request::try_from(req)?;
-    layer
-        .handle(req, &env, &ctx, |req| async move {
-            let req = HttpRequest::try_from(req).map_err(|e| OriginError::NotSent(e.to_string()))?;
-            let Ok(answer) = router().call(req).await;
-            Response::try_from(answer).map_err(|e| OriginError::NoAnswer(e.to_string()))
-        })
-        .await
+    let mut router = Router::new()
+        .route("/orders", post(create_order))
+        .layer(IdempotencyLayer::new(layer, env, ctx))
+        // Outside the layer: not a request it sees.
+        .route("/runs", get(|| async { RUNS.with(Cell::get).to_string() }));
+    let Ok(answer) = router.call(req).await;
+    Ok(answer)
 }
