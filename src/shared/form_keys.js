@@ -116,7 +116,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   const naming = [];
   // How deep the stream is in templates, SVG or MathML, elements whose
   // content is text, and SVG's and MathML's HTML integration points.
-  const depth = { templates: 0, foreign: 0, textOnly: 0, integration: 0 };
+  const depth = { templates: 0, foreign: 0, textOnly: 0, integration: 0, tables: 0 };
   // A <base href> in the page's HTML (not in a template or SVG) so far.
   let based = false;
   // Whether the page's own <base href=""> went before its first key.
@@ -151,6 +151,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           if (INTEGRATION.has(tag)) counts.push("integration");
         }
         if (tag === "template") counts.push("templates");
+        if (tag === "table") counts.push("tables");
         if (tag === "svg" || tag === "math") counts.push("foreign");
         if (TEXT_ONLY.has(tag)) counts.push("textOnly");
         if (tag !== "form") {
@@ -176,7 +177,11 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     })
     .on("base[href]", {
       element(element) {
-        if (depth.templates === 0 && depth.foreign === 0) based = true;
+        // A base in a table a browser moves out before the table (foster
+        // parenting): ahead of any key or pin already placed in it. From
+        // there the keys stop; and it is never the page's own first base.
+        if (depth.tables > 0) page.unsure = true;
+        else if (depth.templates === 0 && depth.foreign === 0) based = true;
         page.bases.push(element.getAttribute("href"));
       },
     })
@@ -200,7 +205,9 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           enctype: form.getAttribute("enctype"),
           id: form.getAttribute("id"),
           nested: open.length > 0 || heldOpen,
-          inTemplate: depth.templates > 0,
+          // In SVG or MathML a form is no HTML form, and a pin placed in it
+          // no HTML base: inert, as in a template.
+          inTemplate: depth.templates > 0 || depth.foreign > 0,
           noscript: "",
           controls: [],
         };
@@ -212,6 +219,9 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           heldOpen = end.name !== "form";
           if (heldOpen) seen.nested = true;
           if (seen.id !== null) return;
+          // In a table, a pin comes after whatever base a browser later moves
+          // out before the table: no key there until one is pinned outside.
+          if (depth.tables > 0 && !based && !pinned) return;
           const input = keys([seen], "form-end");
           if (input === undefined) return;
           // A browser takes the first <base href> in the page: with none

