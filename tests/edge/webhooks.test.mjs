@@ -358,6 +358,9 @@ describe("webhook routes", () => {
       // ;params before an encoded `/`, as servlet containers read them (a sixth).
       "/hooks/stripe/billing;%2F..",
       "/hooks;%2F../stripe/billing",
+      // …and as nginx reads them, decoding first (a seventh).
+      "/x;%2F..%2Fhooks%2Fstripe%2Fbilling",
+      "/hooks/x;%2F..%2Fstripe/billing",
     ];
     for (const path of spellings) {
       const unsigned = await worker.fetch(path, {
@@ -392,6 +395,7 @@ describe("webhook routes", () => {
         `https://other.example${path.replace("/hooks/", "/hooks//")};x`,
         `${BASE}${path.replace("/hooks/", "/hooks%2F")}`,
         `${BASE}${path};%2F..`,
+        `${BASE}/x;%2F..${path.replaceAll("/", "%2F")}`,
       ];
       for (const url of carriers) {
         const signed = {

@@ -177,6 +177,24 @@ impl Config {
         webhook.or_else(|| self.routes.iter().position(|route| route.matches(method, path)))
     }
 
+    /// How much a rule holds a request with `method` at `path`: a webhook
+    /// route's path 4, another route 3, a required key 2, a covered path 1,
+    /// nothing 0. Of two readings of one path, the exchange follows the one
+    /// held more ([`CanonicalPath::other_reading`]).
+    pub(crate) fn holding(&self, method: &str, path: &CanonicalPath) -> u8 {
+        if self.routes.iter().any(|route| route.webhook.is_some() && route.path.matches(path)) {
+            4
+        } else if self.routes.iter().any(|route| route.matches(method, path)) {
+            3
+        } else {
+            match self.key_rule(method, path) {
+                KeyRule::Required => 2,
+                KeyRule::Optional => 1,
+                KeyRule::Uncovered => 0,
+            }
+        }
+    }
+
     /// The policy an admin release's tombstone is written with (SPEC §12):
     /// the variables', with the longest TTL they or any route set. The
     /// release names a record, not the request that made it, so it cannot

@@ -214,7 +214,13 @@ impl Exchange {
         let form_keys =
             (config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD")).then(|| head.own_origin.clone());
         let cookie_jar = head.is_from_own_origin().then(|| cookie_jar(head.header("cookie")));
+        // SPEC §13: a path two kinds of server read apart (`;params` holding
+        // an encoded `/`) is held to the stricter rule of its two readings.
         let target = CanonicalPath::of(&head.path);
+        let target = match CanonicalPath::other_reading(&head.path) {
+            Some(other) if config.holding(&head.method, &other) > config.holding(&head.method, &target) => other,
+            _ => target,
+        };
         // SPEC §13: a webhook route's path, or the first route that
         // matches; none, the variables apply.
         let route = config.route_place(&head.method, &target);

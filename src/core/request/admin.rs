@@ -72,7 +72,8 @@ impl AdminToken {
     /// use oncekey::core::AdminToken;
     /// let token = AdminToken::new("s3cr+t=").unwrap();
     /// for text in ["Token s3cr+t=", "Bearer\ts3cr+t=", "Bearer x, Bearer s3cr+t=", "a=1&token=s3cr%2Bt%3D",
-    ///              "xs3cr+t=y", "Basic dXNlcjpzM2NyK3Q9", "Basic=dXNlcjpzM2NyK3Q9;", "Bearer czNjcit0PQ"] {
+    ///              "xs3cr+t=y", "Basic dXNlcjpzM2NyK3Q9", "Basic=dXNlcjpzM2NyK3Q9;", "Bearer czNjcit0PQ",
+    ///              "auth=Basic+dXNlcjpzM2NyK3Q9", "t=s3cr%252Bt%253D"] {
     ///     assert!(token.appears_in(text), "{text}");
     /// }
     /// assert!(!token.appears_in("Bearer s3cr+t") && !token.appears_in("s3cr t="));
@@ -80,12 +81,18 @@ impl AdminToken {
     pub fn appears_in(&self, text: &str) -> bool {
         let token = self.0.as_bytes();
         let decoded: Vec<u8> = percent_encoding::percent_decode(text.as_bytes()).collect();
-        let in_base64 = [text.as_bytes(), &decoded]
+        // Encoded twice, as a query built from an encoded value can be.
+        let twice: Vec<u8> = percent_encoding::percent_decode(&decoded).collect();
+        // Each run of base64 digits from each of its first four places: a
+        // word glued on before it (`Basic+…`, a form-encoded space) shifts
+        // where the encoding starts.
+        let in_base64 = [text.as_bytes(), &decoded, &twice]
             .into_iter()
             .flat_map(|text| text.split(|b| sextet(*b).is_none()))
+            .flat_map(|run| (0..4).filter_map(move |skip| run.get(skip..)))
             .filter(|run| run.len() >= 4)
             .fold(false, |found, run| found | holds(&lenient_base64(run), token));
-        holds(text.as_bytes(), token) | holds(&decoded, token) | in_base64
+        holds(text.as_bytes(), token) | holds(&decoded, token) | holds(&twice, token) | in_base64
     }
 }
 

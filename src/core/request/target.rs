@@ -33,17 +33,45 @@ pub struct CanonicalPath(String);
 impl CanonicalPath {
     /// The canonical form of `path`, percent-encoded as received (the
     /// runtime's URL parser has already turned `\` into `/` and encoded what
-    /// a path may not hold as is).
+    /// a path may not hold as is), as servlet containers read it: each
+    /// segment's `;params` dropped first, up to the next `/` as sent.
     pub fn of(path: &str) -> Self {
+        Self::read(path, true)
+    }
+
+    /// The other reading of `path`, when there is one: a segment's
+    /// `;params` holding an encoded `/` or `\` mean one path to servlet
+    /// containers, which drop them first (Tomcat, Jetty: `/x;%2F..%2Fhooks`
+    /// is `/x`), and another to servers that decode first and know no
+    /// parameters (nginx: `/hooks`). `None` when both read it alike.
+    ///
+    /// ```
+    /// use oncekey::core::CanonicalPath;
+    /// let other = CanonicalPath::other_reading("/x;%2F..%2Fhooks%2Fgithub").unwrap();
+    /// assert_eq!((CanonicalPath::of("/x;%2F..%2Fhooks%2Fgithub").as_str(), other.as_str()), ("/x", "/hooks/github"));
+    /// assert_eq!(CanonicalPath::other_reading("/hooks/github;jsessionid=1"), None);
+    /// ```
+    pub fn other_reading(path: &str) -> Option<Self> {
+        let decoding_first = Self::read(path, false);
+        (path.contains(';') && decoding_first != Self::of(path)).then_some(decoding_first)
+    }
+
+    /// `path` read with each segment's `;params` dropped before
+    /// (`params_first`) or after encoded separators are read.
+    fn read(path: &str, params_first: bool) -> Self {
         let path = path.split(['?', '#']).next().unwrap_or_default();
+        let decoded;
+        let path = if params_first {
+            path
+        } else {
+            decoded = separators_decoded(path);
+            decoded.as_str()
+        };
         // Built in place: each segment's start, for a `..` to cut back to.
         let mut out = String::with_capacity(path.len() + 1);
         let mut starts: Vec<usize> = Vec::new();
         for raw in path.split('/') {
-            // A segment's parameters (`;jsessionid=…`) name no other resource,
-            // and go first, up to the next `/` as sent: servlet containers
-            // drop them before decoding, so an encoded `/` inside them
-            // (`/hooks/github;%2F..`) is no separator, nor its `..` a step.
+            // A segment's parameters (`;jsessionid=…`) name no other resource.
             let kept = separators_decoded(raw.split(';').next().unwrap_or_default());
             for part in kept.split('/') {
                 let segment = decode_unreserved(part);
