@@ -52,8 +52,13 @@ impl CanonicalPath {
     /// assert_eq!(CanonicalPath::other_reading("/hooks/github;jsessionid=1"), None);
     /// ```
     pub fn other_reading(path: &str) -> Option<Self> {
+        // Without parameters the two readings are one: no second read on
+        // the common path.
+        if !path.contains(';') {
+            return None;
+        }
         let decoding_first = Self::read(path, false);
-        (path.contains(';') && decoding_first != Self::of(path)).then_some(decoding_first)
+        (decoding_first != Self::of(path)).then_some(decoding_first)
     }
 
     /// `path` read with each segment's `;params` dropped before
