@@ -12,7 +12,9 @@
 // the page may name — at the page's end, in place of a mark the guard adds
 // after the last byte (read as text only outside an unfinished tag).
 // The guard cuts the rewriting short where a browser would read the bytes
-// otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark). With
+// otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark), and
+// wherever the rewriter stops (it throws on a page it cannot read, or gives
+// up on a tag) the page goes on from there as the origin sent it. With
 // no <base href> before it, the first key placed at a form's end goes with
 // the page's own (`<base href="">`): a browser takes the first base, so none
 // later moves a key. Where the markup takes a turn the rewriter may read
@@ -131,6 +133,9 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   let guard;
   // The text the guard puts after the page's last byte, unguessable.
   const mark = `oncekey-end-${[...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  // Bytes the handlers added to the page (less the mark they took out):
+  // what the rewriter passes, less these, is how far into the page it got.
+  const added = { bytes: 0 };
   const keys = (forms, placement) => {
     const random = new Uint8Array(10 * forms.length);
     for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
@@ -230,6 +235,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
           // rewriter cannot see it — moves that key or the next.
           const pin = based || pinned ? "" : '<base href="">';
           end.before(pin + input, { html: true });
+          added.bytes += utf8Length(pin + input);
           pinned = true;
         });
       },
@@ -255,6 +261,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         const inputs = named.length === 0 ? undefined : keys(named, cut ? "page-cut" : "page-end");
         if (inputs === undefined) chunk.remove();
         else chunk.replace(inputs, { html: true });
+        added.bytes += (inputs === undefined ? 0 : utf8Length(inputs)) - chunk.text.length;
       },
     });
   if (response.body === null) return response;
@@ -266,49 +273,17 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   } catch (error) {
     // The core sends only pages the rewriter should read; whatever it still
     // refuses goes out as the origin sent it, logged.
-    guard?.release();
     warn(`a page was answered without form keys: ${error instanceof Error ? error.message : error}`);
-    return guard === undefined ? response : new Response(guard.rest(), response);
+    return guard === undefined ? response : new Response(guard.from(0), response);
   }
-  return new Response(followedBy(rewritten.body, guard, markBytes), rewritten);
+  return new Response(followedBy(rewritten.body, guard, markBytes, added), rewritten);
 }
 
+const utf8Length = (text) => new TextEncoder().encode(text).length;
 const LT = 0x3c;
 const GT = 0x3e;
 
 const ESC = 0x1b;
-
-const SLASH = 0x2f;
-const SELECT = new TextEncoder().encode("select");
-// Tags the runtime's rewriter cannot read inside a <select>: it throws
-// ("text content tag … ambiguous") in the middle of the page.
-const SELECT_TEXT_TAGS = ["style", "xmp", "title", "iframe", "noembed", "noframes", "plaintext"].map((name) =>
-  new TextEncoder().encode(name),
-);
-
-/** Whether `bytes` at `at` hold the tag name `name` (lower case), in any case, and it ends there. */
-function tagNamed(bytes, at, name) {
-  for (let i = 0; i < name.length; i++) if ((bytes[at + i] | 0x20) !== name[i]) return false;
-  const after = bytes[at + name.length];
-  return after === undefined || after === GT || after === SLASH || after <= 0x20;
-}
-
-/**
- * Where in `bytes` (whole tags) a tag the rewriter would throw on starts —
- * one of SELECT_TEXT_TAGS inside a <select> — or -1; `select.open` carries
- * whether a <select> is open from one call to the next. A plain scan of
- * tag names (a `<select` in a comment counts): at worst the page is cut
- * where it need not be, and its rest goes out without keys.
- */
-function textTagInSelect(bytes, select) {
-  for (let at = bytes.indexOf(LT); at !== -1; at = bytes.indexOf(LT, at + 1)) {
-    const closing = bytes[at + 1] === SLASH;
-    const name = at + (closing ? 2 : 1);
-    if (tagNamed(bytes, name, SELECT)) select.open = !closing;
-    else if (select.open && !closing && SELECT_TEXT_TAGS.some((tag) => tagNamed(bytes, name, tag))) return at;
-  }
-  return -1;
-}
 
 /**
  * What the rewriter is given of `body`: `input`, its bytes, then `end` (a
@@ -318,29 +293,46 @@ function textTagInSelect(bytes, select) {
  * core's bound, the runtime's rewriter gives up on a tag of about 3 MB and
  * cuts the page off there with no error); at the first ESC byte (from there
  * a page in ISO-2022-JP, named by a `<meta>` the rewriter does not obey,
- * is other markup to a browser); at a text-only element inside a
- * `<select>` (textTagInSelect); or at the start of a page that opens with
+ * is other markup to a browser); or at the start of a page that opens with
  * a UTF-16 byte order mark (which a browser obeys over the header). A
- * tag's bytes are held back until its `>` arrives. `rest()`: what was cut,
- * as the origin sent it. `release()` hands everything not given to `rest()`.
+ * tag's bytes are held back until its `>` arrives.
+ *
+ * Every byte read is kept until `passed(offset)` says the rewriter's output
+ * went past it; `from(offset)` is the page as the origin sent it from
+ * there. So a page the rewriter stops on anywhere — where the guard cut it,
+ * or where the rewriter threw or gave up unforeseen — goes on as sent.
  */
 function pageGuard(body, longestTag, end) {
   const reader = body.getReader();
+  // The bytes read and not yet passed, and the page offset of the first.
+  const kept = [];
+  let keptAt = 0;
+  // The read in flight, if any: `from` waits for it, so no byte is skipped.
+  let reading = null;
   let held = new Uint8Array(0);
   let cut = false;
   let opening = true;
-  // Whether a <select> is open, as textTagInSelect reads the tags so far.
-  const select = { open: false };
   const cutHere = (bytes, why) => {
     held = bytes;
     cut = true;
     warn(`${why}: the rest of the page was answered without form keys`);
   };
+  const read = async () => {
+    reading = reader.read();
+    try {
+      const result = await reading;
+      if (!result.done) kept.push(result.value);
+      return result;
+    } finally {
+      reading = null;
+    }
+  };
   const input = new ReadableStream({
     async pull(controller) {
       for (;;) {
         if (cut) return controller.close();
-        const { value, done } = await reader.read();
+        const { value, done } = await read();
+        if (cut) return controller.close();
         if (done) {
           // The mark in a chunk of its own: the rewriter reads it as one text chunk.
           if (held.length > 0) controller.enqueue(held);
@@ -366,36 +358,36 @@ function pageGuard(body, longestTag, end) {
         }
         const open = bytes.lastIndexOf(LT);
         const given = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
-        const ambiguous = textTagInSelect(bytes.subarray(0, given), select);
-        if (ambiguous !== -1) {
-          cutHere(bytes.subarray(ambiguous), "a text-only element inside a <select>");
-          if (ambiguous > 0) return controller.enqueue(bytes.subarray(0, ambiguous));
-          continue;
-        }
         held = bytes.subarray(given);
         if (longestTag > 0 && held.length > longestTag) cutHere(held, `a tag of over ${longestTag} bytes`);
         if (given > 0) return controller.enqueue(bytes.subarray(0, given));
       }
     },
-    cancel(reason) {
-      return reader.cancel(reason);
+    // The rewriter gave up: what it did not pass still goes out (`from`).
+    cancel() {
+      cut = true;
     },
   });
   return {
     input,
-    release() {
-      cut = true;
+    /** The rewriter's output went past the page's first `offset` bytes. */
+    passed(offset) {
+      while (kept.length > 0 && keptAt + kept[0].length <= offset) keptAt += kept.shift().length;
     },
-    /** What the rewriter was not given: the held tag, then the rest of the body. */
-    rest() {
-      let first = cut ? held : null;
+    /** The page as the origin sent it from `offset` on (no further than what was read, kept). */
+    from(offset) {
+      cut = true;
+      let skip = offset;
       return new ReadableStream({
         async pull(controller) {
-          if (first !== null) {
-            const bytes = first;
-            first = null;
-            if (bytes.length > 0) return controller.enqueue(bytes);
+          if (reading !== null) await reading.catch(() => undefined);
+          while (kept.length > 0) {
+            const bytes = kept.shift();
+            const start = Math.max(0, skip - keptAt);
+            keptAt += bytes.length;
+            if (start < bytes.length) return controller.enqueue(start === 0 ? bytes : bytes.subarray(start));
           }
+          skip = 0;
           const { value, done } = await reader.read();
           if (done) controller.close();
           else controller.enqueue(value);
@@ -405,8 +397,9 @@ function pageGuard(body, longestTag, end) {
         },
       });
     },
-    get cut() {
-      return cut;
+    cancel(reason) {
+      cut = true;
+      return reader.cancel(reason);
     },
   };
 }
@@ -414,36 +407,51 @@ function pageGuard(body, longestTag, end) {
 /**
  * `rewritten`, without `mark` if the rewriter left it as it was at the
  * very end (the page ended inside a tag or a comment: the rewriter hands
- * such bytes on untouched), then — if the guard cut the page — the rest as
- * the origin sent it.
+ * such bytes on untouched), then the page as the origin sent it from where
+ * the rewriter's output stopped: the guard's cut, or wherever the rewriter
+ * threw or gave up (its output, less the bytes `added` to it, is how far
+ * into the page it got).
  */
-function followedBy(rewritten, guard, mark) {
+function followedBy(rewritten, guard, mark, added) {
   const reader = rewritten.getReader();
   let rest;
+  // The bytes of page the rewriter passed, counting what it added.
+  let out = 0;
   // The last bytes given, held back until more come: they may be the mark.
   let tail = new Uint8Array(0);
   return new ReadableStream({
     async pull(controller) {
       while (rest === undefined) {
-        const { value, done } = await reader.read();
+        let result;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          // It cannot read every page (a text-only element in a <select>).
+          const why = String(error?.message ?? error).split("\n")[0];
+          warn(`the rewriter stopped (${why}): the rest of the page was answered without form keys`);
+          result = { done: true };
+        }
+        const { value, done } = result;
         if (done) {
-          rest = guard.cut ? guard.rest().getReader() : null;
+          rest = guard.from(Math.max(0, out - added.bytes)).getReader();
           const left = tail.length !== mark.length || tail.some((byte, i) => byte !== mark[i]);
           if (left && tail.length > 0) return controller.enqueue(tail);
           break;
         }
+        out += value.length;
+        guard.passed(out - added.bytes);
         const bytes = tail.length === 0 ? value : joined(tail, value);
         const given = Math.max(0, bytes.length - mark.length);
         tail = bytes.slice(given);
         if (given > 0) return controller.enqueue(bytes.subarray(0, given));
       }
-      if (rest === null) return controller.close();
       const { value, done } = await rest.read();
       if (done) controller.close();
       else controller.enqueue(value);
     },
     cancel(reason) {
-      return (rest ?? reader).cancel(reason);
+      reader.cancel(reason).catch(() => undefined);
+      return (rest ?? guard).cancel(reason);
     },
   });
 }
