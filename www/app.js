@@ -100,6 +100,8 @@ protectForm(form, {
       ...(data.get("customerId") ? { customerId: data.get("customerId") } : {}),
     }),
 });
+// For tests and the curious: the checkout is protected from here on.
+form.dataset.protected = "";
 
 form.addEventListener("oncekey:pending", (e) => {
   attempt = 0;

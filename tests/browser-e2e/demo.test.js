@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, existsSync } from "node:fs";
 import { createServer } from "node:http";
+import { launchChromium } from "../support/chromium.mjs";
 import { freePort } from "../support/free-port.mjs";
 import { tmpdir } from "node:os";
 import { join, extname } from "node:path";
@@ -223,6 +224,73 @@ test("screenshot of the demo page after an order", async () => {
   await page.screenshot({ path, fullPage: true });
   assert.ok(existsSync(path));
   await page.close();
+});
+
+/** A phone: 390 px wide, touch, on its own browser (the shared context is a desktop). */
+async function onPhone(t) {
+  const phone = await launchChromium();
+  t.after(() => phone.close());
+  const context = await phone.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => assert.fail(`page error: ${e.message}`));
+  return page;
+}
+
+/** What of `page` is wider than its screen, and whether `selector` at its centre is what a tap reaches. */
+const layout = (page, selector) =>
+  page.evaluate((selector) => {
+    const target = document.querySelector(selector);
+    target.scrollIntoView({ block: "center" });
+    const box = target.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return {
+      width: document.documentElement.scrollWidth,
+      screen: window.innerWidth,
+      tappable: target === hit || target.contains(hit),
+      viewport: document.querySelector('meta[name="viewport"]')?.content ?? null,
+    };
+  }, selector);
+
+test("the shop on a 390 px phone: no sideways scroll, Buy tapped is one order, the key on one line", async (t) => {
+  const page = await onPhone(t);
+  const item = uniqueItem("phone");
+  await page.goto(`${base}/?item=${encodeURIComponent(item)}`);
+  await page.waitForSelector("#checkout[data-protected]", { state: "attached" });
+  const seen = await layout(page, "#buy");
+  assert.equal(seen.screen, 390);
+  assert.ok(seen.width <= seen.screen, `the page is ${seen.width} px wide on a ${seen.screen} px screen`);
+  assert.ok(seen.tappable, "Buy is what a tap at its centre reaches");
+  await page.tap("#buy");
+  await done(page);
+  assert.equal(await ordersOf(item), 1);
+  // The key is an inline <code>: one box per line it takes.
+  const lines = await page.evaluate(() => document.getElementById("key").getClientRects().length);
+  assert.equal(lines, 1, `the key takes ${lines} lines`);
+  assert.match(await page.textContent("#key"), V7);
+  await page.screenshot({ path: join(ARTIFACTS, "demo-phone.png"), fullPage: true });
+});
+
+test("/classic on a 390 px phone: a viewport, the shop's look, a tapped order is one order", async (t) => {
+  const page = await onPhone(t);
+  const item = uniqueItem("phone-classic");
+  await page.goto(`${base}/classic`);
+  const seen = await layout(page, "form button");
+  assert.match(seen.viewport ?? "", /width=device-width/);
+  assert.ok(seen.width <= seen.screen, `the page is ${seen.width} px wide on a ${seen.screen} px screen`);
+  assert.ok(seen.tappable, "Place order is what a tap at its centre reaches");
+  const look = await page.evaluate(() => {
+    const button = getComputedStyle(document.querySelector("form button"));
+    return { background: button.backgroundColor, height: Number.parseFloat(button.height) };
+  });
+  assert.equal(look.background, "rgb(107, 63, 36)", "the shop's accent (style.css)");
+  assert.ok(look.height >= 44, `a thumb-sized button: ${look.height} px`);
+  await page.fill('input[name="item"]', item);
+  await page.fill('input[name="quantity"]', "1");
+  await page.fill('input[name="amountCents"]', "1800");
+  await page.tap("form button");
+  await page.waitForURL(/\/classic\/orders\//);
+  assert.equal(await ordersOf(item), 1);
+  await page.screenshot({ path: join(ARTIFACTS, "classic-phone.png"), fullPage: true });
 });
 
 test("the Vite-built app from the packed tarball runs in Chromium", async (t) => {

@@ -49,8 +49,11 @@ function html(status, body) {
 
 function page(title, main) {
   return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · oncekey demo</title>` +
-    `<link rel="stylesheet" href="/style.css"></head><body><main>${main}</main></body></html>`
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · oncekey demo</title>` +
+    `<link rel="stylesheet" href="/style.css"></head><body class="classic"><header class="site">` +
+    `<a class="brand" href="/">Ridgeline <span>Coffee</span></a></header><main>${main}</main>` +
+    `<footer class="site">A demo shop: no coffee is shipped, no card charged.</footer></body></html>`
   );
 }
 
@@ -63,8 +66,8 @@ function formPage(item, quantity, amount, error) {
       `reload sends one order.</p>${alert}` +
       '<form method="post" action="/classic/orders" id="order">' +
       `<label>Item <input name="item" value="${asHtml(item)}"></label>` +
-      `<label>Quantity <input name="quantity" value="${asHtml(quantity)}"></label>` +
-      `<label>Amount (cents) <input name="amountCents" value="${asHtml(amount)}"></label>` +
+      `<label>Quantity <input name="quantity" inputmode="numeric" value="${asHtml(quantity)}"></label>` +
+      `<label>Amount (cents) <input name="amountCents" inputmode="numeric" value="${asHtml(amount)}"></label>` +
       '<button type="submit">Place order</button></form>' +
       '<p><a href="/">The page with JavaScript</a></p>',
   );

@@ -66,8 +66,11 @@ fn html(status: u16, body: &str) -> Result<Response> {
 
 fn page(title: &str, main: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} · oncekey demo</title>\
-         <link rel=\"stylesheet\" href=\"/style.css\"></head><body><main>{main}</main></body></html>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title} · oncekey demo</title>\
+         <link rel=\"stylesheet\" href=\"/style.css\"></head><body class=\"classic\"><header class=\"site\">\
+         <a class=\"brand\" href=\"/\">Ridgeline <span>Coffee</span></a></header><main>{main}</main>\
+         <footer class=\"site\">A demo shop: no coffee is shipped, no card charged.</footer></body></html>"
     )
 }
 
@@ -81,8 +84,8 @@ fn form_page(item: &str, quantity: &str, amount: &str, error: &str) -> String {
              reload sends one order.</p>{error}\
              <form method=\"post\" action=\"/classic/orders\" id=\"order\">\
              <label>Item <input name=\"item\" value=\"{}\"></label>\
-             <label>Quantity <input name=\"quantity\" value=\"{}\"></label>\
-             <label>Amount (cents) <input name=\"amountCents\" value=\"{}\"></label>\
+             <label>Quantity <input name=\"quantity\" inputmode=\"numeric\" value=\"{}\"></label>\
+             <label>Amount (cents) <input name=\"amountCents\" inputmode=\"numeric\" value=\"{}\"></label>\
              <button type=\"submit\">Place order</button></form>\
              <p><a href=\"/\">The page with JavaScript</a></p>",
             as_html(item),
