@@ -3,10 +3,13 @@
 # browser bindings and a small allocator),
 # offline: cargo → wasm-bindgen (.tools) → wasm-opt (npm binaryen) → esbuild.
 #
-#   pkg/dist/oncekey.js        browsers and bundlers (fetches the wasm beside it)
-#   pkg/dist/oncekey.node.js   Node >= 20 (reads the wasm beside it)
-#   pkg/dist/oncekey_bg.wasm   the core and its bindings
-#   pkg/dist/oncekey.d.ts      the types
+#   pkg/dist/oncekey.js         browsers and bundlers (fetches the wasm beside it)
+#   pkg/dist/oncekey.node.js    Node >= 20, `import` (reads the wasm beside it)
+#   pkg/dist/oncekey.node.cjs   Node >= 20, `require` (the same, as CommonJS)
+#   pkg/dist/oncekey_bg.wasm    the core and its bindings
+#   pkg/dist/oncekey.d.ts       the types (and oncekey.d.cts, the same for `require`)
+#
+# None awaits anything at top level: the wasm loads on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=${TOOLS:-$PWD/.tools}
@@ -25,7 +28,7 @@ cargo build --quiet --release --target wasm32-unknown-unknown -p oncekey-browser
 
 # Only this entry's files: the worker entry (scripts/build-worker-js.sh)
 # writes beside them.
-rm -rf "$OUT/oncekey.js" "$OUT/oncekey.node.js" "$OUT/oncekey_bg.wasm" "$OUT/oncekey.d.ts"
+rm -rf "$OUT"/oncekey.{js,node.js,node.cjs,d.ts,d.cts} "$OUT/oncekey_bg.wasm"
 mkdir -p "$OUT"
 wasm_glue "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_browser_wasm.wasm" \
   "$OUT/bindgen" oncekey_wasm "$OUT/oncekey_bg.wasm"
@@ -33,6 +36,11 @@ wasm_glue "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/oncekey_browser_wasm
 common=(--bundle --format=esm --minify --target=es2022 --legal-comments=none --log-level=warning)
 "$BIN/esbuild" pkg/src/browser.js "${common[@]}" --platform=browser --outfile="$OUT/oncekey.js"
 "$BIN/esbuild" pkg/src/node.js "${common[@]}" --platform=node --outfile="$OUT/oncekey.node.js"
+# CommonJS has no import.meta: the file's own URL comes from __filename.
+"$BIN/esbuild" pkg/src/node.js "${common[@]}" --platform=node --format=cjs --outfile="$OUT/oncekey.node.cjs" \
+  --define:import.meta.url=import_meta_url \
+  --banner:js="var import_meta_url=require('node:url').pathToFileURL(__filename).href;"
 cp pkg/src/oncekey.d.ts "$OUT/oncekey.d.ts"
+cp pkg/src/oncekey.d.ts "$OUT/oncekey.d.cts"
 rm -rf "$OUT/bindgen"
 echo "built $OUT: $(cd "$OUT" && cat oncekey.js oncekey_bg.wasm | gzip -9 | wc -c) bytes gzip (browser JS + wasm)"

@@ -9,64 +9,27 @@ import {
   answerKind,
   answerReadsBody,
   answerReplayed,
+  keyRefusal,
   payloadFingerprint,
   retryAfterMs,
 } from "../dist/bindgen/oncekey_wasm.js";
+import { HTTPError, LoadError, NetworkError, OptionsError, OutcomeUnknownError } from "./errors.js";
+import { loadNow, ready } from "./load.js";
+
+export {
+  HTTPError,
+  LoadError,
+  NetworkError,
+  NotReadyError,
+  OnceKeyError,
+  OptionsError,
+  OutcomeUnknownError,
+} from "./errors.js";
+export { ready };
 
 const KEY_HEADER = "Idempotency-Key";
 const COVERED_METHODS = ["POST", "PATCH"];
 const STORAGE_PREFIX = "oncekey:";
-
-/** Base class of every error oncekey throws or reports. */
-export class OnceKeyError extends Error {
-  constructor(message, options) {
-    super(message, options);
-    this.name = "OnceKeyError";
-  }
-}
-
-/** Every attempt failed without an HTTP answer. */
-export class NetworkError extends OnceKeyError {
-  constructor(key, attempts, cause) {
-    super(`No answer after ${attempts} attempt${attempts === 1 ? "" : "s"}`, { cause });
-    this.name = "NetworkError";
-    this.key = key;
-    this.attempts = attempts;
-  }
-}
-
-/** The answer a protected form's submission ended with was not a 2xx. */
-export class HTTPError extends OnceKeyError {
-  constructor(response, key) {
-    super(`Request failed with status ${response.status}`);
-    this.name = "HTTPError";
-    this.response = response;
-    this.key = key;
-  }
-}
-
-/**
- * The server says the last attempt with this key ended without an answer
- * (oncekey's `outcome-unknown`): it may have been carried out, and the key
- * is held until its lease ends.
- */
-export class OutcomeUnknownError extends OnceKeyError {
-  constructor(response, key, retryAfterMs) {
-    super("The outcome of the last attempt is unknown: it may have been carried out");
-    this.name = "OutcomeUnknownError";
-    this.response = response;
-    this.key = key;
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-/** An option is out of range. */
-export class OptionsError extends OnceKeyError {
-  constructor(message) {
-    super(message);
-    this.name = "OptionsError";
-  }
-}
 
 let keys;
 let batch = "";
@@ -81,6 +44,7 @@ const expire = () => {
 // microtask), so a key never carries a time older than the code that
 // asked for it; reading the clock per key would cost more than the key.
 export function newKey() {
+  loadNow("newKey()");
   if (!fresh || at === batch.length) {
     keys ??= new KeySource();
     batch = keys.batch(Date.now(), at / 36);
@@ -95,16 +59,59 @@ export function newKey() {
 }
 
 export function isReplayed(response) {
+  loadNow("isReplayed()");
   const h = response.headers;
   return answerReplayed(h.get("idempotent-replayed"), h.get("idempotency-replayed"));
 }
 
+const RETRY_NUMBERS = ["limit", "delay", "backoffLimit", "maxRetryAfter", "maxInFlightWait"];
+const RETRY_FLAGS = ["jitter", "waitUnknown"];
+
+// The options' JavaScript types; their values are the core's to check
+// (RetryPlan). A string where a number goes would be read as a number by
+// the binding, or as no options at all: refused instead.
+function checkRetry(retry) {
+  if (retry === undefined || typeof retry === "number") return;
+  if (typeof retry !== "object" || retry === null) {
+    throw new OptionsError(`retry must be a number or an object of retry options, not ${describe(retry)}`);
+  }
+  for (const name of RETRY_NUMBERS) {
+    if (retry[name] !== undefined && typeof retry[name] !== "number") {
+      throw new OptionsError(`retry.${name} must be a number, not ${describe(retry[name])}`);
+    }
+  }
+  for (const name of RETRY_FLAGS) {
+    if (retry[name] !== undefined && typeof retry[name] !== "boolean") {
+      throw new OptionsError(`retry.${name} must be true or false, not ${describe(retry[name])}`);
+    }
+  }
+  const codes = retry.statusCodes;
+  if (codes !== undefined && !(Array.isArray(codes) && codes.every((c) => typeof c === "number"))) {
+    throw new OptionsError(`retry.statusCodes must be an array of numbers, not ${describe(codes)}`);
+  }
+}
+
+function describe(value) {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  return typeof value?.tagName === "string" ? `a <${value.tagName.toLowerCase()}>` : typeof value;
+}
+
+// A key the edge would refuse (SPEC §1) is refused here, before sending:
+// the core says why.
+function checkKey(key, where) {
+  if (typeof key !== "string") throw new OptionsError(`${where} must be a string, not ${describe(key)}`);
+  const refusal = keyRefusal(key);
+  if (refusal !== undefined) throw new OptionsError(`${where} would be refused by the edge: ${refusal}`);
+}
+
 function retryPlan(retry) {
+  checkRetry(retry);
   const r = typeof retry === "number" ? { limit: retry } : (retry ?? {});
   try {
     return new RetryPlan(
       r.limit,
-      r.statusCodes && Uint16Array.from(r.statusCodes),
+      r.statusCodes && Float64Array.from(r.statusCodes),
       r.delay,
       r.backoffLimit,
       r.jitter,
@@ -113,7 +120,7 @@ function retryPlan(retry) {
       r.waitUnknown,
     );
   } catch (error) {
-    throw new OptionsError(`retry.${error.message} must be a number >= 0`);
+    throw new OptionsError(`retry.${error.message}`);
   }
 }
 
@@ -173,9 +180,13 @@ function combine(signals) {
 // One request, retried with one key; resolves with the final answer and
 // whether it settles the submission.
 async function send(input, init, options) {
+  checkRetry(options.retry);
+  await ready();
   const request = new Request(input, init);
   const signal = combine([options.signal, init?.signal]);
   const methods = (options.methods ?? COVERED_METHODS).map((m) => m.toUpperCase());
+  if (options.key !== undefined) checkKey(options.key, "key");
+  else if (request.headers.has(KEY_HEADER)) checkKey(request.headers.get(KEY_HEADER), `the ${KEY_HEADER} header`);
   const key =
     options.key ??
     request.headers.get(KEY_HEADER) ??
@@ -286,6 +297,13 @@ function isMutation(form, submitter) {
 }
 
 export function protectForm(form, options = {}) {
+  if (form?.tagName?.toUpperCase() !== "FORM" || typeof form.addEventListener !== "function") {
+    throw new TypeError(`protectForm(form): form must be a <form> element, not ${describe(form)}`);
+  }
+  if (options === null || typeof options !== "object") {
+    throw new OptionsError(`protectForm's options must be an object, not ${describe(options)}`);
+  }
+  checkRetry(options.retry);
   let storage = options.storage;
   if (storage === undefined) {
     try {
@@ -328,6 +346,13 @@ export function protectForm(form, options = {}) {
       );
       const headers = new Headers(options.headers);
       const body = options.body ? options.body(data, form) : defaultBody(data, form);
+      try {
+        await ready();
+      } catch (error) {
+        if (!(error instanceof LoadError)) throw error;
+        key = null;
+        return await sendUnprotected(error, url, { method, body, headers });
+      }
       const bytes = await payloadBytes(body);
       const contentType = headers.get("content-type") ?? new Request(url, { method, body }).headers.get("content-type");
       const fingerprint =
@@ -361,6 +386,17 @@ export function protectForm(form, options = {}) {
       pending = false;
       busy(false);
     }
+  }
+
+  // Without the core there is no key and no safe retry: the submission is
+  // sent once, still under the double-submit guard, and the failure is
+  // reported first (LoadError in `oncekey:error`, and the console).
+  async function sendUnprotected(failure, url, init) {
+    emit("oncekey:error", { key: null, error: failure });
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    const response = await fetchImpl(new Request(url, init), options.signal ? { signal: options.signal } : undefined);
+    if (response.ok) emit("oncekey:success", { key: null, response, replayed: false });
+    else emit("oncekey:error", { key: null, error: new HTTPError(response, null), response, replayed: false });
   }
 
   const onSubmit = (event) => {

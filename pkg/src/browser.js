@@ -1,6 +1,9 @@
-// Entry for browsers and bundlers: fetch and compile the wasm next to this file.
-import init from "../dist/bindgen/oncekey_wasm.js";
+// Entry for browsers and bundlers. Importing it loads nothing: the core's
+// wasm, beside this file, is fetched and compiled on first use or by
+// `ready()`. The `new URL(…, import.meta.url)` is the form bundlers (Vite,
+// webpack, Next.js) read to emit the wasm as an asset.
+import { useWasm } from "./load.js";
 
-await init({ module_or_path: new URL("./oncekey_bg.wasm", import.meta.url) });
+useWasm({ url: () => new URL("./oncekey_bg.wasm", import.meta.url) });
 
 export * from "./api.js";

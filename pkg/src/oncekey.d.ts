@@ -25,12 +25,43 @@
  * Strictly increasing within a page, even many times inside one
  * millisecond or when the clock steps back.
  *
+ * Needs the core's wasm: in Node it is read at once on first use; in a
+ * browser, `await ready()` first.
+ *
  * @example
  * ```ts
+ * await ready();
  * newKey(); // '019a8f3e-7c1d-7b2a-9f00-3c5e8d41a7b6'
  * ```
+ *
+ * @throws {@link NotReadyError} in a browser, before the wasm is loaded
+ * (the call starts the load).
+ * @throws {@link LoadError} in Node, when the wasm cannot be read.
  */
 export function newKey(): string;
+
+/**
+ * Loads the core's wasm (the key, retry and fingerprint rules), if it is
+ * not loaded yet. Importing oncekey loads nothing and never waits: the wasm
+ * is fetched on first use. `idempotentFetch` and `protectForm` await it
+ * themselves; call `ready()` to load it ahead, or before the synchronous
+ * `newKey()` and `isReplayed()` in a browser. Idempotent: every call
+ * after the first resolves with the same load. A failed load is not
+ * kept: the next call tries again.
+ *
+ * @example
+ * ```ts
+ * import { ready, newKey } from 'oncekey';
+ * await ready();
+ * const key = newKey();
+ * ```
+ *
+ * @throws {@link LoadError} (the promise rejects) when the wasm cannot be
+ * loaded: a 404 or a wrong address, a network error, a
+ * Content-Security-Policy without `'wasm-unsafe-eval'` in `script-src`.
+ * The reason is also written once to `console.warn`.
+ */
+export function ready(): Promise<void>;
 
 /** The `retry` option: when and how often to send again with the same key. */
 export interface RetryOptions {
@@ -164,7 +195,12 @@ export interface IdempotentFetchOptions {
  *
  * @returns the final `Response`, like `fetch` — also when it is not 2xx.
  * @throws {@link NetworkError} when every attempt failed without an HTTP answer.
- * @throws {@link OptionsError} when a `retry` option is negative or NaN.
+ * @throws {@link OptionsError} when an option has the wrong type (`retry: '3'`),
+ * a `retry` number is negative or NaN, a status code is not 100–599, or the
+ * key (`key`, or an `Idempotency-Key` header in `init`) is one the edge
+ * would refuse (SPEC §1: empty, over 255 characters, a comma, a space or
+ * another character outside visible ASCII). Nothing is sent.
+ * @throws {@link LoadError} when the core's wasm cannot be loaded (see {@link ready}).
  * @throws `signal.reason` (an `AbortError` by default) when aborted.
  */
 export function idempotentFetch(
@@ -178,6 +214,10 @@ export function idempotentFetch(
  * `Idempotent-Replayed: true` (oncekey, Stripe-style servers) or
  * `Idempotency-Replayed: true` (hono-idempotency and other IETF-draft
  * servers).
+ *
+ * @throws {@link NotReadyError} in a browser, before the wasm is loaded
+ * (see {@link ready}); in the `onRetry` of a call, or after an
+ * `idempotentFetch` has resolved, it is.
  */
 export function isReplayed(response: Response): boolean;
 
@@ -236,7 +276,8 @@ export interface PendingDetail {
 
 /** Detail of `oncekey:success`: the submission ended with a 2xx. */
 export interface SuccessDetail {
-  key: string;
+  /** The submission's key; `null` when it was sent without one (the wasm could not load). */
+  key: string | null;
   response: Response;
   /** The answer is the stored one, replayed (an earlier attempt did the work). */
   replayed: boolean;
@@ -246,10 +287,14 @@ export interface SuccessDetail {
  * Detail of `oncekey:error`: no answer ({@link NetworkError}, abort), an
  * unknown outcome ({@link OutcomeUnknownError}, with the server's 409 as
  * `response`), or a non-2xx answer, final or not ({@link HTTPError}; see
- * {@link protectForm}).
+ * {@link protectForm}). A {@link LoadError} reports that the core's wasm
+ * could not load: it does not end the submission, which is then sent once
+ * without a key, its answer following as `oncekey:success` or
+ * `oncekey:error`.
  */
 export interface ErrorDetail {
-  key: string;
+  /** The submission's key; `null` when it has none (the wasm could not load). */
+  key: string | null;
   error: unknown;
   response?: Response;
   replayed?: boolean;
@@ -261,6 +306,13 @@ export interface ProtectFormEventMap {
   'oncekey:retry': CustomEvent<RetryInfo>;
   'oncekey:success': CustomEvent<SuccessDetail>;
   'oncekey:error': CustomEvent<ErrorDetail>;
+}
+
+declare global {
+  /** The form events, typed on every element (they bubble): `form.addEventListener('oncekey:success', (e) => e.detail.response)`. */
+  interface HTMLElementEventMap extends ProtectFormEventMap {}
+  /** The form events, typed where they bubble to. */
+  interface DocumentEventMap extends ProtectFormEventMap {}
 }
 
 /** What {@link protectForm} returns. */
@@ -288,7 +340,13 @@ export interface ProtectedForm {
  *   already (the edge stores a 500 and replays it, and the replay is
  *   final): the same key is safe either way, a new one is not.
  * - Dispatches `oncekey:pending`, `oncekey:retry`, `oncekey:success` and
- *   `oncekey:error` on the form (see {@link ProtectFormEventMap}).
+ *   `oncekey:error` on the form (see {@link ProtectFormEventMap}); they
+ *   are typed on `HTMLElementEventMap`, so listeners need no cast.
+ * - Where the core's wasm cannot load (a 404, a Content-Security-Policy
+ *   without `'wasm-unsafe-eval'`), a submit is still sent once, under the
+ *   same double-submit guard, without a key and without retries; the
+ *   failure is reported first: `oncekey:error` with a {@link LoadError},
+ *   and `console.warn`. Never a silent unprotected submit.
  * - The method is the submitter's `formmethod`, else the form's `method`,
  *   else POST: a form with no `method` is sent as POST (the browser's own
  *   default is GET, but a form you protect is one that changes something).
@@ -302,6 +360,12 @@ export interface ProtectedForm {
  * ```ts
  * protectForm(document.querySelector('form')!);
  * ```
+ *
+ * @throws `TypeError` when `form` is not a `<form>` element (`null` from a
+ * selector that matched nothing).
+ * @throws {@link OptionsError} when an option has the wrong type; a value
+ * out of range (a status code outside 100–599) is reported at the first
+ * submit, in `oncekey:error`.
  */
 export function protectForm(form: FormElement, options?: ProtectFormOptions): ProtectedForm;
 
@@ -333,9 +397,10 @@ export class NetworkError extends OnceKeyError {
  * `idempotentFetch` itself resolves with such answers, like `fetch`.
  */
 export class HTTPError extends OnceKeyError {
-  constructor(response: Response, key: string);
+  constructor(response: Response, key: string | null);
   readonly response: Response;
-  readonly key: string;
+  /** The submission's key; `null` when it was sent without one (the wasm could not load). */
+  readonly key: string | null;
 }
 
 /**
@@ -365,7 +430,39 @@ export class OutcomeUnknownError extends OnceKeyError {
   readonly retryAfterMs: number | undefined;
 }
 
-/** Thrown when a `retry` option is negative or NaN. */
+/**
+ * Thrown when an option is mistyped (`retry: '3'`) or out of range (a
+ * negative or NaN `retry` number, a status code outside 100–599), or when
+ * a key is one the edge would refuse (SPEC §1): nothing is sent.
+ */
 export class OptionsError extends OnceKeyError {
   constructor(message: string);
+}
+
+/**
+ * Thrown by the synchronous `newKey()` and `isReplayed()` in a browser
+ * before the core's wasm is loaded. The call has started the load: `await
+ * ready()` first (or use the asynchronous API, which waits for it).
+ *
+ * @example
+ * ```ts
+ * await ready();
+ * const key = newKey();
+ * ```
+ */
+export class NotReadyError extends OnceKeyError {
+  constructor(call: string);
+}
+
+/**
+ * The core's wasm could not be loaded: `ready()` rejects with it, and a
+ * protected form reports it in `oncekey:error` before sending without a
+ * key. The message says why: a Content-Security-Policy without
+ * `'wasm-unsafe-eval'` in `script-src`, the HTTP status of the wasm's URL
+ * (a 404), a network error.
+ */
+export class LoadError extends OnceKeyError {
+  constructor(message: string, cause?: unknown);
+  /** The error the browser or Node gave. */
+  readonly cause: unknown;
 }

@@ -18,5 +18,5 @@ mod retry;
 
 pub use answer::{Answer, answer_kind, answer_reads_body, answer_replayed};
 pub use fingerprint::payload_fingerprint;
-pub use key::KeySource;
+pub use key::{KeySource, key_refusal};
 pub use retry::{RetryPlan, retry_after_ms};

@@ -16,9 +16,18 @@ pub struct RetryPlan {
 /// A non-negative number of ms (or count); `Infinity` means no bound.
 fn bound(value: f64, name: &str) -> Result<Option<u64>, JsError> {
     if value.is_nan() || value < 0.0 {
-        return Err(JsError::new(name));
+        return Err(JsError::new(&[name, " must be a number >= 0"].concat()));
     }
     Ok(value.is_finite().then_some(value as u64))
+}
+
+/// An HTTP status code: a whole number from 100 to 599.
+fn status(code: f64) -> Result<u16, JsError> {
+    match (100.0..=599.0).contains(&code) && code.fract() == 0.0 {
+        true => Ok(code as u16),
+        // No number in the message: formatting a float costs the wasm ~10 KB.
+        false => Err(JsError::new("statusCodes must hold whole HTTP statuses from 100 to 599")),
+    }
 }
 
 #[wasm_bindgen]
@@ -27,12 +36,13 @@ impl RetryPlan {
     /// core's default for that option.
     ///
     /// # Errors
-    /// A negative or NaN number: the error's message is the option's name.
+    /// A negative or NaN number, or a status code that is not a whole
+    /// number from 100 to 599: the error's message names the option.
     #[wasm_bindgen(constructor)]
     #[allow(clippy::too_many_arguments)] // one per ky-named `retry` option, as the glue passes them
     pub fn new(
         limit: Option<f64>,
-        status_codes: Option<Vec<u16>>,
+        status_codes: Option<Vec<f64>>,
         delay: Option<f64>,
         backoff_limit: Option<f64>,
         jitter: Option<bool>,
@@ -45,7 +55,7 @@ impl RetryPlan {
             policy.limit = bound(v, "limit")?.map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32);
         }
         if let Some(codes) = status_codes {
-            policy.status_codes = codes;
+            policy.status_codes = codes.into_iter().map(status).collect::<Result<_, _>>()?;
         }
         if let Some(v) = delay {
             policy.delay_ms = bound(v, "delay")?.unwrap_or(u64::MAX);

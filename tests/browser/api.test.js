@@ -3,6 +3,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   idempotentFetch,
   isReplayed,
@@ -11,6 +15,7 @@ import {
   OnceKeyError,
   OptionsError,
   OutcomeUnknownError,
+  ready,
 } from "../../pkg/dist/oncekey.node.js";
 
 const IN_FLIGHT = { type: "urn:oncekey:problem:key-in-flight", title: "Key in flight", status: 409, detail: "busy" };
@@ -383,6 +388,101 @@ test("bad retry options throw OptionsError", async () => {
     idempotentFetch("http://127.0.0.1:9/", { method: "POST" }, { retry: { delay: NaN } }),
     /retry\.delay/,
   );
+});
+
+test("mistyped options and statuses outside 100–599 throw OptionsError; nothing is sent", async (t) => {
+  const server = await serve((n, req, res) => res.writeHead(201).end());
+  t.after(server.close);
+  const bad = [
+    [{ retry: "3" }, /retry must be a number or an object/],
+    [{ retry: { limit: "3" } }, /retry\.limit must be a number, not "3"/],
+    [{ retry: { jitter: "no" } }, /retry\.jitter must be true or false/],
+    [{ retry: { statusCodes: "503" } }, /retry\.statusCodes must be an array of numbers/],
+    [{ retry: { statusCodes: [503, "429"] } }, /retry\.statusCodes must be an array of numbers/],
+    [{ retry: { statusCodes: [99] } }, /retry\.statusCodes must hold whole HTTP statuses from 100 to 599/],
+    [{ retry: { statusCodes: [503, 600] } }, /from 100 to 599/],
+    [{ retry: { statusCodes: [503.5] } }, /from 100 to 599/],
+    [{ retry: { statusCodes: [65_736] } }, /from 100 to 599/], // 200 as a 16-bit number
+  ];
+  for (const [options, message] of bad) {
+    const sent = idempotentFetch(server.url, { method: "POST" }, options);
+    await assert.rejects(sent, OptionsError, JSON.stringify(options));
+    await assert.rejects(sent, message);
+  }
+  assert.equal(server.requests.length, 0);
+  // Within range, and every type right: sent.
+  await idempotentFetch(
+    server.url,
+    { method: "POST" },
+    { retry: { limit: 1, statusCodes: [100, 599], jitter: false } },
+  );
+  assert.equal(server.requests.length, 1);
+});
+
+// The edge's rules for a key (SPEC §1), from the core: the browser refuses
+// what the edge would, before sending.
+test("a key the edge would refuse is refused before sending, given as `key` or as a header", async (t) => {
+  const server = await serve((n, req, res) => res.writeHead(201).end());
+  t.after(server.close);
+  const refused = [
+    ["a,b", /comma/],
+    ["", /empty/],
+    ["x".repeat(256), /longer than 255/],
+    ["two words", /outside visible ASCII/],
+    ["caf\u00e9", /outside visible ASCII/],
+    ['"unclosed', /structured-field string/],
+  ];
+  for (const [key, why] of refused) {
+    const sent = idempotentFetch(server.url, { method: "POST" }, { key });
+    await assert.rejects(sent, OptionsError, JSON.stringify(key));
+    await assert.rejects(sent, why);
+  }
+  await assert.rejects(
+    idempotentFetch(server.url, { method: "POST", headers: { "Idempotency-Key": "a,b" } }),
+    /the Idempotency-Key header would be refused by the edge: a comma/,
+  );
+  await assert.rejects(idempotentFetch(server.url, { method: "POST" }, { key: 42 }), /key must be a string/);
+  assert.equal(server.requests.length, 0);
+  // What the edge takes is sent as given: the longest key, a quoted one.
+  for (const key of ["x".repeat(255), "order:42_~!", '"quoted"']) {
+    await idempotentFetch(server.url, { method: "POST" }, { key });
+  }
+  assert.deepEqual(
+    server.requests.map((r) => r.key),
+    ["x".repeat(255), "order:42_~!", '"quoted"'],
+  );
+});
+
+test("Node loads the wasm on first use, by import and by require, with no await; ready() is idempotent", async () => {
+  // A fresh process each: the first newKey() loads the wasm at once.
+  const dist = new URL("../../pkg/dist/", import.meta.url).pathname;
+  const run = (args, cwd) => execFileSync(process.execPath, args, { encoding: "utf8", cwd }).trim();
+  const esm = run([
+    "--input-type=module",
+    "-e",
+    `const m = await import(${JSON.stringify(`${dist}oncekey.node.js`)});
+     const a = m.ready(), b = m.ready();
+     console.log(m.newKey(), a === b);`,
+  ]);
+  assert.match(esm, /^[0-9a-f-]{36} true$/);
+  const cjs = run(["-e", `console.log(require(${JSON.stringify(`${dist}oncekey.node.cjs`)}).newKey())`]);
+  assert.match(cjs, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  // Importing touches no wasm: with none beside the build, the import
+  // still works and only the first use fails, with LoadError.
+  const bare = mkdtempSync(join(tmpdir(), "oncekey-no-wasm-"));
+  for (const f of ["oncekey.node.js", "oncekey.node.cjs"]) copyFileSync(join(dist, f), join(bare, f));
+  const probe = `
+    import { createRequire } from "node:module";
+    let m; try { m = await import('./oncekey.node.js'); } catch (e) { console.log('import threw', e.message); process.exit(); }
+    const sync = (() => { try { m.newKey(); return 'no error'; } catch (e) { return e.name; } })();
+    const later = await m.ready().then(() => 'resolved', (e) => e.name);
+    const viaRequire = (() => { try { return typeof createRequire(import.meta.url)('./oncekey.node.cjs').newKey; } catch (e) { return 'require threw'; } })();
+    console.log(sync, later, viaRequire);`;
+  writeFileSync(join(bare, "probe.mjs"), probe);
+  writeFileSync(join(bare, "package.json"), '{"type":"module"}');
+  assert.equal(run([join(bare, "probe.mjs")], bare), "LoadError LoadError function");
+  await ready();
+  await ready();
 });
 
 test("newKey: strictly increasing, in one task and across tasks", async () => {

@@ -971,3 +971,81 @@ ${html[0]}
   );
   assert.deepEqual(errors, []);
 });
+
+test("inputs are checked as the edge checks them: no form is a TypeError naming it; a mistyped option or a status outside 100–599 is an OptionsError, nothing sent", async (t) => {
+  const s = await serve(ORDER_FORM);
+  const { page, errors } = await open(t, s);
+  const thrown = await page.evaluate(() => {
+    const attempt = (f) => {
+      try {
+        f();
+        return "no error";
+      } catch (e) {
+        return `${e.name}: ${e.message}`;
+      }
+    };
+    const form = document.getElementById("checkout");
+    return [
+      attempt(() => oncekey.protectForm(document.querySelector("#missing"))),
+      attempt(() => oncekey.protectForm(document.body)),
+      attempt(() => oncekey.protectForm(form, { retry: "3" })),
+      attempt(() => oncekey.protectForm(form, { retry: { limit: "3" } })),
+      attempt(() => oncekey.protectForm(form, { retry: { statusCodes: ["503"] } })),
+    ];
+  });
+  assert.deepEqual(thrown, [
+    "TypeError: protectForm(form): form must be a <form> element, not null",
+    "TypeError: protectForm(form): form must be a <form> element, not a <body>",
+    'OptionsError: retry must be a number or an object of retry options, not "3"',
+    'OptionsError: retry.limit must be a number, not "3"',
+    "OptionsError: retry.statusCodes must be an array of numbers, not object",
+  ]);
+  // A value out of range is the core's to see, at the submit: reported, nothing sent.
+  await protect(page, { retry: { statusCodes: [503, 600] } });
+  await page.click("#buy");
+  await settled(page);
+  const event = (await events(page)).find((e) => e.type === "error");
+  assert.equal(event.error.name, "OptionsError");
+  assert.equal(s.requests.length, 0);
+  assert.deepEqual(errors, []);
+});
+
+test("the wasm loads on first use: newKey() before ready() is a NotReadyError that starts the load; ready() is idempotent", async (t) => {
+  const s = await serve(ORDER_FORM);
+  const { page, errors } = await open(t, s);
+  const wasm = [];
+  page.on("request", (r) => r.url().endsWith(".wasm") && wasm.push(r.url()));
+  // A fresh page that only imports the package fetches no wasm.
+  await page.reload();
+  await page.waitForFunction(() => window.ready);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(wasm, [], "importing fetches nothing");
+  const before = await page.evaluate(() => {
+    const tryCall = (f) => {
+      try {
+        return f();
+      } catch (e) {
+        return { name: e.name, message: e.message, onceKeyError: e instanceof oncekey.OnceKeyError };
+      }
+    };
+    return [tryCall(() => oncekey.newKey()), tryCall(() => oncekey.isReplayed(new Response()))];
+  });
+  assert.deepEqual(before[0], {
+    name: "NotReadyError",
+    message: "newKey() needs oncekey's wasm, which is not loaded yet: await ready() first",
+    onceKeyError: true,
+  });
+  assert.equal(before[1].name, "NotReadyError");
+  const after = await page.evaluate(async () => {
+    const a = oncekey.ready();
+    const same = a === oncekey.ready();
+    await a;
+    await oncekey.ready();
+    return { same, key: oncekey.newKey(), replayed: oncekey.isReplayed(new Response()) };
+  });
+  assert.equal(after.same, true);
+  assert.match(after.key, V7);
+  assert.equal(after.replayed, false);
+  assert.equal(wasm.length, 1, "one fetch of the wasm, started by the first newKey()");
+  assert.deepEqual(errors, []);
+});

@@ -1,7 +1,9 @@
 // Uses the whole public API; `tsc --noEmit` checks it against the package's types.
 import {
   HTTPError,
+  LoadError,
   NetworkError,
+  NotReadyError,
   OnceKeyError,
   OptionsError,
   OutcomeUnknownError,
@@ -9,6 +11,7 @@ import {
   isReplayed,
   newKey,
   protectForm,
+  ready,
   type ErrorDetail,
   type IdempotentFetchOptions,
   type PendingDetail,
@@ -20,6 +23,7 @@ import {
   type SuccessDetail,
 } from 'oncekey';
 
+const loaded: Promise<void> = ready();
 const key: string = newKey();
 
 const retry: RetryOptions = {
@@ -101,5 +105,40 @@ form.addEventListener('oncekey:error', ((e: ProtectFormEventMap['oncekey:error']
   if (d.error instanceof HTTPError) console.log(d.error.response.status, d.error.key);
 }) as EventListener);
 
+// The events are on HTMLElementEventMap and DocumentEventMap: no cast under `strict`.
+form.addEventListener('oncekey:pending', (e) => {
+  const resumed: boolean = e.detail.resumed;
+  console.log(e.detail.key.length, resumed);
+});
+form.addEventListener('oncekey:retry', (e) => console.log(e.detail.attempt + e.detail.delay));
+form.addEventListener('oncekey:success', (e) => {
+  const response: Response = e.detail.response;
+  const k: string | null = e.detail.key;
+  console.log(response.status, e.detail.replayed, k);
+});
+form.addEventListener('oncekey:error', (e) => {
+  const d: ErrorDetail = e.detail;
+  if (d.error instanceof LoadError) console.warn('sent without a key:', d.error.message, d.error.cause);
+});
+document.addEventListener('oncekey:success', (e) => console.log(e.detail.response.ok));
+document.body.addEventListener('oncekey:error', (e) => console.log(e.detail.error));
+// @ts-expect-error a success detail has no `error`
+form.addEventListener('oncekey:success', (e) => console.log(e.detail.error));
+// @ts-expect-error the key may be null (sent without the wasm): not a plain string
+form.addEventListener('oncekey:success', (e) => e.detail.key.length);
+
+async function keyWhenReady(): Promise<string> {
+  try {
+    return newKey();
+  } catch (e) {
+    if (e instanceof NotReadyError) {
+      await loaded;
+      return newKey();
+    }
+    throw e;
+  }
+}
+
 guard.detach();
 void order();
+void keyWhenReady();
