@@ -356,7 +356,7 @@ test: install test-core test-core-wasm test-crate test-edge test-deploy
 ## build copied to www/vendor/oncekey/, where the demo page imports it from;
 ## `dev` depends on it so the worker serves a current copy.
 BROWSER_SOURCES := $(shell find src/core src/browser -name '*.rs' 2>/dev/null) \
-  pkg/src/api.js pkg/src/browser.js pkg/src/node.js pkg/src/oncekey.d.ts pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh scripts/wasm-glue.sh
+  pkg/src/api.js pkg/src/errors.js pkg/src/load.js pkg/src/browser.js pkg/src/node.js pkg/src/oncekey.d.ts pkg/package.json pkg/wasm/Cargo.toml pkg/wasm/src/lib.rs Cargo.toml Cargo.lock scripts/build-browser.sh scripts/wasm-glue.sh
 
 .PHONY: build-browser www-vendor install-browser test-browser test-browser-wasm \
   test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e bench-browser
@@ -380,8 +380,11 @@ install-browser: install
 
 ## Rust bindings under Node and in headless Chromium, the API under Node and
 ## protectForm in headless Chromium against local HTTP servers (each run
-## fails unless every test in it ran), the types, the packed tarball in fresh
-## Node and Vite projects, and the demo page in Chromium against the worker.
+## fails unless every test in it ran), the types, the packed tarball in the
+## fixture projects of tests/browser/fixtures/ (Next.js with Turbopack and
+## webpack, Vite 5 and 8, webpack, Rollup, esbuild, Node import and require;
+## their npm installs kept in ~/.cache/oncekey/fixtures) and those apps in
+## Chromium, and the demo page in Chromium against the worker.
 test-browser-wasm: install-browser
 	scripts/test-browser-wasm.sh
 
@@ -397,10 +400,11 @@ test-browser-types: build-browser
 	tsc -p tests/browser/types-node/tsconfig.json
 	@echo "tsc --noEmit: tests/browser/types-node/usage.ts, a Node project without the DOM lib, types check"
 
-test-browser-pack: build-browser
+test-browser-pack: install-browser build-browser
 	scripts/test-browser-pack.sh
+	scripts/test-node-counted.sh tests/browser/fixtures.test.js
 
-test-browser-e2e: install-browser www-vendor build-demo build-demo-js build-proxy build-proxy-js test-browser-pack
+test-browser-e2e: install-browser www-vendor build-demo build-demo-js build-proxy build-proxy-js
 	scripts/test-node-counted.sh tests/browser-e2e/
 
 test-browser: test-browser-wasm test-browser-api test-browser-form test-browser-types test-browser-pack test-browser-e2e

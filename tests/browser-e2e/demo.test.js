@@ -1,15 +1,14 @@
 // The demo page in headless Chromium against the worker (wrangler dev on a
-// fresh state directory, or BASE_URL if one is already running), and the
-// Vite-built app from test-browser-pack.
+// fresh state directory, or BASE_URL if one is already running). The apps
+// built from the packed package run in tests/browser/fixtures.test.js.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, existsSync } from "node:fs";
-import { createServer } from "node:http";
+import { mkdtempSync, mkdirSync, existsSync } from "node:fs";
 import { launchChromium } from "../support/chromium.mjs";
 import { freePort } from "../support/free-port.mjs";
 import { tmpdir } from "node:os";
-import { join, extname } from "node:path";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -291,22 +290,4 @@ test("/classic on a 390 px phone: a viewport, the shop's look, a tapped order is
   await page.waitForURL(/\/classic\/orders\//);
   assert.equal(await ordersOf(item), 1);
   await page.screenshot({ path: join(ARTIFACTS, "classic-phone.png"), fullPage: true });
-});
-
-test("the Vite-built app from the packed tarball runs in Chromium", async (t) => {
-  const dist = join(ROOT, "build/browser/vite-app/dist");
-  assert.ok(existsSync(dist), "run make test-browser-pack first");
-  const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
-  const server = createServer((req, res) => {
-    const file = join(dist, req.url === "/" ? "index.html" : req.url.split("?")[0]);
-    if (!file.startsWith(dist) || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  t.after(() => server.close());
-  const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => window.oncekeyReady);
-  assert.match(await page.textContent("#key"), V7);
-  await page.close();
 });
