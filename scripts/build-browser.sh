@@ -43,4 +43,7 @@ common=(--bundle --format=esm --minify --target=es2022 --legal-comments=none --l
 cp pkg/src/oncekey.d.ts "$OUT/oncekey.d.ts"
 cp pkg/src/oncekey.d.ts "$OUT/oncekey.d.cts"
 rm -rf "$OUT/bindgen"
-echo "built $OUT: $(cd "$OUT" && cat oncekey.js oncekey_bg.wasm | gzip -9 | wc -c) bytes gzip (browser JS + wasm)"
+size=$(cd "$OUT" && cat oncekey.js oncekey_bg.wasm | gzip -9 | wc -c)
+echo "built $OUT: $size bytes gzip (browser JS + wasm)"
+# The budget (SPEC §8, issue 50): 25 KB gzip, wasm included.
+[ "$size" -le $((25 * 1024)) ] || { echo "over the browser bundle's 25 KB gzip budget" >&2; exit 1; }

@@ -3,7 +3,8 @@
 #![cfg(all(feature = "browser", target_arch = "wasm32"))]
 
 use oncekey::browser::{
-    Answer, KeySource, RetryPlan, answer_kind, answer_reads_body, answer_replayed, payload_fingerprint, retry_after_ms,
+    Answer, KeySource, RetryPlan, answer_kind, answer_reads_body, answer_replayed, key_refusal, payload_fingerprint,
+    retry_after_ms,
 };
 use oncekey::core::Fingerprint;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -104,7 +105,7 @@ fn options_are_checked_and_unbounded_values_accepted() {
     assert!(RetryPlan::new(None, None, Some(f64::NAN), None, None, None, None, None).is_err());
     let mut plan = RetryPlan::new(
         Some(f64::INFINITY),
-        Some(vec![418]),
+        Some(vec![418.0]),
         Some(10.0),
         Some(f64::INFINITY),
         Some(false),
@@ -147,4 +148,24 @@ fn payload_fingerprint_is_the_core_fingerprint() {
     let hex = payload_fingerprint("POST", "/api/orders", Some("application/json".into()), b"{}");
     assert_eq!(hex, Fingerprint::of("POST", "/api/orders", Some("application/json"), b"{}").to_hex());
     assert_ne!(hex, payload_fingerprint("POST", "/api/orders", None, b"{}"));
+}
+
+#[wasm_bindgen_test]
+fn key_refusal_is_the_edge_key_rules() {
+    for key in ["order-42", "\"quoted\"", &"x".repeat(255)] {
+        assert_eq!(key_refusal(key), None, "{key}");
+    }
+    assert!(key_refusal("a,b").unwrap().contains("comma"));
+    for key in ["", "two words", "caf\u{e9}", "\"unclosed", &"x".repeat(256)] {
+        assert!(key_refusal(key).is_some(), "{key}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn status_codes_outside_100_to_599_are_refused() {
+    let plan = |codes: Vec<f64>| RetryPlan::new(None, Some(codes), None, None, None, None, None, None);
+    assert!(plan(vec![100.0, 503.0, 599.0]).is_ok());
+    for bad in [99.0, 600.0, 503.5, f64::NAN, 65_736.0] {
+        assert!(plan(vec![503.0, bad]).is_err(), "{bad}");
+    }
 }
