@@ -9,8 +9,8 @@
 # outside the clone like the cargo tools, and reinstalled only when the
 # lockfile changes. The tarball is unpacked into node_modules/oncekey each
 # run (what `npm install <tarball>` does for a package with no dependencies).
-# A fixture with no sources of its own (no main.js, no app/) is built from
-# tests/browser/fixtures/shared/. Each `build` or `build:<variant>` script
+# The bundler fixtures share one page, tests/browser/fixtures/shared/,
+# copied under each fixture's own files. Each `build` or `build:<variant>` script
 # of a fixture is one build, in its own folder (`next`, `next-webpack`).
 #
 # Where each build is, for the Chromium run (tests/browser/fixtures.test.js):
@@ -66,11 +66,10 @@ for name in "$@"; do
     variant=${variant/:/-}
     dir=$CACHE/$variant
     deps "$dir" "$fixture"
-    # This run's sources and package; nothing from the last build.
+    # This run's sources and package; nothing from the last build (keeping
+    # Next.js's .next/cache did not make its webpack build faster).
     find "$dir" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
-    if [ ! -e "$fixture/main.js" ] && [ ! -d "$fixture/app" ] && [ ! -e "$fixture/import.mjs" ]; then
-      cp -r "$FIXTURES/shared/." "$dir/"
-    fi
+    cp -r "$FIXTURES/shared/." "$dir/"
     (cd "$fixture" && find . -mindepth 1 -maxdepth 1 ! -name node_modules -exec cp -r {} "$dir/" \;)
     rm -rf "$dir/node_modules/oncekey" && mkdir -p "$dir/node_modules/oncekey"
     tar xzf "$tarball" --strip-components=1 -C "$dir/node_modules/oncekey"
