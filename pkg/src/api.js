@@ -411,6 +411,9 @@ export function protectForm(form, options = {}) {
   };
 
   form.addEventListener("submit", onSubmit);
+  // Load the wasm now, not at the first submit; a failure is reported
+  // then (and in the console now).
+  ready().catch(() => {});
   return {
     detach() {
       form.removeEventListener("submit", onSubmit);

@@ -342,6 +342,8 @@ export interface ProtectedForm {
  * - Dispatches `oncekey:pending`, `oncekey:retry`, `oncekey:success` and
  *   `oncekey:error` on the form (see {@link ProtectFormEventMap}); they
  *   are typed on `HTMLElementEventMap`, so listeners need no cast.
+ * - Starts loading the core's wasm (see {@link ready}), so the first
+ *   submit does not wait for it.
  * - Where the core's wasm cannot load (a 404, a Content-Security-Policy
  *   without `'wasm-unsafe-eval'`), a submit is still sent once, under the
  *   same double-submit guard, without a key and without retries; the

@@ -175,6 +175,15 @@ async function bundledAppDegrades(t, name, options, cause) {
     warnings.some((w) => w.includes(cause)),
     `a console warning naming ${cause}: ${JSON.stringify(warnings)}`,
   );
+  // idempotentFetch cannot send safely without a key: it rejects, nothing sent.
+  const fetched = await page.evaluate(() =>
+    window.oncekey.idempotentFetch("/api/orders", { method: "POST", body: "x" }).then(
+      () => "sent",
+      (e) => `${e.name} ${e instanceof window.oncekey.OnceKeyError}`,
+    ),
+  );
+  assert.equal(fetched, "LoadError true");
+  assert.equal(site.orders.length, 1);
   assert.deepEqual(errors, [], "no uncaught error");
 }
 
