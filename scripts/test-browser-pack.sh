@@ -2,7 +2,8 @@
 # The packed package in fresh projects (SPEC §8, "Loads anywhere, breaks
 # nothing"): `npm pack` of pkg/, then every fixture under
 # tests/browser/fixtures/ built with it, unchanged: Next.js (Turbopack and
-# webpack), Vite 5 and 8, webpack 5, Rollup, esbuild, Node import and require.
+# webpack), Vite 5 and 8, webpack 5, Rollup, esbuild, Node import and require,
+# and TypeScript reading the types through the exports (ESM and CommonJS).
 #
 # A fixture's dependencies come from the npm registry by its lockfile, once:
 # they are kept in $ONCEKEY_CACHE/fixtures/ (default ~/.cache/oncekey),
