@@ -306,10 +306,11 @@ function check(args) {
   const dev = devVars(path, values.env);
   core();
   const env = workerEnv(scope, values.secret ?? [], dev);
-  const problems = configProblems(env, proxy);
+  const webhooks = webhookNotes(scope);
+  const problems = [...configProblems(env, proxy), ...webhooks.problems];
   const where = values.env === undefined ? path : `${path} [env.${values.env}]`;
   const kind = proxy ? "the proxy" : "a handler's worker";
-  const notes = dev === undefined ? [] : devVarsNotes(dev, scope);
+  const notes = [...(dev === undefined ? [] : devVarsNotes(dev, scope)), ...webhooks.warnings];
   if (problems.length === 0) {
     process.stdout.write(`oncekey check: ${where}: sound (${kind})\n`);
     for (const note of notes) process.stdout.write(`  ${note}\n`);
@@ -320,6 +321,38 @@ function check(args) {
   for (const note of notes) process.stderr.write(`  ${note}\n`);
   for (const problem of problems) process.stderr.write(`  - ${problem}\n`);
   process.exit(1);
+}
+
+/**
+ * What the webhook routes of `scope` (a config or one of its
+ * environments) risk beyond the core's rules: `problems`, a route whose
+ * `secret` names a `[vars]` entry (its signing key would sit in the
+ * committed config, and anyone reading it could sign deliveries); and
+ * `warnings`, webhook routes under `IDEMPOTENCY_CONSISTENCY=kv`, where
+ * concurrent copies of one delivery may each run. Names only, never values.
+ */
+function webhookNotes(scope) {
+  const vars = scope.vars ?? {};
+  let routes = [];
+  try {
+    routes = JSON.parse(vars.IDEMPOTENCY_ROUTES ?? "[]");
+  } catch {
+    // Unreadable routes are the core's problem to name.
+  }
+  const hooks = (Array.isArray(routes) ? routes : []).map((route, at) => [route, at + 1]).filter(([r]) => r?.webhook);
+  const problems = hooks
+    .filter(([route]) => typeof route.secret === "string" && Object.hasOwn(vars, route.secret))
+    .map(
+      ([route, n]) =>
+        `IDEMPOTENCY_ROUTES: route ${n}: its secret ${route.secret} is a [vars] entry, in the config in plain text: put it with \`wrangler secret put ${route.secret}\` and remove it from [vars]`,
+    );
+  const warnings =
+    hooks.length > 0 && vars.IDEMPOTENCY_CONSISTENCY === "kv"
+      ? [
+          "warning: IDEMPOTENCY_CONSISTENCY=kv keeps no reservation: concurrent copies of one webhook delivery may each run the receiver (docs/configuration.md)",
+        ]
+      : [];
+  return { problems, warnings };
 }
 
 /**

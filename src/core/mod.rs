@@ -112,10 +112,10 @@ pub use record::{
     replay_from_copy,
 };
 pub use request::{
-    ADMIN_PREFIX, AdminRefusal, AdminRequest, AdminToken, CanonicalPath, DEFAULT_ALLOW_HEADERS, DEFAULT_KEY_SOURCE,
-    Fingerprint, IdempotencyKey, KEY_FIELD, KeyError, KeyLookup, KeyRefusal, KeyRule, KeySource, KeySourceError,
-    MAX_KEY_LEN, PathPattern, PathPatternError, Provenance, RecordName, ScopeSource, ScopeSourceError, find_key,
-    from_own_origin, is_serialized_origin, never_an_origin, preflight_allow_headers,
+    ADMIN_PREFIX, AdminRefusal, AdminRequest, AdminToken, Ambiguity, CanonicalPath, DEFAULT_ALLOW_HEADERS,
+    DEFAULT_KEY_SOURCE, DotSegment, Fingerprint, IdempotencyKey, KEY_FIELD, KeyError, KeyLookup, KeyRefusal, KeyRule,
+    KeySource, KeySourceError, MAX_KEY_LEN, PathPattern, PathPatternError, Provenance, RecordName, ScopeSource,
+    ScopeSourceError, find_key, from_own_origin, is_serialized_origin, never_an_origin, preflight_allow_headers,
 };
 pub use text::{JsonObject, JsonPointer, JsonPointerError};
 pub use webhook::{

@@ -417,3 +417,71 @@ describe("bad routes", () => {
     });
   }
 });
+
+describe("a request servers read two ways (SPEC §13, the eighth red team)", () => {
+  let origin;
+  let server;
+  let worker;
+  before(async () => {
+    origin = counter();
+    server = await serve(origin.handle);
+    const routes = [
+      { match: "POST /v1/payments/*", required: true },
+      { match: "DELETE,PATCH /v1/accounts/*", required: true },
+      { match: "POST /v1/*", ttlSeconds: 3600 },
+    ];
+    worker = await start({
+      worker: "proxy",
+      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: JSON.stringify(routes) },
+    });
+  });
+  after(async () => {
+    await worker?.dispose();
+    await server?.close();
+  });
+
+  const send = (path, { method = "POST", headers = {} } = {}) =>
+    worker.fetch(path, { method, headers: { "content-type": "application/json", ...headers }, body: "{}" });
+
+  test("a `..` after an encoded separator, or readings under two rules, is refused and never forwarded", async () => {
+    const key = `k-${randomUUID()}`;
+    for (const path of [
+      // Hono, Express and Rails keep %2F in the segment: /v1/charges/… to them, /x to a decoder.
+      "/v1/charges%2F..%2F..%2Fx",
+      "/v1/payments/p1%2F..%2F..%2Fx",
+      "/v1/payments/p1%5C..%5C..%5Cx",
+      // /v1/payments/p1 to one reading, another route to the other.
+      "/v1/payments%2Fp1",
+      "/v1/payments;x/p1",
+      "/v1/payments%3B/p1",
+      "/v1/orders;%2F..%2F..%2Fv1%2Fpayments%2Fp1",
+    ]) {
+      for (const headers of [{}, { "idempotency-key": key }]) {
+        const res = await send(path, { headers });
+        assert.equal(res.status, 400, path);
+        assert.equal((await problemOf(res)).code, "ambiguous-request", path);
+      }
+    }
+    assert.equal(origin.total(), 0, "nothing was forwarded");
+    // The plain spelling is governed by its route.
+    assert.equal((await problemOf(await send("/v1/payments/p1"))).code, "missing-key");
+  });
+
+  test("a POST a method override makes a DELETE or PATCH another rule governs is refused", async () => {
+    for (const [path, headers] of [
+      ["/v1/accounts/a1", { "x-http-method-override": "DELETE" }],
+      ["/v1/accounts/a1", { "x-http-method": "patch" }],
+      ["/v1/accounts/a1", { "x-method-override": "Delete" }],
+      ["/v1/accounts/a1?_method=DELETE", {}],
+    ]) {
+      const res = await send(path, { headers });
+      assert.equal(res.status, 400, `${path} ${JSON.stringify(headers)}`);
+      assert.equal((await problemOf(res)).code, "ambiguous-request");
+    }
+    assert.equal(origin.total(), 0, "nothing was forwarded");
+    // An override no rule covers (GET) changes nothing: the POST route's, unkeyed.
+    const read = await send("/v1/accounts/a1", { headers: { "x-http-method-override": "GET" } });
+    assert.equal(read.status, 201);
+    assert.equal(origin.total(), 1);
+  });
+});

@@ -43,13 +43,13 @@ const SEAL_KEY = Buffer.alloc(32, 7).toString("base64");
  * Stripe webhook route whose secret is STRIPE_WEBHOOK_SECRET (`routes`
  * replaces the routes), and `files` beside it.
  */
-function project(name, files = {}, routes = undefined) {
+function project(name, files = {}, routes = undefined, vars = "") {
   const dir = join(DIR, name);
   mkdirSync(dir, { recursive: true });
   const route = routes ?? [{ match: "POST /hooks/stripe", webhook: "stripe", secret: "STRIPE_WEBHOOK_SECRET" }];
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^ORIGIN_URL = ""$/m, 'ORIGIN_URL = "https://api.example.com"')
-    .concat(`IDEMPOTENCY_ROUTES = '${JSON.stringify(route)}'\n`);
+    .concat(`IDEMPOTENCY_ROUTES = '${JSON.stringify(route)}'\n${vars}`);
   writeFileSync(join(dir, "wrangler.toml"), config);
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
   return dir;
@@ -197,4 +197,27 @@ test("a secret's value pasted in place of its name in a route's `secret` is name
     );
     quotesNoSecret(run, "a value in a route's `secret`");
   }
+});
+
+test("a webhook secret in [vars] is a problem, kv mode with webhooks a warning; neither shows a value", () => {
+  // The eighth red team: `secret` naming a [vars] entry passed as sound, its
+  // signing key in the committed config; kv mode ran 8 copies of one delivery 8 times.
+  const inVars = project("secret-in-vars", {}, undefined, `STRIPE_WEBHOOK_SECRET = "whsec_${MARK}c2VjcmV0"\n`);
+  const run = oncekey(["check"], { cwd: inVars });
+  assert.equal(run.code, 1, run.out);
+  assert.match(run.out, /route 1: its secret STRIPE_WEBHOOK_SECRET is a \[vars\] entry/);
+  quotesNoSecret(run, "a webhook secret in [vars]");
+  const kv = project("kv-webhooks", { ".dev.vars": `STRIPE_WEBHOOK_SECRET=whsec_${MARK}c2VjcmV0\n` });
+  const config = join(kv, "wrangler.toml");
+  writeFileSync(
+    config,
+    readFileSync(config, "utf8").replace(/^IDEMPOTENCY_CONSISTENCY = .*$/m, 'IDEMPOTENCY_CONSISTENCY = "kv"'),
+  );
+  const warned = oncekey(["check"], { cwd: kv });
+  assert.equal(warned.code, 0, warned.out);
+  assert.match(
+    warned.out,
+    /warning: IDEMPOTENCY_CONSISTENCY=kv keeps no reservation: concurrent copies of one webhook delivery/,
+  );
+  quotesNoSecret(warned, "kv mode with webhooks");
 });

@@ -177,22 +177,56 @@ impl Config {
         webhook.or_else(|| self.routes.iter().position(|route| route.matches(method, path)))
     }
 
-    /// How much a rule holds a request with `method` at `path`: a webhook
-    /// route's path 4, another route 3, a required key 2, a covered path 1,
-    /// nothing 0. Of two readings of one path, the exchange follows the one
-    /// held more ([`CanonicalPath::other_reading`]).
-    pub(crate) fn holding(&self, method: &str, path: &CanonicalPath) -> u8 {
-        if self.routes.iter().any(|route| route.webhook.is_some() && route.path.matches(path)) {
-            4
-        } else if self.routes.iter().any(|route| route.matches(method, path)) {
-            3
-        } else {
-            match self.key_rule(method, path) {
-                KeyRule::Required => 2,
-                KeyRule::Optional => 1,
-                KeyRule::Uncovered => 0,
+    /// The path the rules read for a request with `method` (and the
+    /// methods an override names: `X-HTTP-Method-Override`, `_method`) at
+    /// the path `readings` ([`CanonicalPath::readings`]): the reading a
+    /// rule governs — a route, or a key rule other than uncovered — when
+    /// every such pair of method and reading has the same one (readings no
+    /// rule governs take nothing from the rule, so they need not agree),
+    /// else `None` (SPEC §13: `400 ambiguous-request`). With no rule
+    /// anywhere, the canonical reading (the first).
+    ///
+    /// ```
+    /// use oncekey::core::{CanonicalPath, Config};
+    /// let routes = r#"[{"match": "POST /hooks/stripe", "webhook": "stripe", "secret": "S"},
+    ///                  {"match": "DELETE /v1/accounts/*", "required": true}]"#;
+    /// let config = Config::from_vars(|name| match name {
+    ///     "IDEMPOTENCY_ROUTES" => Some(routes.to_owned()),
+    ///     "IDEMPOTENCY_PATHS" => Some("/v1/*".to_owned()),
+    ///     _ => None,
+    /// })
+    /// .unwrap();
+    /// let read = |path| CanonicalPath::readings(path).unwrap();
+    /// // Hono reads `/hooks/stripe;x`, which no rule covers here: the route governs.
+    /// assert_eq!(config.governed("POST", &[], &read("/hooks/stripe;x")).unwrap().as_str(), "/hooks/stripe");
+    /// assert!(config.governed("POST", &[], &read("/v1/x;y")).is_some(), "/v1/* both ways");
+    /// assert!(config.governed("POST", &["DELETE"], &read("/v1/accounts/1")).is_none());
+    /// assert!(config.governed("POST", &["GET"], &read("/v1/orders")).is_some());
+    /// ```
+    pub fn governed<'a>(
+        &self,
+        method: &str,
+        overrides: &[&str],
+        readings: &'a [CanonicalPath],
+    ) -> Option<&'a CanonicalPath> {
+        let mut governing: Option<(&CanonicalPath, (Option<usize>, KeyRule))> = None;
+        for reading in readings {
+            for method in std::iter::once(method).chain(overrides.iter().copied()) {
+                let rule = match self.route_place(method, reading) {
+                    Some(place) => (Some(place), self.routes[place].key_rule()),
+                    None => (None, self.key_rule(method, reading)),
+                };
+                if rule == (None, KeyRule::Uncovered) {
+                    continue;
+                }
+                match governing {
+                    Some((_, held)) if held != rule => return None,
+                    Some(_) => {}
+                    None => governing = Some((reading, rule)),
+                }
             }
         }
+        governing.map(|(reading, _)| reading).or(readings.first())
     }
 
     /// The policy an admin release's tombstone is written with (SPEC §12):

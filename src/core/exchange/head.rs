@@ -3,6 +3,10 @@
 use crate::core::text::cut::cut;
 use crate::core::{Config, from_own_origin};
 
+/// The headers method-override middleware reads (Express's
+/// `method-override`, Rails, Laravel, Google's APIs).
+const METHOD_OVERRIDES: [&str; 3] = ["x-http-method-override", "x-http-method", "x-method-override"];
+
 /// The parts of a request the exchange decides on. The host fills it from
 /// the runtime's request; nothing else of the request crosses over.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,10 +76,14 @@ impl RequestHead {
     /// ```
     /// use oncekey::core::{Config, RequestHead};
     /// let config = Config::from_vars(|name| (name == "IDEMPOTENCY_SCOPE").then(|| "cookie:session".to_owned())).unwrap();
-    /// assert_eq!(RequestHead::headers_read(&config), ["content-type", "content-length", "cookie", "sec-fetch-site"]);
+    /// let overrides = ["x-http-method-override", "x-http-method", "x-method-override"];
+    /// assert_eq!(
+    ///     RequestHead::headers_read(&config),
+    ///     [&["content-type", "content-length", "cookie", "sec-fetch-site"][..], &overrides].concat()
+    /// );
     /// assert_eq!(
     ///     RequestHead::headers_read(&Config::default()),
-    ///     ["content-type", "content-length", "authorization", "cookie", "sec-fetch-site"]
+    ///     [&["content-type", "content-length", "authorization", "cookie", "sec-fetch-site"][..], &overrides].concat()
     /// );
     /// ```
     pub fn headers_read(config: &Config) -> Vec<&str> {
@@ -93,6 +101,8 @@ impl RequestHead {
         // Whose page sent the request: a key read from a body (SPEC §8,
         // §13) and an answer's cookies (§3) are for the page's own origin.
         names.push("sec-fetch-site");
+        // What method-override middleware runs it as (SPEC §13).
+        names.extend(METHOD_OVERRIDES);
         // Each route's header key sources and its sender's signature headers
         // (SPEC §13); `Idempotency-Key` is the head's own `key`.
         for name in config.routes.iter().flat_map(|route| route.headers_read()) {
@@ -165,6 +175,39 @@ impl RequestHead {
     /// A header copied into [`RequestHead::headers`].
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The methods the request asks to be taken for (SPEC §13): what
+    /// `X-HTTP-Method-Override`, `X-HTTP-Method` and `X-Method-Override`
+    /// name, and a `_method` in the query — what Express's, Rails' and
+    /// Laravel's method-override middleware run it as. Upper-case, each
+    /// once, the request's own method left out.
+    ///
+    /// ```
+    /// use oncekey::core::RequestHead;
+    /// let head = RequestHead {
+    ///     method: "POST".into(),
+    ///     query: Some("a=1&_method=delete".into()),
+    ///     headers: vec![("x-http-method-override".into(), "PUT, post".into())],
+    ///     ..RequestHead::default()
+    /// };
+    /// assert_eq!(head.method_overrides(), ["PUT", "DELETE"]);
+    /// ```
+    pub fn method_overrides(&self) -> Vec<String> {
+        let named = METHOD_OVERRIDES.iter().filter_map(|name| self.header(name)).flat_map(|value| value.split(','));
+        let queried = self.query.iter().flat_map(|query| query.split('&')).filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            name.eq_ignore_ascii_case("_method").then_some(value)
+        });
+        let mut methods: Vec<String> = Vec::new();
+        for method in named.chain(queried) {
+            let bytes = percent_encoding::percent_decode_str(method.trim()).collect::<Vec<u8>>();
+            let method = String::from_utf8_lossy(&bytes).trim().to_ascii_uppercase();
+            if !method.is_empty() && !method.eq_ignore_ascii_case(&self.method) && !methods.contains(&method) {
+                methods.push(method);
+            }
+        }
+        methods
     }
 
     /// Path and query, as the fingerprint reads them.

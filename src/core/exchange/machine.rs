@@ -12,10 +12,10 @@ use crate::core::output::form_keys::{LONGEST_TAG_BYTES, edit_headers, gets_form_
 use crate::core::request::form_field::{FieldKey, KEY_FIELD, is_form, take_key_field};
 use crate::core::request::key_source::KeySource;
 use crate::core::{
-    AdminRequest, CanonicalPath, Completed, Config, Consistency, Decision, EdgeAnswer, Fingerprint, Finished,
-    IdempotencyKey, KeyLookup, KeyRule, Outcome, Problem, Provenance, Record, RecordName, StoreCall, StoredAnswer,
-    StoredResponse, Write, begin_holding, cookie_jar, decode_decision, decode_finished, decode_inspected,
-    decode_released, finish, replay_from_copy,
+    AdminRequest, Ambiguity, CanonicalPath, Completed, Config, Consistency, Decision, DotSegment, EdgeAnswer,
+    Fingerprint, Finished, IdempotencyKey, KeyLookup, KeyRule, Outcome, Problem, Provenance, Record, RecordName,
+    StoreCall, StoredAnswer, StoredResponse, Write, begin_holding, cookie_jar, decode_decision, decode_finished,
+    decode_inspected, decode_released, finish, replay_from_copy,
 };
 
 /// Pauses before each repeat of a `finish` the store failed, in ms. An
@@ -214,12 +214,19 @@ impl Exchange {
         let form_keys =
             (config.inject_forms && !head.method.eq_ignore_ascii_case("HEAD")).then(|| head.own_origin.clone());
         let cookie_jar = head.is_from_own_origin().then(|| cookie_jar(head.header("cookie")));
-        // SPEC §13: a path two kinds of server read apart (`;params` holding
-        // an encoded `/`) is held to the stricter rule of its two readings.
-        let target = CanonicalPath::of(&head.path);
-        let target = match CanonicalPath::other_reading(&head.path) {
-            Some(other) if config.holding(&head.method, &other) > config.holding(&head.method, &target) => other,
-            _ => target,
+        // SPEC §13: a path servers read apart (`;`, `%3B`, `%2F`, `%5C`)
+        // or a method an override names is held to a rule only if every
+        // reading a rule governs has that one; a dot segment in any reading
+        // is a climb out of a rule. Either is refused, before anything else.
+        let overrides = head.method_overrides();
+        let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
+        let (target, ambiguous) = match CanonicalPath::readings(&head.path) {
+            Err(DotSegment) => (CanonicalPath::of(&head.path), Some(Ambiguity::DotSegment)),
+            Ok(readings) => match config.governed(&head.method, &overrides, &readings) {
+                Some(target) => (target.clone(), None),
+                None if overrides.is_empty() || readings.len() > 1 => (readings[0].clone(), Some(Ambiguity::Readings)),
+                None => (readings[0].clone(), Some(Ambiguity::Method)),
+            },
         };
         // SPEC §13: a webhook route's path, or the first route that
         // matches; none, the variables apply.
@@ -247,7 +254,13 @@ impl Exchange {
         exchange.log.method.clone_from(&head.method);
         exchange.log.path.clone_from(&head.path);
         exchange.log.route = exchange.route().map(ToString::to_string);
-        let action = exchange.first_action(head);
+        let action = match ambiguous {
+            Some(why) => {
+                exchange.cors = None;
+                exchange.refuse(Problem::AmbiguousRequest(why))
+            }
+            None => exchange.first_action(head),
+        };
         (exchange, action)
     }
 

@@ -120,7 +120,7 @@ impl Exchange {
     pub(super) fn fingerprint(&self, head: &RequestHead, body: &[u8]) -> Fingerprint {
         let content_type = head.header("content-type");
         let path = match self.is_delivery() {
-            true => self.target.to_string(),
+            true => self.target.endpoint().to_owned(),
             false => head.path_and_query(),
         };
         match self.route() {

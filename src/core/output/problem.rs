@@ -6,6 +6,7 @@ use crate::core::JsonObject;
 use crate::core::record::state::RecordState;
 use crate::core::request::admin::AdminRefusal;
 use crate::core::request::key::KeyRefusal;
+use crate::core::request::target::Ambiguity;
 
 /// A request without a usable key, as the layer answers it.
 impl From<KeyRefusal> for Problem {
@@ -109,6 +110,10 @@ pub enum Problem {
     /// [`WebhookRefusal`](crate::core::WebhookRefusal) says it. Nothing was
     /// stored and the receiver was not called.
     WebhookSignature(String),
+    /// 400: a request servers would read two ways — its path, or its
+    /// method under an override — that different rules govern, or a path
+    /// with a dot segment in some reading (SPEC §13). Nothing was forwarded.
+    AmbiguousRequest(Ambiguity),
 }
 
 /// `409 key-in-flight: <detail>`: the status, the code and the detail, as
@@ -218,6 +223,9 @@ impl Problem {
             Self::WebhookSignature(why) => format!(
                 "The webhook delivery was refused: {why}. Nothing was stored and the receiver was not called; only a delivery signed with this endpoint's secret, within the sender's time tolerance, is accepted."
             ),
+            Self::AmbiguousRequest(why) => format!(
+                "The request was refused: {why}. Nothing was forwarded. Send the path in one plain spelling, and the method as the request's own."
+            ),
             Self::AttemptRunning(state) => format!(
                 "Attempt {} is running: its lease is live and its outcome not yet known, so its origin call may still be under way. Wait for it to end (or its lease to), or POST again with ?force=true to release it anyway, at the risk that the next attempt runs beside it and the work is done twice.",
                 state.attempt()
@@ -288,6 +296,7 @@ impl Problem {
             Self::RecordSealed,
             Self::AttemptRunning(running),
             Self::WebhookSignature(crate::core::WebhookRefusal::BadSignature.to_string()),
+            Self::AmbiguousRequest(Ambiguity::Readings),
         ];
         // Names every variant, so a new one fails to compile here until it
         // has a sample above.
@@ -312,7 +321,8 @@ impl Problem {
                 | Self::MissingKeyFrom(_)
                 | Self::RecordSealed
                 | Self::AttemptRunning(_)
-                | Self::WebhookSignature(_) => {}
+                | Self::WebhookSignature(_)
+                | Self::AmbiguousRequest(_) => {}
             }
         }
         samples
@@ -342,7 +352,8 @@ impl Problem {
             | Self::MethodNotAllowed { .. }
             | Self::NotInFlight(_)
             | Self::AttemptRunning(_)
-            | Self::WebhookSignature(_) => "invalid_request_error",
+            | Self::WebhookSignature(_)
+            | Self::AmbiguousRequest(_) => "invalid_request_error",
         }
     }
 
@@ -372,6 +383,7 @@ impl Problem {
             Self::AttemptRunning(_) => ("attempt-running", 409, "The attempt is still running"),
             Self::RecordUnreadable | Self::RecordSealed => ("record-unreadable", 503, "Idempotency record unreadable"),
             Self::WebhookSignature(_) => ("webhook-signature", 401, "Webhook signature missing, wrong or stale"),
+            Self::AmbiguousRequest(_) => ("ambiguous-request", 400, "Request read two ways"),
         }
     }
 }

@@ -37,4 +37,4 @@ pub use key_source::{DEFAULT_KEY_SOURCE, KeyLookup, KeySource, KeySourceError, f
 pub use paths::{KeyRule, PathPattern, PathPatternError};
 pub use provenance::{Provenance, from_own_origin};
 pub use scope::{RecordName, ScopeSource, ScopeSourceError};
-pub use target::CanonicalPath;
+pub use target::{Ambiguity, CanonicalPath, DotSegment};

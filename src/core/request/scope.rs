@@ -137,7 +137,8 @@ impl RecordName {
     }
 
     /// Names the record of a webhook delivery (SPEC §13): the delivery id
-    /// `key` at the endpoint whose canonical path is `path` — never the
+    /// `key` at the endpoint whose canonical path is `path` (less a format
+    /// suffix: [`CanonicalPath::endpoint`]) — never the
     /// `Host`, since one worker answers on several hostnames (its own
     /// `workers.dev` name among them) and a delivery resent under another
     /// must find the same record. Each endpoint has its own records: a
@@ -166,7 +167,7 @@ impl RecordName {
     /// ```
     pub fn of_delivery(path: &CanonicalPath, key: &IdempotencyKey, unsigned_id_body: Option<&[u8]>) -> Self {
         let mut hasher = PartHasher::new("oncekey/record/webhook/2");
-        hasher.part(path.as_str().as_bytes()).part(key.as_str().as_bytes());
+        hasher.part(path.endpoint().as_bytes()).part(key.as_str().as_bytes());
         if let Some(body) = unsigned_id_body {
             let mut digest = PartHasher::new("oncekey/webhook/body/1");
             digest.part(body);

@@ -13,11 +13,10 @@ use std::fmt;
 /// dropped, no trailing `/`, all in lower case. Servers and frameworks
 /// route every one of those spellings to one handler (Express, for one,
 /// routes `/Hooks/Stripe/` to `/hooks/stripe`), so a rule that compared the
-/// spelling could be walked around. An encoded `/` is a separator here
-/// because the servers that decode a path before routing (Python's WSGI and
-/// ASGI servers, some Go routers) route `/hooks%2Fgithub` to
-/// `/hooks/github`; reading it as a separator can only bring a spelling
-/// under a stricter rule, never out of one.
+/// spelling could be walked around. Servers part ways on `;`, `%3B`, `%2F`
+/// and `%5C`: a path holding one has several readings
+/// ([`CanonicalPath::readings`]), and the exchange holds each request to a
+/// rule only when every reading some rule governs has that rule.
 ///
 /// ```
 /// use oncekey::core::CanonicalPath;
@@ -36,53 +35,83 @@ impl CanonicalPath {
     /// a path may not hold as is), as servlet containers read it: each
     /// segment's `;params` dropped first, up to the next `/` as sent.
     pub fn of(path: &str) -> Self {
-        Self::read(path, true)
+        Self::read(path, READINGS[0]).0
     }
 
-    /// The other reading of `path`, when there is one: a segment's
-    /// `;params` holding an encoded `/` or `\` mean one path to servlet
-    /// containers, which drop them first (Tomcat, Jetty: `/x;%2F..%2Fhooks`
-    /// is `/x`), and another to servers that decode first and know no
-    /// parameters (nginx: `/hooks`). `None` when both read it alike.
+    /// Every way a server may read `path` (SPEC §13), the canonical one
+    /// first: servlet containers drop each segment's `;params` and may read
+    /// `%2F` as `/` (Tomcat, Jetty), or keep it inside the segment (their
+    /// default); nginx decodes `%2F`, `%5C` and `%3B` before a servlet drops
+    /// parameters, or before a server that knows none (Python's WSGI
+    /// servers, Go); Hono, Express and Rails keep `;` and `%2F` in the
+    /// segment. Only a path holding one of those has more than one.
+    /// [`DotSegment`] when a reading holds a `.` or `..` segment: a client
+    /// that follows the URL standard never sends one (the runtime resolves
+    /// the plain ones), so it is a spelling made to climb out of a rule
+    /// (`/v1/charges%2F..%2F..%2Fx`, which Hono routes under `/v1/`).
     ///
     /// ```
     /// use oncekey::core::CanonicalPath;
-    /// let other = CanonicalPath::other_reading("/x;%2F..%2Fhooks%2Fgithub").unwrap();
-    /// assert_eq!((CanonicalPath::of("/x;%2F..%2Fhooks%2Fgithub").as_str(), other.as_str()), ("/x", "/hooks/github"));
-    /// assert_eq!(CanonicalPath::other_reading("/hooks/github;jsessionid=1"), None);
+    /// let readings = CanonicalPath::readings("/hooks/stripe;x").unwrap();
+    /// assert_eq!(readings.iter().map(CanonicalPath::as_str).collect::<Vec<_>>(), ["/hooks/stripe", "/hooks/stripe;x"]);
+    /// assert_eq!(CanonicalPath::readings("/v1/orders").unwrap().len(), 1);
+    /// assert!(CanonicalPath::readings("/v1/charges%2F..%2Fx").is_err());
     /// ```
-    pub fn other_reading(path: &str) -> Option<Self> {
-        // Without parameters the two readings are one: no second read on
-        // the common path.
-        if !path.contains(';') {
-            return None;
+    pub fn readings(path: &str) -> Result<Vec<Self>, DotSegment> {
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        // The dot segments every server resolves alike (`/./`, `/%2e%2e/`)
+        // first, as the runtime's URL parser has already done.
+        let resolved;
+        let path = if path.split('/').any(is_dot_segment) {
+            resolved = without_plain_dots(path);
+            resolved.as_str()
+        } else {
+            path
+        };
+        let lower = path.to_ascii_lowercase();
+        let read_apart = path.contains(';') || ["%2f", "%5c", "%3b"].iter().any(|escape| lower.contains(escape));
+        let kinds = if read_apart { &READINGS[..] } else { &READINGS[..1] };
+        let mut readings: Vec<Self> = Vec::with_capacity(kinds.len());
+        for &kind in kinds {
+            let (reading, dotted) = Self::read(path, kind);
+            if dotted {
+                return Err(DotSegment);
+            }
+            if !readings.contains(&reading) {
+                readings.push(reading);
+            }
         }
-        let decoding_first = Self::read(path, false);
-        (decoding_first != Self::of(path)).then_some(decoding_first)
+        Ok(readings)
     }
 
-    /// `path` read with each segment's `;params` dropped before
-    /// (`params_first`) or after encoded separators are read.
-    fn read(path: &str, params_first: bool) -> Self {
+    /// `path` read as `kind` of server reads it; whether a `.` or `..`
+    /// segment was in it.
+    fn read(path: &str, kind: Reading) -> (Self, bool) {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let decoded;
-        let path = if params_first {
-            path
-        } else {
-            decoded = separators_decoded(path);
+        let path = if kind.decode_first {
+            decoded = escapes_decoded(path, true);
             decoded.as_str()
+        } else {
+            path
         };
         // Built in place: each segment's start, for a `..` to cut back to.
         let mut out = String::with_capacity(path.len() + 1);
         let mut starts: Vec<usize> = Vec::new();
+        let mut dotted = false;
         for raw in path.split('/') {
             // A segment's parameters (`;jsessionid=…`) name no other resource.
-            let kept = separators_decoded(raw.split(';').next().unwrap_or_default());
+            let kept = if kind.params { raw.split(';').next().unwrap_or_default() } else { raw };
+            let kept = if kind.separators { escapes_decoded(kept, false) } else { kept.to_owned() };
             for part in kept.split('/') {
                 let segment = decode_unreserved(part);
                 match segment.as_str() {
-                    "" | "." => {}
-                    ".." => out.truncate(starts.pop().unwrap_or(0)),
+                    "" => {}
+                    "." => dotted = true,
+                    ".." => {
+                        dotted = true;
+                        out.truncate(starts.pop().unwrap_or(0));
+                    }
                     _ => {
                         starts.push(out.len());
                         out.push('/');
@@ -94,7 +123,27 @@ impl CanonicalPath {
         if out.is_empty() {
             out.push('/');
         }
-        Self(out)
+        (Self(out), dotted)
+    }
+
+    /// The endpoint a webhook delivery's record is named by (SPEC §13): the
+    /// path less a format suffix on its last segment (`.json`, `.xml`, a
+    /// lone `.`), which Rails routes to the same action as the path without
+    /// it, so one delivery resent as `/hooks/stripe.json` finds its record.
+    ///
+    /// ```
+    /// use oncekey::core::CanonicalPath;
+    /// for spelling in ["/hooks/stripe", "/hooks/stripe.json", "/hooks/Stripe.XML", "/hooks/stripe."] {
+    ///     assert_eq!(CanonicalPath::of(spelling).endpoint(), "/hooks/stripe", "{spelling}");
+    /// }
+    /// assert_eq!(CanonicalPath::of("/hooks/.well").endpoint(), "/hooks/.well");
+    /// ```
+    pub fn endpoint(&self) -> &str {
+        let last = self.0.rfind('/').map_or(0, |slash| slash + 1);
+        match self.0[last..].find('.') {
+            Some(dot) if dot > 0 => &self.0[..last + dot],
+            _ => &self.0,
+        }
     }
 
     /// The canonical path as text: it starts with `/`, and is `/` alone or
@@ -110,20 +159,110 @@ impl fmt::Display for CanonicalPath {
     }
 }
 
+/// Whether a raw segment is `.` or `..`, its dots plain or `%2E`.
+fn is_dot_segment(segment: &str) -> bool {
+    matches!(decode_unreserved(segment).as_str(), "." | "..")
+}
+
+/// `path` with its plain dot segments resolved (split at `/` alone, as the
+/// URL standard does), the rest as sent.
+fn without_plain_dots(path: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    for (at, segment) in segments.iter().enumerate() {
+        match decode_unreserved(segment).as_str() {
+            "." => {}
+            ".." => {
+                kept.pop();
+            }
+            _ => kept.push(segment),
+        }
+        // A path ending in a dot segment ends in a directory: `/a/b/..` is `/a/`.
+        if at + 1 == segments.len() && is_dot_segment(segment) {
+            kept.push("");
+        }
+    }
+    format!("/{}", kept.join("/"))
+}
+
+/// How a kind of server reads a path's parameters and encoded separators.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// `%2F`, `%5C` and `%3B` decoded before anything else (nginx).
+    decode_first: bool,
+    /// Each segment's `;params` dropped.
+    params: bool,
+    /// `%2F` and `%5C` read as `/`.
+    separators: bool,
+}
+
+/// The readings [`CanonicalPath::readings`] tries, the canonical one first:
+/// a servlet container reading `%2F` as `/`; nginx before one; Hono,
+/// Express, Rails; a servlet container keeping `%2F`; nginx before a
+/// server with no parameters.
+const READINGS: [Reading; 5] = [
+    Reading { decode_first: false, params: true, separators: true },
+    Reading { decode_first: true, params: true, separators: true },
+    Reading { decode_first: false, params: false, separators: false },
+    Reading { decode_first: false, params: true, separators: false },
+    Reading { decode_first: true, params: false, separators: true },
+];
+
+/// A path that holds a `.` or `..` segment in some server's reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotSegment;
+
+/// Why a request is read two ways (SPEC §13): refused, since the rules
+/// cannot know which one the origin will follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ambiguity {
+    /// A `.` or `..` segment once `;`, `%3B`, `%2F` or `%5C` are read.
+    DotSegment,
+    /// Servers read the path apart, and different rules govern the readings.
+    Readings,
+    /// A method override names a method another rule governs.
+    Method,
+}
+
+impl fmt::Display for Ambiguity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::DotSegment => {
+                "its path holds a `.` or `..` segment once `;`, `%3B`, `%2F` or `%5C` are read, which no client following the URL standard sends"
+            }
+            Self::Readings => {
+                "servers read its path in ways (`;` parameters, `%3B`, `%2F`, `%5C`) that different idempotency rules govern"
+            }
+            Self::Method => {
+                "a method override (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override or `_method`) names a method that other idempotency rules govern at this path"
+            }
+        })
+    }
+}
+
 /// `path` with each encoded `/` or `\` (`%2F`, `%5C`, either case) turned
-/// into `/`, byte by byte.
-fn separators_decoded(path: &str) -> String {
+/// into `/`, and each `%3B` into `;` when `semicolons`, byte by byte.
+fn escapes_decoded(path: &str, semicolons: bool) -> String {
     let bytes = path.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
-        let pair = bytes.get(at + 1).zip(bytes.get(at + 2)).map(|(h, l)| [h.to_ascii_lowercase(), *l]);
-        if byte == b'%' && matches!(pair, Some([b'2', b'f' | b'F'] | [b'5', b'c' | b'C'])) {
-            out.push(b'/');
-            at += 3;
-        } else {
-            out.push(byte);
-            at += 1;
+        let pair = bytes.get(at + 1).zip(bytes.get(at + 2)).map(|(h, l)| [*h, l.to_ascii_lowercase()]);
+        let decoded = match pair {
+            _ if byte != b'%' => None,
+            Some([b'2', b'f'] | [b'5', b'c']) => Some(b'/'),
+            Some([b'3', b'b']) if semicolons => Some(b';'),
+            _ => None,
+        };
+        match decoded {
+            Some(decoded) => {
+                out.push(decoded);
+                at += 3;
+            }
+            None => {
+                out.push(byte);
+                at += 1;
+            }
         }
     }
     // Only ASCII bytes were replaced: still UTF-8.
@@ -212,6 +351,28 @@ mod tests {
         for (spelling, canonical) in rows {
             assert_eq!(CanonicalPath::of(spelling).as_str(), canonical, "{spelling:?}");
         }
+    }
+
+    #[test]
+    fn a_dot_segment_in_any_reading_is_a_climb_and_plain_ones_resolve() {
+        // Eighth red team: Hono, Express and Rails keep `%2F` in a segment,
+        // so `..` after one climbs out of the rule the canonical path reads.
+        for path in [
+            "/v1/charges%2F..%2F..%2Fx",
+            "/v1/orders/12%2F%2E%2E%2F%2E%2E/pay",
+            "/a%5C..%5Cb",
+            "/a;%2F..",
+            "/a%3B%2F..",
+            "/a/b%2F.%2Fc",
+        ] {
+            assert_eq!(CanonicalPath::readings(path), Err(super::DotSegment), "{path}");
+        }
+        // The ones every server resolves alike, as the runtime already has.
+        for (path, canonical) in [("/a/../b", "/b"), ("/a/%2e%2E/b", "/b"), ("/a/./b/.", "/a/b"), ("/a;..", "/a")] {
+            let readings = CanonicalPath::readings(path).unwrap();
+            assert_eq!(readings[0].as_str(), canonical, "{path}");
+        }
+        assert_eq!(CanonicalPath::readings("/v1/Orders").unwrap(), [CanonicalPath::of("/v1/orders")]);
     }
 
     #[test]
