@@ -15,7 +15,7 @@
 # of a fixture is one build, in its own folder (`next`, `next-webpack`).
 #
 # Where each build is, for the Chromium run (tests/browser/fixtures.test.js):
-# build/browser/fixtures.json.
+# build/browser/fixtures.json (a run of some fixtures updates theirs).
 #
 #   scripts/test-browser-pack.sh [FIXTURE...]   (default: all)
 #   ONCEKEY_TARBALL=oncekey-0.1.0.tgz scripts/test-browser-pack.sh
@@ -57,7 +57,20 @@ deps() {
   fi
 }
 
-results=()
+# record VARIANT [DIR]: where VARIANT was built (none: it failed), kept
+# beside the other fixtures' builds of earlier runs.
+BUILT=$ROOT/build/browser/fixtures.json
+record() {
+  node -e '
+    const fs = require("node:fs");
+    const [file, variant, dir] = process.argv.slice(1);
+    const built = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : {};
+    if (dir) built[variant] = dir;
+    else delete built[variant];
+    fs.writeFileSync(file, JSON.stringify(built, null, 2));
+  ' "$BUILT" "$@"
+}
+
 failed=0
 for name in "$@"; do
   fixture=$FIXTURES/$name
@@ -77,21 +90,21 @@ for name in "$@"; do
     started=$SECONDS
     if (cd "$dir" && NEXT_TELEMETRY_DISABLED=1 npm run --silent "$script") >"$WORK/$variant.log" 2>&1; then
       echo "$variant: built in $((SECONDS - started)) s ($dir)"
-      results+=("\"$variant\": \"$dir\"")
+      record "$variant" "$dir"
     else
+      record "$variant"
       echo "$variant: FAILED after $((SECONDS - started)) s:" >&2
       tail -30 "$WORK/$variant.log" >&2
       failed=1
     fi
   done
 done
-(IFS=,; echo "{${results[*]}}") >"$ROOT/build/browser/fixtures.json"
 [ "$failed" -eq 0 ] || exit 1
 
 # What a bundler that handles `new URL(…, import.meta.url)` must emit: the
 # wasm, as an asset beside the app.
 for variant in vite5 vite8 webpack; do
-  dir=$(node -e "console.log(require('$ROOT/build/browser/fixtures.json')['$variant'] ?? '')")
+  dir=$(node -e "console.log(require('$BUILT')['$variant'] ?? '')")
   [ -n "$dir" ] || continue
   find "$dir/dist" -name '*.wasm' | grep -q . \
     || { echo "$variant: the wasm was not emitted as an asset" >&2; exit 1; }
