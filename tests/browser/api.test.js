@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -481,6 +481,20 @@ test("Node loads the wasm on first use, by import and by require, with no await;
   writeFileSync(join(bare, "probe.mjs"), probe);
   writeFileSync(join(bare, "package.json"), '{"type":"module"}');
   assert.equal(run([join(bare, "probe.mjs")], bare), "LoadError LoadError function");
+  // A server bundle moved away from the package (Vite SSR, a Next.js
+  // build deployed elsewhere) finds the wasm from the working directory.
+  const app = mkdtempSync(join(tmpdir(), "oncekey-app-"));
+  mkdirSync(join(app, "node_modules"));
+  symlinkSync(new URL("../../pkg", import.meta.url).pathname, join(app, "node_modules/oncekey"));
+  const key = run(
+    [
+      "--input-type=module",
+      "-e",
+      `console.log((await import(${JSON.stringify(join(bare, "oncekey.node.js"))})).newKey())`,
+    ],
+    app,
+  );
+  assert.match(key.split("\n").pop(), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   await ready();
   await ready();
 });
