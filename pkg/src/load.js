@@ -17,8 +17,8 @@ export function useWasm(where) {
 
 /**
  * Loads the wasm if it is not loaded yet; idempotent (every call returns
- * the same promise). A failed load is not kept: the next call tries again (a network blip passes; a
- * Content-Security-Policy does not, and is reported each time).
+ * the same promise). A failed load is not kept: the next call tries
+ * again, since a network blip passes (a Content-Security-Policy does not).
  */
 export function ready() {
   loading ??= load().then(
