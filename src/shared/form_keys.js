@@ -285,6 +285,38 @@ const GT = 0x3e;
 
 const ESC = 0x1b;
 
+const SLASH = 0x2f;
+const SELECT = new TextEncoder().encode("select");
+// Tags the runtime's rewriter cannot read inside a <select>: it throws
+// ("text content tag … ambiguous") in the middle of the page.
+const SELECT_TEXT_TAGS = ["style", "xmp", "title", "iframe", "noembed", "noframes", "plaintext"].map((name) =>
+  new TextEncoder().encode(name),
+);
+
+/** Whether `bytes` at `at` hold the tag name `name` (lower case), in any case, and it ends there. */
+function tagNamed(bytes, at, name) {
+  for (let i = 0; i < name.length; i++) if ((bytes[at + i] | 0x20) !== name[i]) return false;
+  const after = bytes[at + name.length];
+  return after === undefined || after === GT || after === SLASH || after <= 0x20;
+}
+
+/**
+ * Where in `bytes` (whole tags) a tag the rewriter would throw on starts —
+ * one of SELECT_TEXT_TAGS inside a <select> — or -1; `select.open` carries
+ * whether a <select> is open from one call to the next. A plain scan of
+ * tag names (a `<select` in a comment counts): at worst the page is cut
+ * where it need not be, and its rest goes out without keys.
+ */
+function textTagInSelect(bytes, select) {
+  for (let at = bytes.indexOf(LT); at !== -1; at = bytes.indexOf(LT, at + 1)) {
+    const closing = bytes[at + 1] === SLASH;
+    const name = at + (closing ? 2 : 1);
+    if (tagNamed(bytes, name, SELECT)) select.open = !closing;
+    else if (select.open && !closing && SELECT_TEXT_TAGS.some((tag) => tagNamed(bytes, name, tag))) return at;
+  }
+  return -1;
+}
+
 /**
  * What the rewriter is given of `body`: `input`, its bytes, then `end` (a
  * mark the rewriter reads as text only if the page ended outside any tag)
@@ -293,14 +325,17 @@ const ESC = 0x1b;
  * core's bound, the runtime's rewriter gives up on a tag of about 3 MB and
  * cuts the page off there with no error); at the first ESC byte (from there
  * a page in ISO-2022-JP, named by a `<meta>` the rewriter does not obey,
- * is other markup to a browser); or at the start of a page that opens with
- * a UTF-16 byte order mark (which a browser obeys over the header). A
+ * is other markup to a browser); at a text-only element inside a
+ * `<select>` (textTagInSelect: the rewriter would throw there); or at the
+ * start of a page that opens with a UTF-16 byte order mark (which a
+ * browser obeys over the header). A
  * tag's bytes are held back until its `>` arrives.
  *
  * Every byte read is kept until `passed(offset)` says the rewriter's output
  * went past it; `from(offset)` is the page as the origin sent it from
- * there. So a page the rewriter stops on anywhere — where the guard cut it,
- * or where the rewriter threw or gave up unforeseen — goes on as sent.
+ * there. So a page the rewriter stops on anywhere — where the guard cut it
+ * (`cutAt`: the page's bytes given before the cut, exact), or where the
+ * rewriter threw or gave up unforeseen — goes on as sent.
  */
 function pageGuard(body, longestTag, end) {
   const reader = body.getReader();
@@ -312,10 +347,20 @@ function pageGuard(body, longestTag, end) {
   let held = new Uint8Array(0);
   let cut = false;
   let opening = true;
-  const cutHere = (bytes, why) => {
+  // The page's bytes given to the rewriter, and where the guard cut it.
+  let given = 0;
+  let cutAt;
+  // Whether a <select> is open, as textTagInSelect reads the tags so far.
+  const select = { open: false };
+  const cutHere = (bytes, why, before) => {
     held = bytes;
     cut = true;
+    cutAt = given + before;
     warn(`${why}: the rest of the page was answered without form keys`);
+  };
+  const give = (controller, bytes) => {
+    given += bytes.length;
+    controller.enqueue(bytes);
   };
   const read = async () => {
     reading = reader.read();
@@ -346,21 +391,27 @@ function pageGuard(body, longestTag, end) {
           if (bytes.length < 2) continue;
           opening = false;
           if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)) {
-            cutHere(bytes, "a page that opens with a UTF-16 byte order mark");
+            cutHere(bytes, "a page that opens with a UTF-16 byte order mark", 0);
             continue;
           }
         }
         const esc = bytes.indexOf(ESC);
         if (esc !== -1) {
-          cutHere(bytes.subarray(esc), "an ESC byte (ISO-2022 text)");
-          if (esc > 0) return controller.enqueue(bytes.subarray(0, esc));
+          cutHere(bytes.subarray(esc), "an ESC byte (ISO-2022 text)", esc);
+          if (esc > 0) return give(controller, bytes.subarray(0, esc));
           continue;
         }
         const open = bytes.lastIndexOf(LT);
-        const given = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
-        held = bytes.subarray(given);
-        if (longestTag > 0 && held.length > longestTag) cutHere(held, `a tag of over ${longestTag} bytes`);
-        if (given > 0) return controller.enqueue(bytes.subarray(0, given));
+        const whole = open !== -1 && bytes.indexOf(GT, open) === -1 ? open : bytes.length;
+        const ambiguous = textTagInSelect(bytes.subarray(0, whole), select);
+        if (ambiguous !== -1) {
+          cutHere(bytes.subarray(ambiguous), "a text-only element inside a <select>", ambiguous);
+          if (ambiguous > 0) return give(controller, bytes.subarray(0, ambiguous));
+          continue;
+        }
+        held = bytes.subarray(whole);
+        if (longestTag > 0 && held.length > longestTag) cutHere(held, `a tag of over ${longestTag} bytes`, whole);
+        if (whole > 0) return give(controller, bytes.subarray(0, whole));
       }
     },
     // The rewriter gave up: what it did not pass still goes out (`from`).
@@ -372,7 +423,14 @@ function pageGuard(body, longestTag, end) {
     input,
     /** The rewriter's output went past the page's first `offset` bytes. */
     passed(offset) {
-      while (kept.length > 0 && keptAt + kept[0].length <= offset) keptAt += kept.shift().length;
+      // Never past what the rewriter was given: re-encoded text makes the
+      // estimate long, and the bytes held back must still go out.
+      const passed = Math.min(offset, given);
+      while (kept.length > 0 && keptAt + kept[0].length <= passed) keptAt += kept.shift().length;
+    },
+    /** Where the guard cut the page (its bytes given before), if it did. */
+    get cutAt() {
+      return cutAt;
     },
     /** The page as the origin sent it from `offset` on (no further than what was read, kept). */
     from(offset) {
@@ -423,17 +481,25 @@ function followedBy(rewritten, guard, mark, added) {
     async pull(controller) {
       while (rest === undefined) {
         let result;
+        let stopped = false;
         try {
           result = await reader.read();
         } catch (error) {
-          // It cannot read every page (a text-only element in a <select>).
+          // It cannot read every page (markup it cannot stream).
           const why = String(error?.message ?? error).split("\n")[0];
           warn(`the rewriter stopped (${why}): the rest of the page was answered without form keys`);
           result = { done: true };
+          stopped = true;
         }
         const { value, done } = result;
         if (done) {
-          rest = guard.from(Math.max(0, out - added.bytes)).getReader();
+          // Past the guard's cut, the rewriter's output ended where the
+          // guard said (exact, whatever the rewriter re-encoded); else
+          // its output less what was added (an estimate: text it
+          // re-encodes, such as bytes invalid in the page's charset,
+          // makes it long).
+          const at = guard.cutAt !== undefined && !stopped ? guard.cutAt : Math.max(0, out - added.bytes);
+          rest = guard.from(at).getReader();
           const left = tail.length !== mark.length || tail.some((byte, i) => byte !== mark[i]);
           if (left && tail.length > 0) return controller.enqueue(tail);
           break;

@@ -115,7 +115,7 @@ function assertNoDemo({ wasm, js }) {
   assert.equal(exported(js).includes("Orders"), false, "no Orders class in the production bundle");
 }
 
-test("the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within its 112 KB gzip budget", () => {
+test("the root config is the production proxy on the JavaScript host: only the coordinator and KV, no demo, within its 115 KB gzip budget", () => {
   const run = dryRun(join(ROOT, "wrangler.toml"));
   assert.deepEqual(
     resourcesOf(run.output),
@@ -162,7 +162,7 @@ test("the root config is the production proxy on the JavaScript host: only the c
     false,
     "the wasm holds str slicing's panic (src/core/text/cut.rs says how to cut without it)",
   );
-  assert.ok(gzip <= 112 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 112 KB budget`);
+  assert.ok(gzip <= 115 * 1024, `the production bundle is ${(gzip / 1024).toFixed(1)} KB gzip, over the 115 KB budget`);
   rmSync(run.outdir, { recursive: true, force: true });
 });
 

@@ -203,6 +203,7 @@ impl Config {
     /// assert!(config.governed("POST", &["DELETE"], &read("/v1/accounts/1")).is_none());
     /// assert!(config.governed("POST", &["GET"], &read("/v1/orders")).is_some());
     /// ```
+    #[inline(never)]
     pub fn governed<'a>(
         &self,
         method: &str,

@@ -193,6 +193,7 @@ impl RequestHead {
     /// };
     /// assert_eq!(head.method_overrides(), ["PUT", "DELETE"]);
     /// ```
+    #[inline(never)]
     pub fn method_overrides(&self) -> Vec<String> {
         let named = METHOD_OVERRIDES.iter().filter_map(|name| self.header(name)).flat_map(|value| value.split(','));
         let queried = self.query.iter().flat_map(|query| query.split('&')).filter_map(|pair| {
@@ -201,8 +202,8 @@ impl RequestHead {
         });
         let mut methods: Vec<String> = Vec::new();
         for method in named.chain(queried) {
-            let bytes = percent_encoding::percent_decode_str(method.trim()).collect::<Vec<u8>>();
-            let method = String::from_utf8_lossy(&bytes).trim().to_ascii_uppercase();
+            let Ok(method) = percent_encoding::percent_decode_str(method.trim()).decode_utf8() else { continue };
+            let method = method.trim().to_ascii_uppercase();
             if !method.is_empty() && !method.eq_ignore_ascii_case(&self.method) && !methods.contains(&method) {
                 methods.push(method);
             }

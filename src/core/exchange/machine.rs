@@ -254,17 +254,11 @@ impl Exchange {
         exchange.log.method.clone_from(&head.method);
         exchange.log.path.clone_from(&head.path);
         exchange.log.route = exchange.route().map(ToString::to_string);
-        let action = match ambiguous {
-            Some(why) => {
-                exchange.cors = None;
-                exchange.refuse(Problem::AmbiguousRequest(why))
-            }
-            None => exchange.first_action(head),
-        };
+        let action = exchange.first_action(head, ambiguous);
         (exchange, action)
     }
 
-    fn first_action(&mut self, head: RequestHead) -> Action {
+    fn first_action(&mut self, head: RequestHead, ambiguous: Option<Ambiguity>) -> Action {
         let config = Rc::clone(&self.config);
         let authorization = head.header("authorization");
         if let Some(admin) = AdminRequest::of(
@@ -281,10 +275,18 @@ impl Exchange {
                 Err(refusal) => self.refuse(refusal.into()),
             };
         }
-        // SPEC §6: a route that is misconfigured fails alone, closed.
-        if let Some(problem) = self.route().and_then(|route| route.problem.clone()) {
+        // SPEC §13: a request servers read two ways is refused; SPEC §6: a
+        // route that is misconfigured fails alone, closed.
+        let refused = match ambiguous {
+            Some(why) => Some(Problem::AmbiguousRequest(why)),
+            None => self
+                .route()
+                .and_then(|route| route.problem.as_ref())
+                .map(|problem| Problem::Misconfigured(format!("{}: {problem}", crate::core::ROUTES))),
+        };
+        if let Some(problem) = refused {
             self.cors = None;
-            return self.refuse(Problem::Misconfigured(format!("{}: {problem}", crate::core::ROUTES)));
+            return self.refuse(problem);
         }
         // SPEC §13: a webhook route takes deliveries, which are POSTs;
         // anything else at its path is refused, never passed through.

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::core::text::cut::cut;
+
 /// A path as the rules read it: percent-encoded unreserved characters
 /// decoded (and the other escapes' hex in one case), an encoded `/` or `\`
 /// (`%2F`, `%5C`) read as the separator it decodes to, empty segments (`//`)
@@ -57,6 +59,7 @@ impl CanonicalPath {
     /// assert_eq!(CanonicalPath::readings("/v1/orders").unwrap().len(), 1);
     /// assert!(CanonicalPath::readings("/v1/charges%2F..%2Fx").is_err());
     /// ```
+    #[inline(never)]
     pub fn readings(path: &str) -> Result<Vec<Self>, DotSegment> {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         // The dot segments every server resolves alike (`/./`, `/%2e%2e/`)
@@ -68,8 +71,11 @@ impl CanonicalPath {
         } else {
             path
         };
-        let lower = path.to_ascii_lowercase();
-        let read_apart = path.contains(';') || ["%2f", "%5c", "%3b"].iter().any(|escape| lower.contains(escape));
+        // Byte windows, not `str::contains`: its general searcher costs the
+        // wasm 2 KB (docs/performance.md, "Bundle size").
+        let escape =
+            |w: &[u8]| w[0] == b'%' && matches!([w[1], w[2] | 0x20], [b'2', b'f'] | [b'5', b'c'] | [b'3', b'b']);
+        let read_apart = path.bytes().any(|b| b == b';') || path.as_bytes().windows(3).any(escape);
         let kinds = if read_apart { &READINGS[..] } else { &READINGS[..1] };
         let mut readings: Vec<Self> = Vec::with_capacity(kinds.len());
         for &kind in kinds {
@@ -86,6 +92,7 @@ impl CanonicalPath {
 
     /// `path` read as `kind` of server reads it; whether a `.` or `..`
     /// segment was in it.
+    #[inline(never)]
     fn read(path: &str, kind: Reading) -> (Self, bool) {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let decoded;
@@ -139,9 +146,11 @@ impl CanonicalPath {
     /// assert_eq!(CanonicalPath::of("/hooks/.well").endpoint(), "/hooks/.well");
     /// ```
     pub fn endpoint(&self) -> &str {
-        let last = self.0.rfind('/').map_or(0, |slash| slash + 1);
-        match self.0[last..].find('.') {
-            Some(dot) if dot > 0 => &self.0[..last + dot],
+        let bytes = self.0.as_bytes();
+        let last = bytes.iter().rposition(|&b| b == b'/').map_or(0, |slash| slash + 1);
+        match bytes.iter().skip(last).position(|&b| b == b'.') {
+            // Cut next to an ASCII `.`: no panic path (src/core/text/cut.rs).
+            Some(dot) if dot > 0 => cut(&self.0, ..last + dot),
             _ => &self.0,
         }
     }
