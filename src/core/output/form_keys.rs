@@ -28,7 +28,15 @@ pub(crate) fn gets_form_keys(status: u16, headers: &[(String, String)]) -> bool 
     // it takes for text (a `<textarea>`'s) is elements there.
     let html = media_type(content_type) == "text/html";
     let whole = status != 206 && header("content-range").is_none();
-    html && whole && rewriter_reads(content_type) && !matches!(status, 100..=199 | 204 | 205 | 304)
+    // Bytes the runtime decodes: none, or its own two codings exactly as it
+    // names them (a seventh red team: `deflate`, `zstd`, `x-gzip`, `GZIP`,
+    // `gzip, gzip` pass to the rewriter still compressed, and came out
+    // broken).
+    let encodings = headers.iter().filter(|(name, _)| name.eq_ignore_ascii_case("content-encoding")).count();
+    let decoded = encodings == 0
+        || (encodings == 1
+            && header("content-encoding").is_some_and(|e| matches!(e.trim(), "gzip" | "br" | "identity")));
+    html && whole && decoded && rewriter_reads(content_type) && !matches!(status, 100..=199 | 204 | 205 | 304)
 }
 
 /// Whether the `charset` of a `Content-Type` (none: the rewriter's UTF-8)
@@ -125,6 +133,22 @@ mod tests {
         let mut two = html("text/html;a=b");
         two.push(("content-type".into(), "application/xhtml+xml".into()));
         assert!(!gets_form_keys(200, &two), "two header lines");
+    }
+
+    #[test]
+    fn only_bytes_the_runtime_decodes_are_rewritten() {
+        let encoded = |e: &str| {
+            vec![("content-type".to_owned(), "text/html".to_owned()), ("content-encoding".to_owned(), e.to_owned())]
+        };
+        for e in ["gzip", "br", "identity", " gzip "] {
+            assert!(gets_form_keys(200, &encoded(e)), "{e}");
+        }
+        for e in ["deflate", "zstd", "compress", "x-gzip", "GZIP", "gzip, gzip", "gzip, br", ""] {
+            assert!(!gets_form_keys(200, &encoded(e)), "{e}");
+        }
+        let mut twice = encoded("gzip");
+        twice.push(("Content-Encoding".to_owned(), "gzip".to_owned()));
+        assert!(!gets_form_keys(200, &twice));
     }
 
     #[test]

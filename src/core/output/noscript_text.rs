@@ -47,8 +47,13 @@ fn ends_in_data(text: &[u8]) -> bool {
         let rest = &text[at..];
         let next = rest.get(1).copied().unwrap_or(b' ');
         at = if rest.starts_with(b"<!--") {
-            match find(&text[at + 2..], b"-->") {
-                Some(end) => at + 2 + end + 3,
+            // A comment ends at `-->` (`<!-->` and `<!--->` included) or
+            // at `--!>` after its opening (a seventh red team: a browser
+            // ends it there too), whichever comes first.
+            let dashes = find(&text[at + 2..], b"-->").map(|end| at + 2 + end + 3);
+            let bang = text.get(at + 4..).and_then(|body| find(body, b"--!>")).map(|end| at + 4 + end + 4);
+            match dashes.into_iter().chain(bang).min() {
+                Some(end) => end,
                 None => return false,
             }
         } else if rest.starts_with(b"<![") {
@@ -183,6 +188,8 @@ mod tests {
             "<style>p > a { color: red }</style><p>x</p>",
             "<!-- a comment --><p>x</p>",
             "<!---->",
+            "<!-- a --!><p>x</p>",
+            "<!--!> -->",
             "<p title='a>b'>x</p>",
             "<p title=a>b</p>",
             "</>",
@@ -206,6 +213,10 @@ mod tests {
             "<p title='",
             "<!--",
             "<!-- -- >",
+            // A comment a browser ends at `--!>`: the `<xmp>` after it is open
+            // (the seventh forms red team).
+            "<!-- --!><xmp><!-- -->",
+            "<!--!><xmp>",
             "<xmp>",
             "<style>",
             "<title>",
