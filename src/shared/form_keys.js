@@ -10,7 +10,7 @@
 // places what `pageFormKeys` (the core's `page_form_keys`) gives: before a
 // form's end tag, or — for forms with an `id`, which controls anywhere on
 // the page may name — at the page's end, in place of a mark the guard adds
-// after the last byte (read as text only outside an unfinished tag).
+// after the last byte (an element only outside an unfinished tag).
 // The guard cuts the rewriting short where a browser would read the bytes
 // otherwise (a huge tag, ISO-2022 escapes, a UTF-16 byte order mark), and
 // wherever the rewriter stops (it throws on a page it cannot read, or gives
@@ -132,10 +132,15 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
   // The page's guard (pageGuard): what of the body the rewriter reads.
   let guard;
   // The text the guard puts after the page's last byte, unguessable.
-  const mark = `oncekey-end-${[...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  // An element, not text: a document-wide text handler makes the rewriter
+  // decode and re-encode every text byte (the seventh red team: "Café"
+  // in windows-1252 came out as "Cafï¿½").
+  const markName = `oncekey-end-${[...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const mark = `<${markName}>`;
   // Bytes the handlers added to the page (less the mark they took out):
   // what the rewriter passes, less these, is how far into the page it got.
-  const added = { bytes: 0 };
+  // `end`: the mark was read, so the rewriter passed the whole page.
+  const added = { bytes: 0, end: false };
   const keys = (forms, placement) => {
     const random = new Uint8Array(10 * forms.length);
     for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
@@ -148,6 +153,7 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
     .on("*", {
       element(element) {
         const tag = element.tagName;
+        if (tag === markName) return;
         // The depths this element counts in, and what its end tag checks.
         const counts = [];
         const checks = [];
@@ -249,19 +255,20 @@ export function withFormKeys(response, pageOrigin, pageFormKeys, longestTag = 0)
         else naming.push(control);
       },
     })
-    .onDocument({
-      // The guard's mark after the page's last byte: read as text only when
+    .on(markName, {
+      // The guard's mark after the page's last byte: an element only when
       // the page ended outside any tag (inside an unfinished tag it is part
-      // of the tag, which a browser drops at the end of the page with it),
-      // so an input placed there is an input to a browser too; one placed
-      // after an unfinished tag would finish it and lend it its attributes.
-      text(chunk) {
-        if (chunk.text !== mark) return;
+      // of the tag, which a browser drops at the end of the page with it;
+      // inside a comment or a text-only element, text), so an input placed
+      // there is an input to a browser too; one placed after an unfinished
+      // tag would finish it and lend it its attributes.
+      element(element) {
         const cut = depth.textOnly > 0 || depth.foreign > 0 || depth.templates > 0;
         const inputs = named.length === 0 ? undefined : keys(named, cut ? "page-cut" : "page-end");
-        if (inputs === undefined) chunk.remove();
-        else chunk.replace(inputs, { html: true });
-        added.bytes += (inputs === undefined ? 0 : utf8Length(inputs)) - chunk.text.length;
+        if (inputs === undefined) element.remove();
+        else element.replace(inputs, { html: true });
+        added.bytes += (inputs === undefined ? 0 : utf8Length(inputs)) - mark.length;
+        added.end = true;
       },
     });
   if (response.body === null) return response;
@@ -319,7 +326,7 @@ function textTagInSelect(bytes, select) {
 
 /**
  * What the rewriter is given of `body`: `input`, its bytes, then `end` (a
- * mark the rewriter reads as text only if the page ended outside any tag)
+ * mark the rewriter reads as an element only if the page ended outside any tag)
  * — unless the page is cut first, where the rewriter and a browser
  * would part ways: at a tag longer than `longestTag` bytes (when not 0: the
  * core's bound, the runtime's rewriter gives up on a tag of about 3 MB and
@@ -379,7 +386,7 @@ function pageGuard(body, longestTag, end) {
         const { value, done } = await read();
         if (cut) return controller.close();
         if (done) {
-          // The mark in a chunk of its own: the rewriter reads it as one text chunk.
+          // The mark in a chunk of its own.
           if (held.length > 0) controller.enqueue(held);
           controller.enqueue(end);
           held = new Uint8Array(0);
@@ -493,14 +500,17 @@ function followedBy(rewritten, guard, mark, added) {
         }
         const { value, done } = result;
         if (done) {
-          // Past the guard's cut, the rewriter's output ended where the
-          // guard said (exact, whatever the rewriter re-encoded); else
-          // its output less what was added (an estimate: text it
-          // re-encodes, such as bytes invalid in the page's charset,
-          // makes it long).
-          const at = guard.cutAt !== undefined && !stopped ? guard.cutAt : Math.max(0, out - added.bytes);
-          rest = guard.from(at).getReader();
           const left = tail.length !== mark.length || tail.some((byte, i) => byte !== mark[i]);
+          // Where the page goes on as sent: nowhere, when the rewriter read
+          // the mark (it passed every byte); past the guard's cut, where
+          // the guard cut it (exact); else — it threw, or gave up on a tag
+          // unforeseen — its output less what was added (an estimate: an
+          // insertion written in the page's charset, or text it
+          // re-encodes, makes it off).
+          let at = Math.max(0, out - added.bytes);
+          if (!stopped && (added.end || !left)) at = Number.POSITIVE_INFINITY;
+          else if (!stopped && guard.cutAt !== undefined) at = guard.cutAt;
+          rest = guard.from(at).getReader();
           if (left && tail.length > 0) return controller.enqueue(tail);
           break;
         }
