@@ -51,6 +51,24 @@ function counter() {
   };
 }
 
+/**
+ * The production proxy with `vars` in front of a counter, started for the
+ * tests of one describe block: `{ origin, worker }` once they run.
+ */
+function countedProxy(vars) {
+  const at = {};
+  before(async () => {
+    at.origin = counter();
+    at.server = await serve(at.origin.handle);
+    at.worker = await start({ worker: "proxy", vars: { ORIGIN_URL: at.server.url, ...vars } });
+  });
+  after(async () => {
+    await at.worker?.dispose();
+    await at.server?.close();
+  });
+  return at;
+}
+
 /** Seconds from now until an RFC 3339 time. */
 const secondsUntil = (time) => (Date.parse(time) - Date.now()) / 1000;
 
@@ -419,29 +437,15 @@ describe("bad routes", () => {
 });
 
 describe("a request servers read two ways (SPEC §13, the eighth red team)", () => {
-  let origin;
-  let server;
-  let worker;
-  before(async () => {
-    origin = counter();
-    server = await serve(origin.handle);
-    const routes = [
-      { match: "POST /v1/payments/*", required: true },
-      { match: "DELETE,PATCH /v1/accounts/*", required: true },
-      { match: "POST /v1/*", ttlSeconds: 3600 },
-    ];
-    worker = await start({
-      worker: "proxy",
-      vars: { ORIGIN_URL: server.url, IDEMPOTENCY_ROUTES: JSON.stringify(routes) },
-    });
-  });
-  after(async () => {
-    await worker?.dispose();
-    await server?.close();
-  });
+  const routes = [
+    { match: "POST /v1/payments/*", required: true },
+    { match: "DELETE,PATCH /v1/accounts/*", required: true },
+    { match: "POST /v1/*", ttlSeconds: 3600 },
+  ];
+  const at = countedProxy({ IDEMPOTENCY_ROUTES: JSON.stringify(routes) });
 
   const send = (path, { method = "POST", headers = {} } = {}) =>
-    worker.fetch(path, { method, headers: { "content-type": "application/json", ...headers }, body: "{}" });
+    at.worker.fetch(path, { method, headers: { "content-type": "application/json", ...headers }, body: "{}" });
 
   test("a `..` after an encoded separator, or readings under two rules, is refused and never forwarded", async () => {
     const key = `k-${randomUUID()}`;
@@ -462,7 +466,7 @@ describe("a request servers read two ways (SPEC §13, the eighth red team)", () 
         assert.equal((await problemOf(res)).code, "ambiguous-request", path);
       }
     }
-    assert.equal(origin.total(), 0, "nothing was forwarded");
+    assert.equal(at.origin.total(), 0, "nothing was forwarded");
     // The plain spelling is governed by its route.
     assert.equal((await problemOf(await send("/v1/payments/p1"))).code, "missing-key");
   });
@@ -478,10 +482,10 @@ describe("a request servers read two ways (SPEC §13, the eighth red team)", () 
       assert.equal(res.status, 400, `${path} ${JSON.stringify(headers)}`);
       assert.equal((await problemOf(res)).code, "ambiguous-request");
     }
-    assert.equal(origin.total(), 0, "nothing was forwarded");
+    assert.equal(at.origin.total(), 0, "nothing was forwarded");
     // An override no rule covers (GET) changes nothing: the POST route's, unkeyed.
     const read = await send("/v1/accounts/a1", { headers: { "x-http-method-override": "GET" } });
     assert.equal(read.status, 201);
-    assert.equal(origin.total(), 1);
+    assert.equal(at.origin.total(), 1);
   });
 });
