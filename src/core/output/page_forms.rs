@@ -115,10 +115,19 @@ pub fn page_form_keys(
         Placement::PageEnd => {
             // A control naming a form by an id this file cannot read could
             // name any of them.
-            let owners: Option<Vec<String>> = naming.iter().map(|c| decoded(attribute(c, "form")?)).collect();
+            let owners: Option<Vec<String>> = naming.iter().map(|c| id_value(attribute(c, "form")?)).collect();
             let owners = owners?;
-            let ids: Vec<Option<String>> =
-                forms.iter().map(|form| attribute(form, "id").and_then(decoded).filter(|id| !id.is_empty())).collect();
+            // A form id this file cannot read could be any other's, as a
+            // browser reads it (`caf&eacute;` and `café`): no form with an
+            // id gets a key (a seventh red team).
+            let ids: Option<Vec<Option<String>>> = forms
+                .iter()
+                .map(|form| match attribute(form, "id") {
+                    Some(raw) => id_value(raw).map(|id| Some(id).filter(|id| !id.is_empty())),
+                    None => Some(None),
+                })
+                .collect();
+            let ids = ids?;
             for (form, id) in forms.iter().zip(&ids) {
                 let Some(id) = id else { continue };
                 // Two forms with one id: a control naming it reaches only
@@ -132,12 +141,12 @@ pub fn page_form_keys(
                 }
                 let Some(key) = key() else { break };
                 placed += r#"<input type="hidden" form=""#;
+                // Anything but visible ASCII as a reference: a raw CR would
+                // be read as LF (a seventh red team).
                 for c in id.chars() {
                     match c {
-                        '&' => placed += "&amp;",
-                        '"' => placed += "&quot;",
-                        '<' => placed += "&lt;",
-                        c => placed.push(c),
+                        '!' | '#'..='%' | '\''..=';' | '=' | '?'..='~' => placed.push(c),
+                        c => placed += &format!("&#{};", u32::from(c)),
                     }
                 }
                 placed += &format!(r#"" name="{KEY_FIELD}" value="{key}">"#);
@@ -154,6 +163,29 @@ fn attribute<'a>(element: &'a Json, name: &str) -> Option<&'a str> {
         Some(Json::String(value)) => Some(value),
         _ => None,
     }
+}
+
+/// An `id` (or a control's `form`) as a browser compares it: its raw line
+/// breaks read as LF and a NUL as U+FFFD, as the tokenizer reads the page,
+/// then its character references decoded ([`decoded`]). `None` for one it
+/// cannot read, and for any id with a character outside ASCII: the
+/// rewriter may read the page's bytes in another charset than a browser
+/// (a `<meta charset>` it does not obey, a byte order mark), so two ids
+/// one of them reads apart the other may read as one.
+fn id_value(raw: &str) -> Option<String> {
+    let mut read = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                chars.next_if_eq(&'\n');
+                read.push('\n');
+            }
+            '\0' => read.push('\u{FFFD}'),
+            c => read.push(c),
+        }
+    }
+    decoded(&read).filter(|id| id.is_ascii())
 }
 
 /// An attribute's value as a browser reads it, its character references
@@ -676,7 +708,7 @@ mod tests {
         assert_eq!(at(&[late_get], Placement::PageEnd), None, "a control outside it sends GET");
         let two = at(&[named("a", vec![]), named("b\"><script>", vec![])], Placement::PageEnd).unwrap();
         assert_eq!(two.matches("<input").count(), 2, "{two}");
-        assert!(two.contains(r#"form="b&quot;>&lt;script>""#), "the id cannot end the attribute: {two}");
+        assert!(two.contains(r#"form="b&#34;&#62;&#60;script&#62;""#), "the id cannot end the attribute: {two}");
         let keys: Vec<&str> = two.split("value=\"").skip(1).map(|rest| &rest[..36]).collect();
         assert_ne!(keys[0], keys[1], "each form its own key");
         assert_eq!(at(&[named("same", vec![]), named("same", vec![])], Placement::PageEnd), None, "one id, two forms");
@@ -729,11 +761,22 @@ mod tests {
         assert_eq!(at(&[named("a")], &[("&#97;", get())]), None, "a control naming `a` by a reference");
         assert!(at(&[named("a")], &[("b", get())]).is_some(), "one naming another form");
         let placed = at(&[named("a&amp;b")], &[]).unwrap();
-        assert!(placed.contains(r#"form="a&amp;b""#), "the id as the browser reads it, written back: {placed}");
+        assert!(placed.contains(r#"form="a&#38;b""#), "the id as the browser reads it, written back: {placed}");
         assert_eq!(at(&[named("a&amp;b")], &[("a&b", get())]), None);
         assert_eq!(at(&[named("&#97;"), named("a")], &[]), None, "one id once read, two forms");
         assert_eq!(at(&[named("a")], &[("&unknown;", get())]), None, "a control naming who knows which form");
         assert_eq!(at(&[named("&unknown;")], &[]), None, "an id it cannot read");
+        // The seventh red team: ids as the tokenizer reads them — raw line
+        // breaks as LF, NUL as U+FFFD — and written back as references.
+        assert_eq!(at(&[named("f\nx")], &[("f\rx", get())]), None, "a raw CR is read as LF");
+        assert_eq!(at(&[named("f\r\nx")], &[("f\nx", get())]), None, "CRLF too");
+        assert_eq!(at(&[named("h\u{FFFD}")], &[("h\0", get())]), None, "NUL is U+FFFD");
+        let placed = at(&[named("g&#13;x")], &[]).unwrap();
+        assert!(placed.contains(r#"form="g&#13;x""#), "a CR from a reference stays a CR: {placed}");
+        assert_eq!(at(&[named("g&#13;x")], &[("g\nx", get())]).map(|p| p.contains("g&#13;x")), Some(true));
+        assert_eq!(at(&[named("caf&eacute;"), named("café")], &[]), None, "an unread id could be another's");
+        assert_eq!(at(&[named("café")], &[]), None, "read in another charset, it could be another's");
+        assert_eq!(at(&[named("a"), named("\u{3042}")], &[]), None, "no form with an id, then");
     }
 
     #[test]
