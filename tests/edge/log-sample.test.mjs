@@ -131,3 +131,36 @@ test("a share that is not a number from 0 to 1 is misconfigured, named, never qu
     await server.close();
   }
 });
+
+test("a queue consumer at 0: a message run once and its duplicate write no line; a reused key does", async () => {
+  // Issue 53: the consumer's lines follow IDEMPOTENCY_LOG_SAMPLE too (the
+  // demo's consumer, keyed by order id).
+  const worker = await start({
+    vars: { DEMO_LOYALTY_GUARD: "false", DEMO_EVENT_KEY: "order-id", IDEMPOTENCY_LOG_SAMPLE: "0" },
+    metrics: true,
+  });
+  try {
+    const orderId = crypto.randomUUID();
+    const body = {
+      type: "OrderPlaced",
+      eventId: orderId,
+      orderId,
+      customerId: `quiet-${orderId.slice(0, 8)}`,
+      amountCents: 800,
+    };
+    const [m1, m2] = [crypto.randomUUID(), crypto.randomUUID()];
+    assert.ok((await worker.deliver([{ id: m1, body }])).acked.has(m1), "run once");
+    assert.ok((await worker.deliver([{ id: m1, body, attempts: 2 }])).acked.has(m1), "its duplicate");
+    const other = { ...body, eventId: crypto.randomUUID(), amountCents: 90_000 };
+    assert.ok((await worker.deliver([{ id: m2, body: other }])).retried.has(m2), "the key reused: retried");
+    const events = await until(
+      () => worker.lines().filter((line) => line.includes('"oncekey":"event"')),
+      (found) => found.length >= 1,
+      { what: "the key-reused line" },
+    );
+    assert.equal(events.length, 1, events.join("\n"));
+    assert.match(events[0], /"delivery":"key-reused"/);
+  } finally {
+    await worker.dispose();
+  }
+});

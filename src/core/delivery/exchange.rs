@@ -1,6 +1,7 @@
 //! The delivery exchange: one message from its `begin` to its ack or retry.
 
 use crate::core::FINISH_RETRY_PAUSES_MS;
+use crate::core::config::log_sample::LogSample;
 use crate::core::config::variables::{Config, DEFAULT_STORE_TIMEOUT_MS, default_origin_timeout_ms};
 use crate::core::coordinator::wire::{StoreCall, decode_decision, decode_finished};
 use crate::core::delivery::event::{
@@ -37,6 +38,10 @@ pub struct ConsumerConfig {
     /// How many of a batch's messages run at once (at least 1): one key's
     /// deliveries never do ([`batch_lanes`]).
     pub concurrency: usize,
+    /// The share of routine lines written (`IDEMPOTENCY_LOG_SAMPLE`, SPEC
+    /// §5): a message run once and acknowledged, or acknowledged as a
+    /// duplicate, with no error; every other line is always written.
+    pub log_sample: LogSample,
 }
 
 /// The most messages of a batch a consumer runs at once.
@@ -77,6 +82,7 @@ impl ConsumerConfig {
             store_timeout_ms: DEFAULT_STORE_TIMEOUT_MS,
             max_retry_delay_secs: DEFAULT_MAX_RETRY_DELAY_SECS,
             concurrency: 1,
+            log_sample: LogSample::default(),
         }
     }
 
@@ -96,6 +102,7 @@ impl ConsumerConfig {
         Self {
             store_timeout_ms: config.policy.store_timeout_ms,
             handler_timeout_ms: config.policy.origin_timeout_ms,
+            log_sample: config.log_sample,
             ..Self::new(name, config.policy.records.clone())
         }
     }
@@ -280,6 +287,8 @@ pub struct DeliveryExchange {
     stage: Stage,
     stats: ConsumerStats,
     log: EventLog,
+    /// The consumer's share of routine lines written.
+    log_sample: LogSample,
 }
 
 #[cfg(any(test, feature = "model"))]
@@ -328,6 +337,7 @@ impl DeliveryExchange {
             stage: Stage::Settling,
             stats: ConsumerStats::default(),
             log: EventLog { consumer: config.name.clone(), ..EventLog::default() },
+            log_sample: config.log_sample,
         };
         let key = match key {
             Ok(key) => key,
@@ -414,6 +424,12 @@ impl DeliveryExchange {
             return DeliveryAction::Done;
         }
         self.stage = Stage::Logged;
+        // A routine line is sampled (SPEC §5), drawn from the event's record
+        // name: every copy of one event is logged alike.
+        let draw = self.name.0.iter().take(8).fold(0u64, |n, byte| n << 8 | u64::from(*byte)) | 1;
+        if self.log.is_routine() && !self.log_sample.keeps(draw) {
+            return DeliveryAction::Done;
+        }
         DeliveryAction::Log(self.log.to_json())
     }
 
@@ -550,6 +566,12 @@ struct EventLog {
 }
 
 impl EventLog {
+    /// A message run once and acknowledged, or acknowledged as a duplicate,
+    /// with no error: what `IDEMPOTENCY_LOG_SAMPLE` samples.
+    fn is_routine(&self) -> bool {
+        matches!(self.delivery, "run" | "duplicate") && self.settle == "ack" && self.error.is_none()
+    }
+
     fn to_json(&self) -> String {
         JsonObject::new()
             .string("oncekey", "event")

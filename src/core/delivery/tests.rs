@@ -289,6 +289,44 @@ fn the_log_line_names_the_record_never_the_key_or_body() {
 }
 
 #[test]
+fn log_sample_drops_only_routine_event_lines() {
+    // SPEC §5 (issue 53): at 0, a message run once and a duplicate write no
+    // line; a failed run, a reused key and a message with no key always do.
+    let quiet = ConsumerConfig { log_sample: crate::core::LogSample::parse("0").unwrap(), ..config() };
+    let settle = |delivery: &mut DeliveryExchange, action: DeliveryAction| match action {
+        DeliveryAction::Ack | DeliveryAction::Retry { .. } => delivery.settled(),
+        other => panic!("expected a settle, got {other:?}"),
+    };
+    let run = |handler: HandlerRun| {
+        let (mut delivery, _) = DeliveryExchange::start(&quiet, message("m-1", "{}", 0), None);
+        delivery.store_answered(begun(Decision::Execute { attempt: 1, reclaimed: false }), 0);
+        delivery.handler_ended(handler, (handler == HandlerRun::Failed).then(|| "no".to_owned()));
+        let finished = match handler {
+            HandlerRun::Done => Finished::Stored(completed_record()),
+            _ => Finished::Released,
+        };
+        let action = delivery.store_answered(Ok(encode_finished(&finished)), 0);
+        settle(&mut delivery, action)
+    };
+    assert_eq!(run(HandlerRun::Done), DeliveryAction::Done, "run once: sampled away");
+    assert!(matches!(run(HandlerRun::Failed), DeliveryAction::Log(_)), "a failed run is logged");
+    let (mut duplicate, _) = DeliveryExchange::start(&quiet, message("m-2", "{}", 0), None);
+    let action = duplicate.store_answered(begun(completed()), 0);
+    assert_eq!(settle(&mut duplicate, action), DeliveryAction::Done, "a duplicate: sampled away");
+    let (mut reused, _) = DeliveryExchange::start(&quiet, message("m-3", "{}", 0), None);
+    let action = reused.store_answered(begun(Decision::Mismatch), 0);
+    assert!(matches!(settle(&mut reused, action), DeliveryAction::Log(_)), "a reused key is logged");
+    let mut custom = ConsumerConfig { strategy: EventKeyStrategy::Custom, ..quiet.clone() };
+    custom.log_sample = quiet.log_sample;
+    let (mut keyless, action) = DeliveryExchange::start(&custom, message("m-4", "{}", 0), Some(Err("none".into())));
+    assert!(matches!(settle(&mut keyless, action), DeliveryAction::Log(_)), "no key: logged");
+    // Unset, every line.
+    let (mut all, _) = DeliveryExchange::start(&config(), message("m-5", "{}", 0), None);
+    let action = all.store_answered(begun(completed()), 0);
+    assert!(matches!(settle(&mut all, action), DeliveryAction::Log(_)));
+}
+
+#[test]
 fn results_out_of_turn_end_the_delivery() {
     let (mut delivery, _) = DeliveryExchange::start(&config(), message("m-1", "{}", 0), None);
     assert_eq!(delivery.handler_ended(HandlerRun::Done, None), DeliveryAction::Done, "no run under way");
