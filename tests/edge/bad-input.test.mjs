@@ -434,12 +434,20 @@ describe("methods and paths", () => {
     assert.equal(brew.status, 501, "workerd itself refuses a method it does not recognise");
   });
 
-  test("an odd path with a key is the origin's 404, stored", async () => {
+  test("an odd path with a key is the origin's 404, stored; one that climbs once %2F is read is refused", async () => {
     const key = newKey();
     for (const expect of [undefined, "true"]) {
-      const res = await rawRequest(worker.url, [post([["Idempotency-Key", key]], 0, "/api/orders%00/..%2f?x=%ff")]);
+      const res = await rawRequest(worker.url, [post([["Idempotency-Key", key]], 0, "/api/orders%00/x?x=%ff")]);
       assert.equal(res.status, 404);
       assert.equal(res.headers["idempotent-replayed"], expect);
+    }
+    // `..%2f` is `..` to a server that decodes the path first (SPEC §13).
+    for (let i = 0; i < 2; i++) {
+      const res = await rawRequest(worker.url, [
+        post([["Idempotency-Key", newKey()]], 0, "/api/orders%00/..%2f?x=%ff"),
+      ]);
+      assert.equal(res.status, 400);
+      assert.equal(JSON.parse(res.body).type, "urn:oncekey:problem:ambiguous-request");
     }
   });
 });
